@@ -1,0 +1,86 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Settings every Swift target shares: Swift 6 mode plus `ExistentialAny`, as the house style asks.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny")
+]
+
+/// One system-library target per C library. `pkgConfig` finds the flags, `providers` names the
+/// Debian package that SwiftPM suggests when it is missing.
+func systemLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
+    .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt([apt])])
+}
+
+let package = Package(
+    name: "FeedLayout",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "feedlayout", targets: ["feedlayout"]),
+        .library(name: "FeedLayout", targets: ["FeedLayout"]),
+        .library(name: "WaterfallLayout", targets: ["WaterfallLayout"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+    ],
+    targets: [
+        // C libraries from Debian.
+        systemLibrary("CLibXML2", pkgConfig: "libxml-2.0", apt: "libxml2-dev"),
+        systemLibrary("CLibPNG", pkgConfig: "libpng", apt: "libpng-dev"),
+        systemLibrary("CLibJPEG", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
+        systemLibrary("CFreeType", pkgConfig: "freetype2", apt: "libfreetype-dev"),
+        systemLibrary("CHarfBuzz", pkgConfig: "harfbuzz", apt: "libharfbuzz-dev"),
+        systemLibrary("CICU", pkgConfig: "icu-uc", apt: "libicu-dev"),
+        systemLibrary("CFontconfig", pkgConfig: "fontconfig", apt: "libfontconfig-dev"),
+
+        // What Swift cannot do itself: setjmp around libpng/libjpeg, libxml2 error glue,
+        // version-free ICU names.
+        .target(
+            name: "CFeedLayoutShims",
+            dependencies: ["CLibXML2", "CLibPNG", "CLibJPEG", "CICU"]
+        ),
+
+        // Stages.
+        .target(
+            name: "FeedIngest",
+            dependencies: ["CLibXML2", "CFeedLayoutShims"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ImageProbe",
+            dependencies: ["CLibPNG", "CLibJPEG", "CFeedLayoutShims"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "TextMeasure",
+            dependencies: ["CFreeType", "CHarfBuzz", "CICU", "CFontconfig", "CFeedLayoutShims"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "WaterfallLayout",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FeedLayout",
+            dependencies: ["FeedIngest", "ImageProbe", "TextMeasure", "WaterfallLayout"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "feedlayout",
+            dependencies: [
+                "FeedLayout",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Tests.
+        .testTarget(name: "FeedIngestTests", dependencies: ["FeedIngest"], swiftSettings: swiftSettings),
+        .testTarget(name: "ImageProbeTests", dependencies: ["ImageProbe"], swiftSettings: swiftSettings),
+        .testTarget(name: "TextMeasureTests", dependencies: ["TextMeasure"], swiftSettings: swiftSettings),
+        .testTarget(name: "WaterfallLayoutTests", dependencies: ["WaterfallLayout"], swiftSettings: swiftSettings),
+        .testTarget(name: "FeedLayoutTests", dependencies: ["FeedLayout"], swiftSettings: swiftSettings),
+        .testTarget(name: "EndToEndTests", dependencies: ["feedlayout"], swiftSettings: swiftSettings),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,6 @@
+// Umbrella header of the C shim target. Each area has its own header so that its owner
+// can change it without touching the others. Every exported symbol is prefixed `fl_`.
+#pragma once
+#include "fl_xml.h"
+#include "fl_image.h"
+#include "fl_icu.h"

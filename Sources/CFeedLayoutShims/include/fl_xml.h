@@ -1,0 +1,3 @@
+// libxml2 glue for FeedIngest.
+#pragma once
+#include <libxml/parser.h>

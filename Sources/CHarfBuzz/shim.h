@@ -1,0 +1,4 @@
+// Umbrella header for the system library; the module map points here.
+#pragma once
+#include <hb.h>
+#include <hb-ft.h>

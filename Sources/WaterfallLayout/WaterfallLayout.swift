@@ -1,0 +1,1 @@
+// WaterfallLayout module.

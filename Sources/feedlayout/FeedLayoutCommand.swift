@@ -1,0 +1,6 @@
+import ArgumentParser
+
+@main
+struct FeedLayoutCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "feedlayout")
+}
