@@ -1,0 +1,293 @@
+import CLibXML2
+
+/// Repairs the byte stream before libxml2 sees it, chunk by chunk, in one pass.
+///
+/// libxml2 in recovery mode still drops whole words for the commonest feed mistakes, so for
+/// feeds that are (or claim to be) UTF-8, ISO-8859-1 or windows-1252 this pass produces clean
+/// UTF-8 first:
+/// - bytes that are not valid UTF-8 are decoded as windows-1252 (what browsers do with such
+///   feeds), and in ISO-8859-1 / windows-1252 feeds every byte is (C1 bytes as windows-1252);
+/// - control characters XML 1.0 forbids are dropped;
+/// - a bare `&` (not starting a character or entity reference) becomes `&amp;`, so "AT&T" and
+///   "?a=1&b=2" survive, in text and in attribute values;
+/// - HTML named entities (`&nbsp;`, `&eacute;`), which feeds use without declaring, become
+///   their characters; the five XML entities and any other name are left to libxml2;
+/// - CDATA sections and comments pass through untouched (an `&` there is literal).
+///
+/// Lines are never added or removed, so libxml2's line numbers stay those of the input; columns
+/// after a repair on the same line shift by the repair's length.
+struct InputSanitizer {
+    /// How bytes at or above 0x80 are read.
+    enum Decoding {
+        /// UTF-8, with invalid sequences read as windows-1252.
+        case utf8
+        /// Every byte is windows-1252 (declared ISO-8859-1, Latin-1, US-ASCII or windows-1252).
+        case windows1252
+    }
+
+    let decoding: Decoding
+    private var inCDATA = false
+    private var inComment = false
+    /// Input bytes seen so far (for byte offsets in warnings).
+    private(set) var inputOffset = 0
+    private(set) var invalidUTF8Count = 0
+    private(set) var firstInvalidUTF8Offset: Int?
+    private(set) var controlCharacterCount = 0
+    private(set) var firstControlCharacterOffset: Int?
+    private(set) var bareAmpersandCount = 0
+
+    init(decoding: Decoding) {
+        self.decoding = decoding
+    }
+
+    /// Sanitises as much of `input` as can be decided now.
+    /// - Parameters:
+    ///   - input: the bytes (the previous call's unconsumed tail first, then new bytes).
+    ///   - isFinal: true when no more bytes will come, so nothing may be held back.
+    ///   - output: receives clean UTF-8.
+    /// - Returns: how many bytes of `input` were consumed; the rest (at most a few dozen bytes:
+    ///   a split UTF-8 sequence, entity reference or CDATA marker) must be passed again.
+    mutating func process(_ input: UnsafeBufferPointer<UInt8>, isFinal: Bool, output: inout [UInt8]) -> Int {
+        let count = input.count
+        var index = 0
+        output.reserveCapacity(output.count + count + count / 16)
+        while index < count {
+            let byte = input[index]
+            // Fast path: ordinary printable ASCII and tab / newline / carriage return.
+            if byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "&") && byte != UInt8(ascii: "<")
+                && byte != UInt8(ascii: "]") && byte != UInt8(ascii: "-")
+            {
+                output.append(byte)
+                index += 1
+                continue
+            }
+            if byte == 0x09 || byte == 0x0A || byte == 0x0D {
+                output.append(byte)
+                index += 1
+                continue
+            }
+            if byte < 0x20 || byte == 0x7F {
+                // 0x7F is legal XML but never meant in a feed; dropping it is what feedparser does too.
+                controlCharacterCount += 1
+                if firstControlCharacterOffset == nil { firstControlCharacterOffset = inputOffset + index }
+                index += 1
+                continue
+            }
+            if byte >= 0x80 {
+                guard let consumed = decodeNonASCII(input, at: index, isFinal: isFinal, output: &output) else {
+                    break  // need more bytes
+                }
+                index += consumed
+                continue
+            }
+            // Markup-sensitive bytes: '<', '&', ']', '-'.
+            let remaining = count - index
+            if inCDATA {
+                if byte == UInt8(ascii: "]") {
+                    if remaining < 3 && !isFinal { break }
+                    if remaining >= 3 && input[index + 1] == UInt8(ascii: "]") && input[index + 2] == UInt8(ascii: ">") {
+                        output.append(contentsOf: [0x5D, 0x5D, 0x3E])
+                        index += 3
+                        inCDATA = false
+                        continue
+                    }
+                }
+                output.append(byte)
+                index += 1
+                continue
+            }
+            if inComment {
+                if byte == UInt8(ascii: "-") {
+                    if remaining < 3 && !isFinal { break }
+                    if remaining >= 3 && input[index + 1] == UInt8(ascii: "-") && input[index + 2] == UInt8(ascii: ">") {
+                        output.append(contentsOf: [0x2D, 0x2D, 0x3E])
+                        index += 3
+                        inComment = false
+                        continue
+                    }
+                }
+                output.append(byte)
+                index += 1
+                continue
+            }
+            if byte == UInt8(ascii: "<") {
+                if remaining < 9 && !isFinal { break }
+                if Self.matches(input, at: index, "<![CDATA[") {
+                    output.append(contentsOf: Array("<![CDATA[".utf8))
+                    index += 9
+                    inCDATA = true
+                    continue
+                }
+                if Self.matches(input, at: index, "<!--") {
+                    output.append(contentsOf: Array("<!--".utf8))
+                    index += 4
+                    inComment = true
+                    continue
+                }
+                output.append(byte)
+                index += 1
+                continue
+            }
+            if byte == UInt8(ascii: "&") {
+                guard let consumed = repairReference(input, at: index, isFinal: isFinal, output: &output) else {
+                    break
+                }
+                index += consumed
+                continue
+            }
+            output.append(byte)  // ']' or '-' outside CDATA / comments
+            index += 1
+        }
+        inputOffset += index
+        return index
+    }
+
+    private static func matches(_ input: UnsafeBufferPointer<UInt8>, at index: Int, _ marker: StaticString) -> Bool {
+        let length = marker.utf8CodeUnitCount
+        guard index + length <= input.count else { return false }
+        let markerBytes = marker.utf8Start
+        for offset in 0..<length where input[index + offset] != markerBytes[offset] {
+            return false
+        }
+        return true
+    }
+
+    /// Decodes one non-ASCII character; nil when the sequence is cut off by the chunk's end.
+    private mutating func decodeNonASCII(
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout [UInt8]
+    ) -> Int? {
+        let byte = input[index]
+        if decoding == .utf8 {
+            let length: Int
+            var minimum: UInt32
+            switch byte {
+            case 0xC2...0xDF: (length, minimum) = (2, 0x80)
+            case 0xE0...0xEF: (length, minimum) = (3, 0x800)
+            case 0xF0...0xF4: (length, minimum) = (4, 0x10000)
+            default: (length, minimum) = (0, 0)
+            }
+            if length > 0 {
+                if index + length > input.count {
+                    // Possibly split across chunks: wait, unless the bytes so far are already wrong.
+                    var plausible = true
+                    for offset in 1..<(input.count - index) where input[index + offset] & 0xC0 != 0x80 {
+                        plausible = false
+                    }
+                    if plausible && !isFinal { return nil }
+                } else {
+                    var scalar = UInt32(byte) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
+                    var valid = true
+                    for offset in 1..<length {
+                        let continuation = input[index + offset]
+                        if continuation & 0xC0 != 0x80 {
+                            valid = false
+                            break
+                        }
+                        scalar = scalar << 6 | UInt32(continuation & 0x3F)
+                    }
+                    // Overlong forms, surrogates, > U+10FFFF and the XML non-characters are invalid.
+                    if valid && scalar >= minimum && !(0xD800...0xDFFF).contains(scalar) && scalar <= 0x10FFFF
+                        && scalar != 0xFFFE && scalar != 0xFFFF
+                    {
+                        for offset in 0..<length { output.append(input[index + offset]) }
+                        return length
+                    }
+                    minimum = 0
+                }
+            }
+            invalidUTF8Count += 1
+            if firstInvalidUTF8Offset == nil { firstInvalidUTF8Offset = inputOffset + index }
+        }
+        Self.appendWindows1252(byte, to: &output)
+        return 1
+    }
+
+    /// windows-1252 → UTF-8. 0x80–0x9F map to the printable characters browsers show; the five
+    /// unassigned positions keep their C1 code points.
+    static func appendWindows1252(_ byte: UInt8, to output: inout [UInt8]) {
+        var scalar = UInt32(byte)
+        if byte >= 0x80 && byte <= 0x9F {
+            let table: [UInt32] = [
+                0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
+                0x2039, 0x0152, 0x8D, 0x017D, 0x8F, 0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022,
+                0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
+            ]
+            scalar = table[Int(byte - 0x80)]
+        }
+        appendUTF8(scalar, to: &output)
+    }
+
+    static func appendUTF8(_ scalar: UInt32, to output: inout [UInt8]) {
+        switch scalar {
+        case 0..<0x80:
+            output.append(UInt8(scalar))
+        case 0x80..<0x800:
+            output.append(UInt8(0xC0 | scalar >> 6))
+            output.append(UInt8(0x80 | scalar & 0x3F))
+        case 0x800..<0x10000:
+            output.append(UInt8(0xE0 | scalar >> 12))
+            output.append(UInt8(0x80 | scalar >> 6 & 0x3F))
+            output.append(UInt8(0x80 | scalar & 0x3F))
+        default:
+            output.append(UInt8(0xF0 | scalar >> 18))
+            output.append(UInt8(0x80 | scalar >> 12 & 0x3F))
+            output.append(UInt8(0x80 | scalar >> 6 & 0x3F))
+            output.append(UInt8(0x80 | scalar & 0x3F))
+        }
+    }
+
+    /// The longest entity name looked for; HTML's longest is 8 characters, 32 leaves room.
+    private static let maximumReferenceLength = 32
+
+    /// Handles an `&`: keeps valid references, replaces HTML named entities, escapes bare `&`.
+    /// Returns the bytes consumed, or nil when the reference may continue in the next chunk.
+    private mutating func repairReference(
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout [UInt8]
+    ) -> Int? {
+        var end = index + 1
+        let limit = min(input.count, index + 1 + Self.maximumReferenceLength)
+        let isNumeric = end < input.count && input[end] == UInt8(ascii: "#")
+        if isNumeric { end += 1 }
+        let nameStart = end
+        while end < limit {
+            let byte = input[end]
+            let isNameByte =
+                (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A || (byte >= 0x30 && byte <= 0x39)
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: ".")
+                || byte == UInt8(ascii: "-")
+            guard isNameByte else { break }
+            end += 1
+        }
+        if end == input.count && !isFinal && end < index + 1 + Self.maximumReferenceLength { return nil }
+        let terminated = end < input.count && input[end] == UInt8(ascii: ";") && end > nameStart
+        guard terminated else {
+            output.append(contentsOf: [0x26, 0x61, 0x6D, 0x70, 0x3B])  // "&amp;"
+            bareAmpersandCount += 1
+            return 1
+        }
+        if isNumeric {
+            // libxml2 checks the number itself ("&#xZZ;" is its error to report).
+            for offset in index...end { output.append(input[offset]) }
+            return end - index + 1
+        }
+        let name = UnsafeBufferPointer(rebasing: input[nameStart..<end])
+        if Self.isXMLPredefined(name) {
+            for offset in index...end { output.append(input[offset]) }
+            return end - index + 1
+        }
+        var nameBytes = Array(name)
+        nameBytes.append(0)
+        if let entity = htmlEntityLookup(nameBytes) {
+            Self.appendUTF8(UInt32(entity.pointee.value), to: &output)
+            return end - index + 1
+        }
+        // An entity the document may declare itself: libxml2 decides.
+        for offset in index...end { output.append(input[offset]) }
+        return end - index + 1
+    }
+
+    private static func isXMLPredefined(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        let text = String(decoding: name, as: UTF8.self)
+        return text == "amp" || text == "lt" || text == "gt" || text == "quot" || text == "apos"
+    }
+}
