@@ -115,7 +115,7 @@ public final class FeedReader {
         }
         if isJSON || !decided {
             pending.append(contentsOf: bytes.bindMemory(to: UInt8.self))
-            if !decided && pending.count >= 1024 { try decide(isFinal: false) }
+            if !decided && pending.count >= 1024 { try decide() }
         } else {
             try feed(bytes.bindMemory(to: UInt8.self), isFinal: false)
         }
@@ -128,7 +128,7 @@ public final class FeedReader {
     /// - Throws: `FeedIngestError` when the input had no feed in it at all.
     public func finish() throws(FeedIngestError) -> [FeedItem] {
         try checkUsable()
-        if !decided { try decide(isFinal: true) }
+        if !decided { try decide() }
         if isJSON {
             finished = true
             let items = try JSONFeedDecoder(reader: self).decode(pending)
@@ -176,7 +176,7 @@ public final class FeedReader {
     }
 
     /// Looks at the first bytes: BOM, XML declaration, JSON, or an HTML page.
-    private func decide(isFinal: Bool) throws(FeedIngestError) {
+    private func decide() throws(FeedIngestError) {
         decided = true
         var start = 0
         var bomEncoding: String?
@@ -194,6 +194,11 @@ public final class FeedReader {
             while start < pending.count && pending[start] != UInt8(ascii: "<") && pending[start] != UInt8(ascii: "{") {
                 start += 1
             }
+            // An XML declaration after junk (a comment or text an include added first) must
+            // still come first for libxml2: start there.
+            if let declaration = Self.offset(of: Array("<?xml ".utf8), in: pending, from: start), declaration > start {
+                start = declaration
+            }
             if start < pending.count && pending[start] == UInt8(ascii: "{") {
                 isJSON = true
                 format = .jsonFeed
@@ -208,8 +213,11 @@ public final class FeedReader {
                         source: sourceName, line: 1, column: 1))
                 throw failure!
             }
-            if start > 0 && bomEncoding == nil {
-                warn(code: "junk-before-root", message: "\(start) bytes before the first '<' were skipped", line: 1, column: 1)
+            let bomLength = bomEncoding == nil ? 0 : 3
+            if start > bomLength {
+                warn(
+                    code: "junk-before-root", message: "\(start - bomLength) bytes before the XML declaration or root were skipped",
+                    line: 1, column: 1)
             }
         }
         let declared = bomEncoding ?? Self.declaredEncoding(pending[start...]) ?? "utf-8"
@@ -228,8 +236,18 @@ public final class FeedReader {
         pending = []
         try createParser(options: options)
         try held.withUnsafeBufferPointer { (buffer) throws(FeedIngestError) in
-            try feed(UnsafeBufferPointer(rebasing: buffer[start...]), isFinal: isFinal)
+            try feed(UnsafeBufferPointer(rebasing: buffer[start...]), isFinal: false)
         }
+    }
+
+    private static func offset(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        var index = start
+        while index + needle.count <= haystack.count {
+            if haystack[index] == needle[0] && Array(haystack[index..<index + needle.count]) == needle { return index }
+            index += 1
+        }
+        return nil
     }
 
     private static func looksLikeHTML(_ bytes: ArraySlice<UInt8>) -> Bool {
@@ -324,6 +342,12 @@ public final class FeedReader {
             warn(
                 code: "invalid-utf8",
                 message: "\(sanitizer.invalidUTF8Count) bytes were not valid UTF-8 (first at byte offset \(sanitizer.firstInvalidUTF8Offset ?? 0)); they were read as windows-1252",
+                line: nil, column: nil, feedLevel: true)
+        }
+        if sanitizer.bareAmpersandCount > 0 {
+            warn(
+                code: "unescaped-ampersand",
+                message: "\(sanitizer.bareAmpersandCount) '&' characters that start no reference were read as text",
                 line: nil, column: nil, feedLevel: true)
         }
         if sanitizer.controlCharacterCount > 0 {
@@ -630,20 +654,17 @@ public final class FeedReader {
 
     fileprivate func reference(_ name: UnsafePointer<xmlChar>) {
         guard let capture, let parser else { return }
-        // A declared internal entity: its replacement text. Anything else stays as written,
-        // as feedparser leaves unknown entities.
-        if let entity = xmlGetDocEntity(parser.pointee.myDoc, name), entity.pointee.etype == XML_INTERNAL_GENERAL_ENTITY,
-            let content = entity.pointee.content
-        {
-            capture.appendText(UnsafeBufferPointer(start: content, count: Int(entity.pointee.length)))
+        if let entity = xmlGetDocEntity(parser.pointee.myDoc, name) {
+            // libxml2 has already delivered an internal entity's replacement text as events;
+            // external ones are never loaded (XXE), which deserves a warning.
+            if entity.pointee.etype != XML_INTERNAL_GENERAL_ENTITY {
+                warn(
+                    code: "external-entity", message: "external entity '\(String(cString: name))' was not loaded",
+                    line: currentLine, column: nil)
+            }
             return
         }
-        if let entity = xmlGetDocEntity(parser.pointee.myDoc, name), entity.pointee.etype != XML_INTERNAL_GENERAL_ENTITY {
-            warn(
-                code: "external-entity", message: "external entity '\(String(cString: name))' was not loaded",
-                line: currentLine, column: nil)
-            return
-        }
+        // An undeclared entity stays as written, as feedparser leaves unknown entities.
         var literal: [UInt8] = [UInt8(ascii: "&")]
         var pointer = name
         while pointer.pointee != 0 {

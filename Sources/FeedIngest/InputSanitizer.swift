@@ -7,11 +7,13 @@ import CLibXML2
 /// UTF-8 first:
 /// - bytes that are not valid UTF-8 are decoded as windows-1252 (what browsers do with such
 ///   feeds), and in ISO-8859-1 / windows-1252 feeds every byte is (C1 bytes as windows-1252);
-/// - control characters XML 1.0 forbids are dropped;
-/// - a bare `&` (not starting a character or entity reference) becomes `&amp;`, so "AT&T" and
+/// - control characters XML 1.0 forbids are dropped (vertical tab and form feed become spaces);
+/// - a bare `&` (not starting a character or entity reference) becomes `&#38;`, so "AT&T" and
 ///   "?a=1&b=2" survive, in text and in attribute values;
 /// - HTML named entities (`&nbsp;`, `&eacute;`), which feeds use without declaring, become
-///   their characters; the five XML entities and any other name are left to libxml2;
+///   their characters; the five XML entities become character references (see
+///   `predefinedAsCharacterReference`); other names are kept as text unless the document
+///   declares entities itself;
 /// - CDATA sections and comments pass through untouched (an `&` there is literal).
 ///
 /// Lines are never added or removed, so libxml2's line numbers stay those of the input; columns
@@ -28,6 +30,8 @@ struct InputSanitizer {
     let decoding: Decoding
     private var inCDATA = false
     private var inComment = false
+    /// Whether the document declares entities of its own (then unknown names are its business).
+    private var declaresEntities = false
     /// Input bytes seen so far (for byte offsets in warnings).
     private(set) var inputOffset = 0
     private(set) var invalidUTF8Count = 0
@@ -66,8 +70,15 @@ struct InputSanitizer {
                 index += 1
                 continue
             }
-            if byte < 0x20 || byte == 0x7F {
-                // 0x7F is legal XML but never meant in a feed; dropping it is what feedparser does too.
+            if byte == 0x0B || byte == 0x0C {
+                // Vertical tab and form feed separate words; XML forbids them, so a space it is.
+                output.append(0x20)
+                controlCharacterCount += 1
+                if firstControlCharacterOffset == nil { firstControlCharacterOffset = inputOffset + index }
+                index += 1
+                continue
+            }
+            if byte < 0x20 {
                 controlCharacterCount += 1
                 if firstControlCharacterOffset == nil { firstControlCharacterOffset = inputOffset + index }
                 index += 1
@@ -118,6 +129,7 @@ struct InputSanitizer {
                     inCDATA = true
                     continue
                 }
+                if Self.matches(input, at: index, "<!ENTITY") { declaresEntities = true }
                 if Self.matches(input, at: index, "<!--") {
                     output.append(contentsOf: Array("<!--".utf8))
                     index += 4
@@ -261,7 +273,7 @@ struct InputSanitizer {
         if end == input.count && !isFinal && end < index + 1 + Self.maximumReferenceLength { return nil }
         let terminated = end < input.count && input[end] == UInt8(ascii: ";") && end > nameStart
         guard terminated else {
-            output.append(contentsOf: [0x26, 0x61, 0x6D, 0x70, 0x3B])  // "&amp;"
+            output.append(contentsOf: [0x26, 0x23, 0x33, 0x38, 0x3B])  // "&#38;"
             bareAmpersandCount += 1
             return 1
         }
@@ -271,8 +283,8 @@ struct InputSanitizer {
             return end - index + 1
         }
         let name = UnsafeBufferPointer(rebasing: input[nameStart..<end])
-        if Self.isXMLPredefined(name) {
-            for offset in index...end { output.append(input[offset]) }
+        if let characterReference = Self.predefinedAsCharacterReference(name) {
+            output.append(contentsOf: characterReference)
             return end - index + 1
         }
         var nameBytes = Array(name)
@@ -281,13 +293,30 @@ struct InputSanitizer {
             Self.appendUTF8(UInt32(entity.pointee.value), to: &output)
             return end - index + 1
         }
-        // An entity the document may declare itself: libxml2 decides.
+        if !declaresEntities {
+            // "&bogus;" in a feed without declarations is text that was never escaped; keep it
+            // as written, as feedparser does, instead of libxml2 dropping it.
+            output.append(contentsOf: [0x26, 0x23, 0x33, 0x38, 0x3B])
+            bareAmpersandCount += 1
+            for offset in (index + 1)...end { output.append(input[offset]) }
+            return end - index + 1
+        }
+        // An entity the document declares itself: libxml2 decides.
         for offset in index...end { output.append(input[offset]) }
         return end - index + 1
     }
 
-    private static func isXMLPredefined(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
-        let text = String(decoding: name, as: UTF8.self)
-        return text == "amp" || text == "lt" || text == "gt" || text == "quot" || text == "apos"
+    /// The five XML entities as character references. After its first well-formedness error
+    /// libxml2 (2.9) silently drops every entity reference in content, even `&amp;`, but still
+    /// honours character references; a recovering reader must not lose every "&" after one slip.
+    private static func predefinedAsCharacterReference(_ name: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        switch String(decoding: name, as: UTF8.self) {
+        case "amp": return Array("&#38;".utf8)
+        case "lt": return Array("&#60;".utf8)
+        case "gt": return Array("&#62;".utf8)
+        case "quot": return Array("&#34;".utf8)
+        case "apos": return Array("&#39;".utf8)
+        default: return nil
+        }
     }
 }
