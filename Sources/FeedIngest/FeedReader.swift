@@ -458,7 +458,7 @@ public final class FeedReader {
             if feedTitleBytes == nil, name == "title", namespace.isCore,
                 let parent, parent.name == "channel" || (parent.name == "feed" && depth == 2)
             {
-                let kind: TextKind = format == .atom ? textKind(attributeList, default: .plain) : .html
+                let kind: TextKind = format == .atom ? textKind(attributeList, default: .plain) : .maybeHTML
                 self.capture = Capture(field: nil, depth: depth, kind: kind, limit: options.maxFieldBytes)
             }
             return
@@ -477,9 +477,11 @@ public final class FeedReader {
         switch namespace {
         case .none, .rss10:
             switch name {
-            case "title": captureField(.title, .html)
+            case "title": captureField(.title, .maybeHTML)
             case "link": captureField(.link, .plain)
-            case "guid": captureField(.guid, .plain)
+            case "guid":
+                item!.guidIsPermaLink = attributes.value(name: "isPermaLink")?.lowercased() != "false"
+                captureField(.guid, .plain)
             case "description": captureField(.description, .html)
             case "author": captureField(.author, .plain)
             case "pubDate": captureField(.pubDate, .plain)
@@ -628,9 +630,11 @@ public final class FeedReader {
                 item?.set(field, capture.bytes, kind: capture.kind)
             } else if feedTitle == nil {
                 feedTitleBytes = capture.bytes
-                let converted = capture.kind == .plain
-                    ? HTMLTextConverter.collapseWhitespace(capture.bytes)
-                    : converter.convert(capture.bytes, collectImages: false).text
+                let isMarkup = capture.kind == .html || capture.kind == .xhtml
+                    || (capture.kind == .maybeHTML && HTMLTextConverter.looksLikeHTML(capture.bytes))
+                let converted = isMarkup
+                    ? converter.convert(capture.bytes, collectImages: false).text
+                    : HTMLTextConverter.collapseWhitespace(capture.bytes)
                 feedTitle = converted.isEmpty ? nil : converted
             }
             if depth != itemDepth { return }

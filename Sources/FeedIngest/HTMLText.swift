@@ -189,6 +189,46 @@ final class HTMLTextConverter {
         return best?.url
     }
 
+    /// HTML element names, for guessing whether a title is markup (as feedparser's list).
+    private static let htmlElementNames: Set<String> = [
+        "a", "abbr", "acronym", "address", "area", "article", "aside", "b", "big", "blockquote", "br", "button",
+        "caption", "center", "cite", "code", "col", "dd", "del", "dfn", "div", "dl", "dt", "em", "figure",
+        "figcaption", "font", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "mark", "ol",
+        "p", "pre", "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "table", "tbody", "td",
+        "th", "thead", "tr", "tt", "u", "ul", "var",
+    ]
+
+    /// Whether text contains a known HTML tag or an entity reference.
+    static func looksLikeHTML(_ bytes: [UInt8]) -> Bool {
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "<") {
+                var start = index + 1
+                if start < bytes.count && bytes[start] == UInt8(ascii: "/") { start += 1 }
+                var end = start
+                while end < bytes.count, (bytes[end] | 0x20) >= 0x61 && (bytes[end] | 0x20) <= 0x7A || (bytes[end] >= 0x30 && bytes[end] <= 0x39) {
+                    end += 1
+                }
+                if end > start, end < bytes.count, [0x20, 0x3E, 0x2F, 0x09, 0x0A].contains(bytes[end]),
+                    htmlElementNames.contains(String(decoding: bytes[start..<end], as: UTF8.self).lowercased())
+                {
+                    return true
+                }
+            } else if byte == UInt8(ascii: "&") {
+                var end = index + 1
+                while end < bytes.count, end - index < 12,
+                    (bytes[end] | 0x20) >= 0x61 && (bytes[end] | 0x20) <= 0x7A || (bytes[end] >= 0x30 && bytes[end] <= 0x39) || bytes[end] == UInt8(ascii: "#")
+                {
+                    end += 1
+                }
+                if end > index + 1, end < bytes.count, bytes[end] == UInt8(ascii: ";") { return true }
+            }
+            index += 1
+        }
+        return false
+    }
+
     /// Collapses runs of ASCII whitespace and U+00A0 into one space and trims the ends.
     static func collapseWhitespace(_ bytes: [UInt8]) -> String {
         var output: [UInt8] = []
@@ -244,7 +284,7 @@ func truncateText(_ text: String, limit: Int) -> String {
     guard limit > 0, text.count > limit else { return text }
     var cut = text.index(text.startIndex, offsetBy: max(0, limit - 1))
     if let space = text[..<cut].lastIndex(of: " "),
-        text.distance(from: space, to: cut) < max(1, limit / 5)
+        text.distance(from: space, to: cut) <= max(1, limit / 3)
     {
         cut = space
     }

@@ -12,6 +12,9 @@ enum TextKind {
     case plain
     /// Escaped HTML (RSS description, Atom `type="html"`).
     case html
+    /// Text that is HTML only if it looks like it (RSS titles): "Fish <3" and "<Feed>" stay text,
+    /// "<b>Bold</b>" does not. feedparser makes the same guess (`_looks_like_html`).
+    case maybeHTML
     /// Inline XHTML (Atom `type="xhtml"`); the markup is rebuilt from the XML events.
     case xhtml
 }
@@ -43,6 +46,8 @@ struct ItemBuilder {
     var about: String?
     /// The link from Atom `<link rel="alternate" href>`, when there is one.
     var alternateLink: String?
+    /// RSS `<guid isPermaLink>`: true unless it says "false" (RSS 2.0's default).
+    var guidIsPermaLink = true
 
     static let maximumWarnings = 50
 
@@ -84,6 +89,9 @@ struct ItemFinisher {
             switch builder.kinds[field.rawValue] {
             case .plain: text = HTMLTextConverter.collapseWhitespace(bytes)
             case .html, .xhtml: text = converter.convert(bytes, collectImages: false).text
+            case .maybeHTML:
+                text = HTMLTextConverter.looksLikeHTML(bytes)
+                    ? converter.convert(bytes, collectImages: false).text : HTMLTextConverter.collapseWhitespace(bytes)
             }
             return text.isEmpty ? nil : text
         }
@@ -94,7 +102,10 @@ struct ItemFinisher {
         }
 
         let title = plain(.title).map { truncateText($0, limit: options.maxTextLength) }
-        let linkRaw = builder.alternateLink ?? raw(.link)
+        // RSS 2.0: a permalink guid is the item's URL when there is no <link> (feedparser does the
+        // same, but for any guid; only an http(s) one is taken here, "item-7" is not a link).
+        let permalink = builder.guidIsPermaLink ? raw(.guid).flatMap { URLResolver.isHTTP($0) ? $0 : nil } : nil
+        let linkRaw = builder.alternateLink ?? raw(.link) ?? permalink
         let link = linkRaw.map { resolver.resolveLink($0, bases: [builder.base]) }
 
         // The caption: the summary first (that is what a card shows), then the full content.
