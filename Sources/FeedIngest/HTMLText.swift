@@ -283,7 +283,9 @@ extension String {
 func truncateText(_ text: String, limit: Int) -> String {
     guard limit > 0, text.count > limit else { return text }
     var cut = text.index(text.startIndex, offsetBy: max(0, limit - 1))
-    if let space = text[..<cut].lastIndex(of: " "),
+    if text[cut] == " " {
+        // The cut falls on a space: the words before it fit whole.
+    } else if let space = text[..<cut].lastIndex(of: " "),
         text.distance(from: space, to: cut) <= max(1, limit / 3)
     {
         cut = space

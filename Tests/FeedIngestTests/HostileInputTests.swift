@@ -1,0 +1,100 @@
+import FeedIngest
+import Testing
+
+/// Hostile and wrong input: every case ends with a clear error or a kept, warned result.
+struct HostileInputTests {
+    @Test func externalEntitiesAreNeverLoaded() throws {
+        let feed = try parse(fixture("xxe.xml"))
+        #expect(feed.items == [
+            FeedItem(
+                index: 0, id: "xxe-1", title: "Leak: from Example Site",
+                warnings: [
+                    FeedWarning(code: "external-entity", message: "external entity 'secret' was not loaded", line: 11),
+                    FeedWarning(code: "external-entity", message: "external entity 'remote' was not loaded", line: 11),
+                ])
+        ])
+    }
+
+    @Test func entityBombEndsWithAClearError() {
+        #expect {
+            _ = try parse(fixture("entity-bomb.xml"), chunkSize: 4096)
+        } throws: { error in
+            guard let error = error as? FeedIngestError else { return false }
+            return error.code == .entityExpansion && error.source == "test.xml" && error.message.contains("entity bomb")
+        }
+    }
+
+    @Test func htmlPageIsNotAFeed() {
+        #expect(throws: FeedIngestError.self) { _ = try parse(fixture("html-page.html")) }
+        do {
+            _ = try parse(fixture("html-page.html"))
+        } catch let error as FeedIngestError {
+            #expect(error.code == .notAFeed)
+            #expect(error.description.hasPrefix("test.xml:1:1: error [not-a-feed]: this is an HTML page"))
+        } catch {
+            Issue.record("unexpected error \(error)")
+        }
+    }
+
+    @Test func xhtmlDocumentIsNotAFeed() {
+        #expect {
+            _ = try parse("<?xml version=\"1.0\"?>\n<html xmlns=\"http://www.w3.org/1999/xhtml\"><body/></html>")
+        } throws: { ($0 as? FeedIngestError)?.code == .notAFeed }
+    }
+
+    @Test func otherXMLIsUnsupported() {
+        #expect {
+            _ = try parse("<?xml version=\"1.0\"?><svg xmlns=\"http://www.w3.org/2000/svg\"/>")
+        } throws: { ($0 as? FeedIngestError)?.code == .unsupportedFormat && ($0 as? FeedIngestError)?.message.contains("<svg>") == true }
+    }
+
+    @Test(arguments: ["", "   \n", "just some text"])
+    func noDocumentIsMalformed(input: String) {
+        #expect {
+            _ = try parse(input)
+        } throws: { ($0 as? FeedIngestError)?.code == .malformedDocument }
+    }
+
+    @Test func inputSizeLimit() {
+        let text = "<rss><channel>" + String(repeating: "<item><title>x</title></item>", count: 100) + "</channel></rss>"
+        #expect {
+            _ = try parse(text, chunkSize: 64, options: FeedIngestOptions(maxInputBytes: 1000))
+        } throws: { error in
+            guard let error = error as? FeedIngestError else { return false }
+            return error.code == .inputTooLarge && error.message.contains("1000 bytes")
+        }
+    }
+
+    @Test func textNodeOverTenMegabytesIsCappedNotFatal() throws {
+        // libxml2 without XML_PARSE_HUGE refuses single text nodes over 10 MB in some paths; the
+        // reader must keep the items around it and bound the field's memory.
+        let huge = String(repeating: "word ", count: 2_200_000)  // 11 MB
+        let text = "<rss><channel><item><guid>before</guid></item><item><guid>huge</guid><description>\(huge)</description></item><item><guid>after</guid></item></channel></rss>"
+        let options = FeedIngestOptions(maxTextLength: 20, maxFieldBytes: 1 << 20)
+        let feed = try parse(Array(text.utf8), chunkSize: 65536, options: options)
+        #expect(feed.items.map(\.id) == ["before", "huge", "after"])
+        #expect(feed.items[1].text == "word word word word…")
+        #expect(feed.items[1].warnings.map(\.code) == ["field-truncated"])
+    }
+
+    @Test func deepNestingKeepsTheItems() throws {
+        // 5,000 nested elements inside a description: no recursion in the reader, and the item
+        // after it is still read.
+        let depth = 5000
+        let text = "<rss><channel><item><guid>deep</guid><description>" + String(repeating: "<div>", count: depth)
+            + "x" + String(repeating: "</div>", count: depth)
+            + "</description></item><item><guid>next</guid></item></channel></rss>"
+        let feed = try parse(text, chunkSize: 4096)
+        #expect(feed.items.map(\.id) == ["deep", "next"])
+    }
+
+    @Test func readerCannotBeReusedAfterFinish() throws {
+        let reader = FeedReader(sourceName: "once.xml", baseURL: nil, feedDirectory: nil)
+        let bytes = Array("<rss><channel><item><guid>1</guid></item></channel></rss>".utf8)
+        _ = try bytes.withUnsafeBytes { try reader.consume($0) }
+        #expect(try reader.finish().isEmpty == false)
+        #expect {
+            _ = try reader.finish()
+        } throws: { ($0 as? FeedIngestError)?.code == .readerFinished }
+    }
+}
