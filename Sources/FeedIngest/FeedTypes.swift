@@ -210,4 +210,13 @@ public struct FeedSummary: Sendable, Equatable {
     public var warnings: [FeedWarning]
     /// How many bytes were read.
     public var byteCount: Int
+
+    /// Creates a summary.
+    public init(itemCount: Int, format: FeedFormat?, feedTitle: String?, warnings: [FeedWarning], byteCount: Int) {
+        self.itemCount = itemCount
+        self.format = format
+        self.feedTitle = feedTitle
+        self.warnings = warnings
+        self.byteCount = byteCount
+    }
 }
