@@ -475,6 +475,8 @@ public final class FeedReader {
         let line = currentLine
         let base = baseStack.last?.base
         switch namespace {
+        case .none where format == .atom:
+            startAtomChild(name: name, parent: parent, attributes: attributes)  // an Atom feed without xmlns
         case .none, .rss10:
             switch name {
             case "title": captureField(.title, .maybeHTML)
@@ -490,8 +492,7 @@ public final class FeedReader {
                     RawImage(
                         origin: "enclosure", url: attributes.value(name: "url") ?? "",
                         type: attributes.value(name: "type"), base: base, line: line))
-            default:
-                if format == .atom && namespace == .none { startAtomChild(name: name, parent: parent, attributes: attributes) }
+            default: break
             }
         case .atom10, .atom03:
             startAtomChild(name: name, parent: parent, attributes: attributes)
@@ -513,7 +514,7 @@ public final class FeedReader {
             case "description":
                 captureField(.mediaDescription, attributes.value(name: "type") == "html" ? .html : .plain)
             case "credit": captureField(.mediaCredit, .plain)
-            case "title": captureField(.title, attributes.value(name: "type") == "html" ? .html : .plain)
+            case "title": captureField(.mediaTitle, attributes.value(name: "type") == "html" ? .html : .plain)
             default: break
             }
         case .dc:
@@ -697,7 +698,7 @@ public final class FeedReader {
         return value
     }
 
-    private func namespace(uri: UnsafePointer<xmlChar>?, prefix: UnsafePointer<xmlChar>?) -> Namespace {
+    fileprivate func namespace(uri: UnsafePointer<xmlChar>?, prefix: UnsafePointer<xmlChar>?) -> Namespace {
         guard let uri else {
             // An undeclared well-known prefix ("media:content" with no xmlns:media) is common.
             guard let prefix else { return .none }
@@ -832,10 +833,9 @@ struct Attributes {
         for index in 0..<count {
             let base = index * 5
             guard let localName = pointer[base] else { continue }
-            let attributeNamespace: Namespace =
-                pointer[base + 2].map { Namespace(uri: String(cString: $0)) }
-                ?? pointer[base + 1].map { Namespace(undeclaredPrefix: String(cString: $0)) } ?? .none
-            guard attributeNamespace == namespace, Self.equals(localName, name) else { continue }
+            guard Self.equals(localName, name),
+                reader.namespace(uri: pointer[base + 2], prefix: pointer[base + 1]) == namespace
+            else { continue }
             return Self.value(pointer[base + 3], pointer[base + 4])
         }
         return nil
@@ -866,10 +866,24 @@ struct Attributes {
 
     private static func value(_ start: UnsafePointer<xmlChar>?, _ end: UnsafePointer<xmlChar>?) -> String? {
         guard let start, let end else { return nil }
-        let text = String(decoding: UnsafeBufferPointer(start: start, count: end - start), as: UTF8.self)
-        // Without entity substitution libxml2 hands "&amp;" in attribute values over as "&#38;".
-        guard text.contains("&#38;") else { return text }
-        return text.split(separator: "&#38;", omittingEmptySubsequences: false).joined(separator: "&")
+        let bytes = UnsafeBufferPointer(start: start, count: end - start)
+        // Without entity substitution libxml2 hands "&" in attribute values over as "&#38;".
+        guard bytes.contains(UInt8(ascii: "&")) else { return String(decoding: bytes, as: UTF8.self) }
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "&"), index + 4 < bytes.count, bytes[index + 1] == UInt8(ascii: "#"),
+                bytes[index + 2] == UInt8(ascii: "3"), bytes[index + 3] == UInt8(ascii: "8"), bytes[index + 4] == UInt8(ascii: ";")
+            {
+                decoded.append(UInt8(ascii: "&"))
+                index += 5
+            } else {
+                decoded.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: decoded, as: UTF8.self)
     }
 }
 

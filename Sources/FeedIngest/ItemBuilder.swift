@@ -1,6 +1,6 @@
 /// The text fields an item can carry, by meaning rather than by element name.
 enum ItemField: Int, CaseIterable {
-    case title, link, guid, atomID, dcIdentifier
+    case title, mediaTitle, link, guid, atomID, dcIdentifier
     case description, summary, contentEncoded, atomContent, mediaDescription
     case author, dcCreator, atomAuthorName, mediaCredit, itunesAuthor
     case pubDate, published, issued, dcDate, created, updated, modified
@@ -101,11 +101,11 @@ struct ItemFinisher {
             return text.isEmpty ? nil : text
         }
 
-        let title = plain(.title).map { truncateText($0, limit: options.maxTextLength) }
+        let title = (plain(.title) ?? plain(.mediaTitle)).map { truncateText($0, limit: options.maxTextLength) }
         // RSS 2.0: a permalink guid is the item's URL when there is no <link> (feedparser does the
         // same, but for any guid; only an http(s) one is taken here, "item-7" is not a link).
         let permalink = builder.guidIsPermaLink ? raw(.guid).flatMap { URLResolver.isHTTP($0) ? $0 : nil } : nil
-        let linkRaw = builder.alternateLink ?? raw(.link) ?? permalink
+        let linkRaw = raw(.link) ?? builder.alternateLink ?? permalink
         let link = linkRaw.map { resolver.resolveLink($0, bases: [builder.base]) }
 
         // The caption: the summary first (that is what a card shows), then the full content.
