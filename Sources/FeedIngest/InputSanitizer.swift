@@ -57,12 +57,13 @@ struct InputSanitizer {
         output.reserveCapacity(output.count + count + count / 16)
         while index < count {
             let byte = input[index]
-            // Fast path: ordinary printable ASCII and tab / newline / carriage return.
-            if byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "&") && byte != UInt8(ascii: "<")
-                && byte != UInt8(ascii: "]") && byte != UInt8(ascii: "-")
-            {
-                output.append(byte)
-                index += 1
+            // Fast path: a run of ordinary printable ASCII (and tab / newline / carriage return)
+            // is copied in one append.
+            if Self.isOrdinary(byte) {
+                var runEnd = index + 1
+                while runEnd < count && Self.isOrdinary(input[runEnd]) { runEnd += 1 }
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
+                index = runEnd
                 continue
             }
             if byte == 0x09 || byte == 0x0A || byte == 0x0D {
@@ -152,6 +153,12 @@ struct InputSanitizer {
         }
         inputOffset += index
         return index
+    }
+
+    @inline(__always)
+    private static func isOrdinary(_ byte: UInt8) -> Bool {
+        (byte >= 0x20 && byte < 0x80 && byte != 0x26 && byte != 0x3C && byte != 0x5D && byte != 0x2D)
+            || byte == 0x0A || byte == 0x09 || byte == 0x0D
     }
 
     private static func matches(_ input: UnsafeBufferPointer<UInt8>, at index: Int, _ marker: StaticString) -> Bool {
