@@ -229,7 +229,15 @@ public final class FeedReader {
             "iso_8859-1", "x-cp1252":
             sanitizer = InputSanitizer(decoding: .windows1252)
         default:
-            sanitizer = nil  // libxml2 (iconv) decodes UTF-16, Shift_JIS, KOI8-R…
+            if Self.libxml2KnowsEncoding(declared) {
+                sanitizer = nil  // libxml2 (iconv) decodes UTF-16, Shift_JIS, KOI8-R…
+            } else {
+                // An unknown label ("utf8mb4", "UTF-8lies") would stop libxml2 before the root.
+                warn(
+                    code: "unknown-encoding", message: "unknown encoding '\(declared.prefix(40))' was read as UTF-8",
+                    line: 1, column: nil)
+                sanitizer = InputSanitizer(decoding: .utf8)
+            }
         }
         if sanitizer != nil { options |= Int32(XML_PARSE_IGNORE_ENC.rawValue) }
         let held = pending
@@ -248,6 +256,12 @@ public final class FeedReader {
             index += 1
         }
         return nil
+    }
+
+    private static func libxml2KnowsEncoding(_ name: String) -> Bool {
+        guard let handler = xmlFindCharEncodingHandler(name) else { return false }
+        xmlCharEncCloseFunc(handler)
+        return true
     }
 
     private static func looksLikeHTML(_ bytes: ArraySlice<UInt8>) -> Bool {

@@ -98,3 +98,38 @@ struct HostileInputTests {
         } throws: { ($0 as? FeedIngestError)?.code == .readerFinished }
     }
 }
+
+/// More encodings and entity abuse.
+struct EncodingAndEntityTests {
+    @Test func unknownEncodingLabelIsReadAsUTF8() throws {
+        let feed = try parse("<?xml version=\"1.0\" encoding=\"utf8mb4\"?><rss><channel><item><guid>u</guid><title>Ünïcode</title></item></channel></rss>")
+        #expect(feed.items == [FeedItem(index: 0, id: "u", title: "Ünïcode")])
+        #expect(feed.feedWarnings == [
+            FeedWarning(code: "unknown-encoding", message: "unknown encoding 'utf8mb4' was read as UTF-8", line: 1)
+        ])
+    }
+
+    @Test func windows1251IsDecodedByLibxml2() throws {
+        // "Фото" in windows-1251.
+        var bytes = Array("<?xml version=\"1.0\" encoding=\"windows-1251\"?><rss><channel><item><guid>c</guid><title>".utf8)
+        bytes += [0xD4, 0xEE, 0xF2, 0xEE]
+        bytes += Array("</title></item></channel></rss>".utf8)
+        let feed = try parse(bytes)
+        #expect(feed.items == [FeedItem(index: 0, id: "c", title: "Фото")])
+    }
+
+    @Test func quadraticEntityBlowupStaysBounded() throws {
+        // One 50 kB entity referenced 50,000 times (2.5 GB expanded): libxml2 2.9 does not call
+        // this a loop, so the field cap is what bounds memory; the next item is still read.
+        let big = String(repeating: "a", count: 50_000)
+        let references = String(repeating: "&big;", count: 50_000)
+        let text = "<?xml version=\"1.0\"?><!DOCTYPE rss [<!ENTITY big \"\(big)\">]><rss><channel><item><guid>q</guid><title>\(references)</title></item><item><guid>after</guid></item></channel></rss>"
+        let feed = try parse(Array(text.utf8), chunkSize: 65536, options: FeedIngestOptions(maxTextLength: 10))
+        #expect(feed.items == [
+            FeedItem(
+                index: 0, id: "q", title: "aaaaaaaaa…",
+                warnings: [FeedWarning(code: "field-truncated", message: "a text field longer than 1048576 bytes was cut", line: 1)]),
+            FeedItem(index: 1, id: "after"),
+        ])
+    }
+}
