@@ -58,6 +58,11 @@ public final class FeedReader {
     private var feedWarningList: [FeedWarning] = []
     private var suppressedFeedWarnings = 0
     private var namespaceCache: [UnsafeRawPointer: Namespace] = [:]
+    /// Sanitiser repairs the parser has not reached yet (at most one chunk's worth).
+    private var pendingRepairs: [InputSanitizer.Repair] = []
+    private var pendingRepairsHead = 0
+    /// Where each repair kind's summary warning sits in the feed warnings, and its count.
+    private var feedRepairSummaries = RepairSummaries()
     private var nameCache: [UnsafeRawPointer: String] = [:]
 
     /// The detected format, once the root element (or the first JSON byte) has been seen.
@@ -326,9 +331,13 @@ public final class FeedReader {
                 let consumed = pending.withUnsafeBufferPointer { sanitizer.process($0, isFinal: isFinal, output: &cleanBytes) }
                 pending.removeFirst(consumed)
             }
+            if !sanitizer.repairs.isEmpty {
+                pendingRepairs.append(contentsOf: sanitizer.repairs)
+                sanitizer.repairs.removeAll(keepingCapacity: true)
+            }
             self.sanitizer = sanitizer
             parse(cleanBytes, isFinal: isFinal, parser: parser)
-            if isFinal { reportSanitizerFindings(sanitizer) }
+            if isFinal { attributeRepairs(upTo: Int.max) }
         } else {
             parse(Array(bytes), isFinal: isFinal, parser: parser)
         }
@@ -351,28 +360,31 @@ public final class FeedReader {
         }
     }
 
-    private func reportSanitizerFindings(_ sanitizer: InputSanitizer) {
-        if sanitizer.invalidUTF8Count > 0 {
-            warn(
-                code: "invalid-utf8",
-                message: "\(sanitizer.invalidUTF8Count) bytes were not valid UTF-8 (first at byte offset \(sanitizer.firstInvalidUTF8Offset ?? 0)); they were read as windows-1252",
-                line: nil, column: nil, feedLevel: true)
+    // MARK: Warnings
+
+    /// Gives every repair the parser has passed to the item it is in (or to the feed).
+    private func attributeRepairs(upTo consumed: Int) {
+        while pendingRepairsHead < pendingRepairs.count, pendingRepairs[pendingRepairsHead].outputOffset < consumed {
+            let repair = pendingRepairs[pendingRepairsHead]
+            pendingRepairsHead += 1
+            if item != nil {
+                item!.recordRepair(repair)
+            } else {
+                feedRepairSummaries.record(repair, into: &feedWarningList)
+            }
         }
-        if sanitizer.bareAmpersandCount > 0 {
-            warn(
-                code: "unescaped-ampersand",
-                message: "\(sanitizer.bareAmpersandCount) '&' characters that start no reference were read as text",
-                line: nil, column: nil, feedLevel: true)
-        }
-        if sanitizer.controlCharacterCount > 0 {
-            warn(
-                code: "control-characters",
-                message: "\(sanitizer.controlCharacterCount) control characters XML forbids were dropped (first at byte offset \(sanitizer.firstControlCharacterOffset ?? 0))",
-                line: nil, column: nil, feedLevel: true)
+        if pendingRepairsHead == pendingRepairs.count {
+            pendingRepairs.removeAll(keepingCapacity: true)
+            pendingRepairsHead = 0
         }
     }
 
-    // MARK: Warnings
+    /// Called from SAX events: cheap unless a repair is waiting.
+    @inline(__always)
+    private func attributeRepairsIfAny() {
+        guard pendingRepairsHead < pendingRepairs.count, let parser else { return }
+        attributeRepairs(upTo: Int(xmlByteConsumed(parser)))
+    }
 
     private func warn(code: String, message: String, line: Int?, column: Int?, feedLevel: Bool = false) {
         let warning = FeedWarning(code: code, message: message, line: line, column: column)
@@ -415,6 +427,7 @@ public final class FeedReader {
         localName: UnsafePointer<xmlChar>, prefix: UnsafePointer<xmlChar>?, uri: UnsafePointer<xmlChar>?,
         attributeCount: Int, attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
     ) {
+        attributeRepairsIfAny()
         depth += 1
         let namespace = self.namespace(uri: uri, prefix: prefix)
         let name = self.name(localName)
@@ -623,6 +636,7 @@ public final class FeedReader {
     }
 
     fileprivate func endElement(localName: UnsafePointer<xmlChar>) {
+        attributeRepairsIfAny()
         defer {
             if let last = baseStack.last, last.depth == depth { baseStack.removeLast() }
             if !elementNames.isEmpty { elementNames.removeLast() }
@@ -668,6 +682,7 @@ public final class FeedReader {
     }
 
     fileprivate func characters(_ bytes: UnsafePointer<xmlChar>, count: Int) {
+        attributeRepairsIfAny()
         capture?.appendText(UnsafeBufferPointer(start: bytes, count: count))
     }
 

@@ -32,13 +32,29 @@ struct InputSanitizer {
     private var inComment = false
     /// Whether the document declares entities of its own (then unknown names are its business).
     private var declaresEntities = false
-    /// Input bytes seen so far (for byte offsets in warnings).
+    /// Input bytes consumed so far.
     private(set) var inputOffset = 0
-    private(set) var invalidUTF8Count = 0
-    private(set) var firstInvalidUTF8Offset: Int?
-    private(set) var controlCharacterCount = 0
-    private(set) var firstControlCharacterOffset: Int?
-    private(set) var bareAmpersandCount = 0
+    /// Output bytes produced so far (the parser's byte offsets).
+    private var outputOffset = 0
+    /// 1-based input line of the byte being looked at, and where that line starts.
+    private var line = 1
+    private var lineStartOffset = 0
+    /// Repairs made since the caller last drained them, in input order.
+    var repairs: [Repair] = []
+
+    /// One change to the input, located both in the input (for people) and in the output (to
+    /// find the item the parser is in when it gets there).
+    struct Repair: Equatable {
+        enum Kind: Equatable {
+            case invalidUTF8, controlCharacter, bareAmpersand
+        }
+        var kind: Kind
+        /// Offset in the sanitised output, comparable with libxml2's `xmlByteConsumed`.
+        var outputOffset: Int
+        var line: Int
+        /// 1-based byte column in the input line.
+        var column: Int
+    }
 
     init(decoding: Decoding) {
         self.decoding = decoding
@@ -54,6 +70,8 @@ struct InputSanitizer {
     mutating func process(_ input: UnsafeBufferPointer<UInt8>, isFinal: Bool, output: inout [UInt8]) -> Int {
         let count = input.count
         var index = 0
+        let outputStart = output.count
+        defer { outputOffset += output.count - outputStart }
         output.reserveCapacity(output.count + count + count / 16)
         while index < count {
             let byte = input[index]
@@ -61,7 +79,11 @@ struct InputSanitizer {
             // is copied in one append.
             if Self.isOrdinary(byte) {
                 var runEnd = index + 1
-                while runEnd < count && Self.isOrdinary(input[runEnd]) { runEnd += 1 }
+                if byte == 0x0A { newLine(at: index) }
+                while runEnd < count && Self.isOrdinary(input[runEnd]) {
+                    if input[runEnd] == 0x0A { newLine(at: runEnd) }
+                    runEnd += 1
+                }
                 output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
                 index = runEnd
                 continue
@@ -73,20 +95,18 @@ struct InputSanitizer {
             }
             if byte == 0x0B || byte == 0x0C {
                 // Vertical tab and form feed separate words; XML forbids them, so a space it is.
+                record(.controlCharacter, at: index, outputCount: output.count - outputStart)
                 output.append(0x20)
-                controlCharacterCount += 1
-                if firstControlCharacterOffset == nil { firstControlCharacterOffset = inputOffset + index }
                 index += 1
                 continue
             }
             if byte < 0x20 {
-                controlCharacterCount += 1
-                if firstControlCharacterOffset == nil { firstControlCharacterOffset = inputOffset + index }
+                record(.controlCharacter, at: index, outputCount: output.count - outputStart)
                 index += 1
                 continue
             }
             if byte >= 0x80 {
-                guard let consumed = decodeNonASCII(input, at: index, isFinal: isFinal, output: &output) else {
+                guard let consumed = decodeNonASCII(input, at: index, isFinal: isFinal, outputStart: outputStart, output: &output) else {
                     break  // need more bytes
                 }
                 index += consumed
@@ -142,7 +162,7 @@ struct InputSanitizer {
                 continue
             }
             if byte == UInt8(ascii: "&") {
-                guard let consumed = repairReference(input, at: index, isFinal: isFinal, output: &output) else {
+                guard let consumed = repairReference(input, at: index, isFinal: isFinal, outputStart: outputStart, output: &output) else {
                     break
                 }
                 index += consumed
@@ -153,6 +173,18 @@ struct InputSanitizer {
         }
         inputOffset += index
         return index
+    }
+
+    private mutating func newLine(at index: Int) {
+        line += 1
+        lineStartOffset = inputOffset + index + 1
+    }
+
+    private mutating func record(_ kind: Repair.Kind, at index: Int, outputCount: Int) {
+        repairs.append(
+            Repair(
+                kind: kind, outputOffset: outputOffset + outputCount, line: line,
+                column: inputOffset + index - lineStartOffset + 1))
     }
 
     @inline(__always)
@@ -173,7 +205,7 @@ struct InputSanitizer {
 
     /// Decodes one non-ASCII character; nil when the sequence is cut off by the chunk's end.
     private mutating func decodeNonASCII(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout [UInt8]
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, outputStart: Int, output: inout [UInt8]
     ) -> Int? {
         let byte = input[index]
         if decoding == .utf8 {
@@ -214,8 +246,7 @@ struct InputSanitizer {
                     minimum = 0
                 }
             }
-            invalidUTF8Count += 1
-            if firstInvalidUTF8Offset == nil { firstInvalidUTF8Offset = inputOffset + index }
+            record(.invalidUTF8, at: index, outputCount: output.count - outputStart)
         }
         Self.appendWindows1252(byte, to: &output)
         return 1
@@ -261,7 +292,7 @@ struct InputSanitizer {
     /// Handles an `&`: keeps valid references, replaces HTML named entities, escapes bare `&`.
     /// Returns the bytes consumed, or nil when the reference may continue in the next chunk.
     private mutating func repairReference(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout [UInt8]
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, outputStart: Int, output: inout [UInt8]
     ) -> Int? {
         var end = index + 1
         let limit = min(input.count, index + 1 + Self.maximumReferenceLength)
@@ -281,7 +312,7 @@ struct InputSanitizer {
         let terminated = end < input.count && input[end] == UInt8(ascii: ";") && end > nameStart
         guard terminated else {
             output.append(contentsOf: [0x26, 0x23, 0x33, 0x38, 0x3B])  // "&#38;"
-            bareAmpersandCount += 1
+            record(.bareAmpersand, at: index, outputCount: output.count - outputStart)
             return 1
         }
         if isNumeric {
@@ -304,7 +335,7 @@ struct InputSanitizer {
             // "&bogus;" in a feed without declarations is text that was never escaped; keep it
             // as written, as feedparser does, instead of libxml2 dropping it.
             output.append(contentsOf: [0x26, 0x23, 0x33, 0x38, 0x3B])
-            bareAmpersandCount += 1
+            record(.bareAmpersand, at: index, outputCount: output.count - outputStart)
             for offset in (index + 1)...end { output.append(input[offset]) }
             return end - index + 1
         }

@@ -50,6 +50,15 @@ struct ItemBuilder {
     var guidIsPermaLink = true
 
     static let maximumWarnings = 50
+    var repairSummaries = RepairSummaries()
+
+    mutating func recordRepair(_ repair: InputSanitizer.Repair) {
+        if warnings.count >= Self.maximumWarnings && !repairSummaries.has(repair.kind) {
+            suppressedWarnings += 1
+            return
+        }
+        repairSummaries.record(repair, into: &warnings)
+    }
 
     mutating func set(_ field: ItemField, _ bytes: [UInt8], kind: TextKind) {
         // The first occurrence wins, as in feedparser; an empty one does not block a later one.
@@ -271,5 +280,44 @@ struct ItemFinisher {
         }
         let hex = String(hash, radix: 16)
         return "urn:feedlayout:" + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
+
+/// One warning per kind of input repair, counting its occurrences and pointing at the first:
+/// a windows-1252 caption has many invalid bytes, and one warning says it better than twenty.
+struct RepairSummaries {
+    private var entries: [(kind: InputSanitizer.Repair.Kind, warningIndex: Int, count: Int, first: InputSanitizer.Repair)] = []
+
+    func has(_ kind: InputSanitizer.Repair.Kind) -> Bool { entries.contains { $0.kind == kind } }
+
+    mutating func record(_ repair: InputSanitizer.Repair, into warnings: inout [FeedWarning]) {
+        if let position = entries.firstIndex(where: { $0.kind == repair.kind }) {
+            entries[position].count += 1
+            let entry = entries[position]
+            warnings[entry.warningIndex] = Self.warning(entry.first, count: entry.count)
+        } else {
+            entries.append((repair.kind, warnings.count, 1, repair))
+            warnings.append(Self.warning(repair, count: 1))
+        }
+    }
+
+    static func warning(_ first: InputSanitizer.Repair, count: Int) -> FeedWarning {
+        let code: String
+        let what: String
+        switch first.kind {
+        case .invalidUTF8:
+            code = "invalid-utf8"
+            what = count == 1 ? "1 byte was not valid UTF-8 and was read as windows-1252"
+                : "\(count) bytes were not valid UTF-8 and were read as windows-1252"
+        case .controlCharacter:
+            code = "control-characters"
+            what = count == 1 ? "1 control character XML forbids was dropped"
+                : "\(count) control characters XML forbids were dropped"
+        case .bareAmpersand:
+            code = "unescaped-ampersand"
+            what = count == 1 ? "1 '&' that starts no reference was read as text"
+                : "\(count) '&' that start no reference were read as text"
+        }
+        return FeedWarning(code: code, message: what, line: first.line, column: first.column)
     }
 }
