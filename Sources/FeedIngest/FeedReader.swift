@@ -486,7 +486,7 @@ public final class FeedReader {
                 let parent, parent.name == "channel" || (parent.name == "feed" && depth == 2)
             {
                 let kind: TextKind = format == .atom ? textKind(attributeList, default: .plain) : .maybeHTML
-                self.capture = Capture(field: nil, depth: depth, kind: kind, limit: options.maxFieldBytes)
+                self.capture = Capture(field: nil, depth: depth, kind: kind, limit: options.maxFieldBytes, line: currentLine)
             }
             return
         }
@@ -497,7 +497,7 @@ public final class FeedReader {
         namespace: Namespace, name: String, parent: (namespace: Namespace, name: String)?, attributes: Attributes
     ) {
         func captureField(_ field: ItemField, _ kind: TextKind) {
-            capture = Capture(field: field, depth: depth, kind: kind, limit: options.maxFieldBytes)
+            capture = Capture(field: field, depth: depth, kind: kind, limit: options.maxFieldBytes, line: currentLine)
         }
         let line = currentLine
         let base = baseStack.last?.base
@@ -579,7 +579,7 @@ public final class FeedReader {
 
     private func startAtomChild(name: String, parent: (namespace: Namespace, name: String)?, attributes: Attributes) {
         func captureField(_ field: ItemField, _ kind: TextKind) {
-            capture = Capture(field: field, depth: depth, kind: kind, limit: options.maxFieldBytes)
+            capture = Capture(field: field, depth: depth, kind: kind, limit: options.maxFieldBytes, line: currentLine)
         }
         switch name {
         case "title": captureField(.title, textKind(attributes, default: .plain))
@@ -656,7 +656,7 @@ public final class FeedReader {
                         message: "a text field longer than \(options.maxFieldBytes) bytes was cut", line: currentLine,
                         column: nil)
                 }
-                item?.set(field, capture.bytes, kind: capture.kind)
+                item?.set(field, capture.bytes, kind: capture.kind, line: capture.line)
             } else if feedTitle == nil {
                 feedTitleBytes = capture.bytes
                 let isMarkup = capture.kind == .html || capture.kind == .xhtml
@@ -783,14 +783,17 @@ final class Capture {
     let depth: Int
     let kind: TextKind
     let limit: Int
+    /// The line the element starts on, for warnings about its value.
+    let line: Int?
     private(set) var bytes: [UInt8] = []
     private(set) var truncated = false
 
-    init(field: ItemField?, depth: Int, kind: TextKind, limit: Int) {
+    init(field: ItemField?, depth: Int, kind: TextKind, limit: Int, line: Int?) {
         self.field = field
         self.depth = depth
         self.kind = kind
         self.limit = limit
+        self.line = line
     }
 
     func appendText(_ text: UnsafeBufferPointer<UInt8>) {

@@ -37,6 +37,7 @@ struct RawImage {
 struct ItemBuilder {
     var fields: [[UInt8]?] = Array(repeating: nil, count: ItemField.allCases.count)
     var kinds: [TextKind] = Array(repeating: .plain, count: ItemField.allCases.count)
+    var lines: [Int?] = Array(repeating: nil, count: ItemField.allCases.count)
     var images: [RawImage] = []
     var warnings: [FeedWarning] = []
     var suppressedWarnings = 0
@@ -60,11 +61,12 @@ struct ItemBuilder {
         repairSummaries.record(repair, into: &warnings)
     }
 
-    mutating func set(_ field: ItemField, _ bytes: [UInt8], kind: TextKind) {
+    mutating func set(_ field: ItemField, _ bytes: [UInt8], kind: TextKind, line: Int? = nil) {
         // The first occurrence wins, as in feedparser; an empty one does not block a later one.
         if let existing = fields[field.rawValue], existing.contains(where: { !Self.isSpace($0) }) { return }
         fields[field.rawValue] = bytes
         kinds[field.rawValue] = kind
+        lines[field.rawValue] = line
     }
 
     mutating func warn(_ warning: FeedWarning) {
@@ -133,10 +135,13 @@ struct ItemFinisher {
 
         var published: String?
         let dateFields: [ItemField] = [.pubDate, .published, .issued, .dcDate, .created, .updated, .modified]
-        if let dateText = dateFields.lazy.compactMap({ raw($0) }).first {
+        if let dateField = dateFields.first(where: { raw($0) != nil }), let dateText = raw(dateField) {
             published = FeedDate.iso8601(from: dateText)
             if published == nil {
-                builder.warn(FeedWarning(code: "invalid-date", message: "unparseable date '\(dateText.prefix(80))'; published is null"))
+                builder.warn(
+                    FeedWarning(
+                        code: "invalid-date", message: "unparseable date '\(dateText.prefix(80))'; published is null",
+                        line: builder.lines[dateField.rawValue]))
             }
         }
 

@@ -135,7 +135,7 @@ struct QuirkTests {
         ])
         #expect(feed.items[6] == FeedItem(
             index: 6, id: "d7",
-            warnings: [FeedWarning(code: "invalid-date", message: "unparseable date 'yesterday-ish'; published is null")]))
+            warnings: [FeedWarning(code: "invalid-date", message: "unparseable date 'yesterday-ish'; published is null", line: 10)]))
         #expect(codes(feed.items[7].warnings) == ["invalid-date"])
     }
 
