@@ -84,3 +84,24 @@ char *fl_xml_build_uri(const char *reference, const char *base) {
 void fl_xml_free(void *pointer) {
     xmlFree(pointer);
 }
+
+/// Swallows libxml2's unstructured messages ("xmlParseChunk: encoder error"): the structured
+/// handler has already reported the same problem with more detail.
+static void fl_xml_silent_generic_error(void *context, const char *message, ...) {
+    (void)context;
+    (void)message;
+}
+
+void fl_xml_error_scope_enter(fl_xml_error_scope *saved, void *context, xmlStructuredErrorFunc handler) {
+    saved->structured_handler = xmlStructuredError;
+    saved->structured_context = xmlStructuredErrorContext;
+    saved->generic_handler = xmlGenericError;
+    saved->generic_context = xmlGenericErrorContext;
+    xmlSetStructuredErrorFunc(context, handler);
+    xmlSetGenericErrorFunc(NULL, fl_xml_silent_generic_error);
+}
+
+void fl_xml_error_scope_leave(const fl_xml_error_scope *saved) {
+    xmlSetStructuredErrorFunc(saved->structured_context, saved->structured_handler);
+    xmlSetGenericErrorFunc(saved->generic_context, saved->generic_handler);
+}

@@ -300,6 +300,7 @@ public final class FeedReader {
     }
 
     private func createParser(options: Int32) throws(FeedIngestError) {
+        xmlInitParser()  // idempotent and locked inside libxml2; needed before threads share it
         var handler = xmlSAXHandler()
         fl_xml_prepare_sax_handler(&handler, FeedReader.structuredErrorCallback)
         handler.startElementNs = FeedReader.startElementCallback
@@ -347,6 +348,11 @@ public final class FeedReader {
         // libxml2 takes an Int32 length: very large chunks go in pieces.
         let step = 1 << 24
         var offset = 0
+        // Errors without a parser context (iconv failures) would go to the thread's generic
+        // handler, which prints to stderr: route them to this reader while it parses.
+        var savedHandlers = fl_xml_error_scope()
+        fl_xml_error_scope_enter(&savedHandlers, UnsafeMutableRawPointer(parser), FeedReader.structuredErrorCallback)
+        defer { fl_xml_error_scope_leave(&savedHandlers) }
         bytes.withUnsafeBufferPointer { buffer in
             buffer.withMemoryRebound(to: CChar.self) { chars in
                 repeat {
@@ -389,9 +395,11 @@ public final class FeedReader {
     private func warn(code: String, message: String, line: Int?, column: Int?, feedLevel: Bool = false) {
         let warning = FeedWarning(code: code, message: message, line: line, column: column)
         if !feedLevel, item != nil {
-            item!.warn(warning)
+            // libxml2 repeats some errors (an encoding failure once per retry): say it once.
+            if item!.warnings.last != warning { item!.warn(warning) }
             return
         }
+        if feedWarningList.last == warning { return }
         guard feedWarningList.count < 100 else {
             suppressedFeedWarnings += 1
             return
@@ -418,7 +426,9 @@ public final class FeedReader {
             return
         }
         if code == Int(XML_ERR_DOCUMENT_EMPTY.rawValue) { return }  // reported by finish()
-        warn(code: "xml-error", message: message, line: line, column: column)
+        let isEncodingError = error.pointee.domain == Int32(XML_FROM_I18N.rawValue)
+            || code == Int(XML_ERR_INVALID_ENCODING.rawValue) || code == Int(XML_ERR_UNSUPPORTED_ENCODING.rawValue)
+        warn(code: isEncodingError ? "encoding-error" : "xml-error", message: message, line: line, column: column)
     }
 
     // MARK: SAX events

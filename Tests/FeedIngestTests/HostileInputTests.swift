@@ -133,3 +133,32 @@ struct EncodingAndEntityTests {
         ])
     }
 }
+
+struct LibraryDiagnosticsTests {
+    @Test func encodingConversionFailureIsAWarningNotStderr() throws {
+        // A Shift_JIS feed with an invalid byte pair in its second item: iconv fails there and
+        // libxml2 stops. The first item is kept; the failure is a warning (and, through the
+        // reader's per-thread error scope, never printed).
+        let feed = try parse(fixture("shift-jis-invalid.xml"))
+        #expect(feed.items.count == 2)
+        #expect(feed.items.first == FeedItem(index: 0, id: "ok", title: "東京"))
+        #expect(feed.items.last?.title == nil)
+        #expect(feed.items.last?.warnings.map(\.code) == ["encoding-error", "unclosed-item"])
+        #expect(feed.items.last?.warnings.first?.message.contains("0x82 0x20") == true)
+    }
+
+    @Test func readersRunConcurrently() async throws {
+        let bytes = fixture("rss2-flickr.xml")
+        let expected = try parse(bytes).items
+        let results = try await withThrowingTaskGroup(of: [FeedItem].self) { group in
+            for chunkSize in 1...8 {
+                group.addTask { try parse(bytes, chunkSize: chunkSize * 97).items }
+            }
+            var all: [[FeedItem]] = []
+            for try await items in group { all.append(items) }
+            return all
+        }
+        #expect(results.count == 8)
+        for items in results { #expect(items == expected) }
+    }
+}

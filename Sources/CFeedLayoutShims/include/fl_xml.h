@@ -31,3 +31,20 @@ char *fl_xml_build_uri(const char *reference, const char *base);
 
 /// Frees memory libxml2 allocated (xmlFree is a macro or a global, depending on the build).
 void fl_xml_free(void *pointer);
+
+/// The calling thread's libxml2 error handlers, saved while a reader parses.
+typedef struct {
+    xmlStructuredErrorFunc structured_handler;
+    void *structured_context;
+    xmlGenericErrorFunc generic_handler;
+    void *generic_context;
+} fl_xml_error_scope;
+
+/// Routes the calling thread's libxml2 errors that carry no parser context (encoding conversion
+/// failures, for one) to `handler` with `context`, saving the previous handlers in `saved`.
+/// libxml2 keeps these per thread; a reader enters the scope for the duration of one synchronous
+/// call, so nothing leaks to stderr and no other thread is affected.
+void fl_xml_error_scope_enter(fl_xml_error_scope *saved, void *context, xmlStructuredErrorFunc handler);
+
+/// Restores the handlers `fl_xml_error_scope_enter` saved.
+void fl_xml_error_scope_leave(const fl_xml_error_scope *saved);
