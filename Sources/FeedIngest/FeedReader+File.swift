@@ -41,7 +41,7 @@ extension FeedReader {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: readChunkSize, alignment: 16)
         defer { buffer.deallocate() }
         while true {
-            let readCount = Glibc.read(descriptor, buffer.baseAddress, readChunkSize)
+            let readCount = readSome(descriptor, buffer.baseAddress, readChunkSize)
             if readCount < 0 {
                 if errno == EINTR { continue }
                 throw FeedIngestError(
@@ -64,4 +64,13 @@ extension FeedReader {
             itemCount: count, format: reader.format, feedTitle: reader.feedTitle, warnings: reader.feedWarnings,
             byteCount: byteCount)
     }
+}
+
+/// `read(2)`, named so that it does not collide with `FeedReader.read(path:options:onItem:)`.
+private func readSome(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    #if canImport(Glibc)
+        return Glibc.read(descriptor, buffer, count)
+    #else
+        return Darwin.read(descriptor, buffer, count)
+    #endif
 }

@@ -49,8 +49,8 @@ public final class FeedReader {
     private var item: ItemBuilder?
     private var itemDepth = 0
     private var capture: Capture?
-    private var feedTitleBytes: [UInt8]?
-    private var feedTitleDepth: Int?
+    /// Whether the channel / feed title was read (the first one counts).
+    private var feedTitleSeen = false
     private var rootSeen = false
     private var rootClosed = false
     private var nextIndex = 0
@@ -103,6 +103,10 @@ public final class FeedReader {
     }
 
     /// Parses the next chunk of the feed.
+    ///
+    /// The first kilobyte is held back until the encoding is known (BOM, XML declaration, JSON).
+    /// An item comes out with the chunk that completes its end tag, or, when libxml2's push
+    /// parser waits for more input after a tag that ends exactly at a chunk's end, with the next.
     /// - Parameter bytes: the chunk; any size, split anywhere (even inside a UTF-8 sequence).
     /// - Returns: the items that closed within this chunk, in feed order.
     /// - Throws: `FeedIngestError` when the input is not a feed, too large, an entity bomb, or the
@@ -492,7 +496,7 @@ public final class FeedReader {
 
         guard item != nil else {
             // Channel level: only the feed's title matters here.
-            if feedTitleBytes == nil, name == "title", namespace.isCore,
+            if !feedTitleSeen, name == "title", namespace.isCore,
                 let parent, parent.name == "channel" || (parent.name == "feed" && depth == 2)
             {
                 let kind: TextKind = format == .atom ? textKind(attributeList, default: .plain) : .maybeHTML
@@ -667,8 +671,8 @@ public final class FeedReader {
                         column: nil)
                 }
                 item?.set(field, capture.bytes, kind: capture.kind, line: capture.line)
-            } else if feedTitle == nil {
-                feedTitleBytes = capture.bytes
+            } else if !feedTitleSeen {
+                feedTitleSeen = true
                 let isMarkup = capture.kind == .html || capture.kind == .xhtml
                     || (capture.kind == .maybeHTML && HTMLTextConverter.looksLikeHTML(capture.bytes))
                 let converted = isMarkup
