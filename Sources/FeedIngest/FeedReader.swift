@@ -76,7 +76,9 @@ public final class FeedReader {
     public var feedWarnings: [FeedWarning] {
         var result = feedWarningList
         if suppressedFeedWarnings > 0 {
-            result.append(FeedWarning(code: "too-many-warnings", message: "\(suppressedFeedWarnings) more feed warnings were dropped"))
+            result.append(
+                FeedWarning(
+                    code: "too-many-warnings", message: "\(suppressedFeedWarnings) more feed warnings were dropped"))
         }
         return result
     }
@@ -118,7 +120,8 @@ public final class FeedReader {
             fail(
                 FeedIngestError(
                     code: .inputTooLarge,
-                    message: "the input is larger than the limit of \(options.maxInputBytes) bytes; raise maxInputBytes (--max-input-bytes) if it is trusted",
+                    message:
+                        "the input is larger than the limit of \(options.maxInputBytes) bytes; raise maxInputBytes (--max-input-bytes) if it is trusted",
                     source: sourceName))
             try checkUsable()
         }
@@ -147,7 +150,9 @@ public final class FeedReader {
         try feed(UnsafeBufferPointer(start: nil, count: 0), isFinal: true)
         try checkUsable()
         if item != nil {
-            warn(code: "unclosed-item", message: "the feed ended inside an item; it was kept as parsed", line: nil, column: nil)
+            warn(
+                code: "unclosed-item", message: "the feed ended inside an item; it was kept as parsed", line: nil,
+                column: nil)
             closeItem()
         }
         finished = true
@@ -218,14 +223,16 @@ public final class FeedReader {
                 fail(
                     FeedIngestError(
                         code: .notAFeed,
-                        message: "this is an HTML page, not a feed; the site may link its feed from a <link rel=\"alternate\"> in this page",
+                        message:
+                            "this is an HTML page, not a feed; the site may link its feed from a <link rel=\"alternate\"> in this page",
                         source: sourceName, line: 1, column: 1))
                 throw failure!
             }
             let bomLength = bomEncoding == nil ? 0 : 3
             if start > bomLength {
                 warn(
-                    code: "junk-before-root", message: "\(start - bomLength) bytes before the XML declaration or root were skipped",
+                    code: "junk-before-root",
+                    message: "\(start - bomLength) bytes before the XML declaration or root were skipped",
                     line: 1, column: 1)
             }
         }
@@ -315,7 +322,9 @@ public final class FeedReader {
         // NULL user data: libxml2 then passes the context itself, which its SAX2 defaults (kept
         // for the internal subset) require; the reader travels in `_private`.
         guard let context = xmlCreatePushParserCtxt(&handler, nil, nil, 0, sourceName) else {
-            throw FeedIngestError(code: .malformedDocument, message: "libxml2 could not create a parser (out of memory?)", source: sourceName)
+            throw FeedIngestError(
+                code: .malformedDocument, message: "libxml2 could not create a parser (out of memory?)",
+                source: sourceName)
         }
         context.pointee._private = Unmanaged.passUnretained(self).toOpaque()
         xmlCtxtUseOptions(context, options)
@@ -330,10 +339,14 @@ public final class FeedReader {
             cleanBytes.removeAll(keepingCapacity: true)
             if pending.isEmpty {
                 let consumed = sanitizer.process(bytes, isFinal: isFinal, output: &cleanBytes)
-                if consumed < bytes.count { pending.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[consumed...])) }
+                if consumed < bytes.count {
+                    pending.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[consumed...]))
+                }
             } else {
                 pending.append(contentsOf: bytes)
-                let consumed = pending.withUnsafeBufferPointer { sanitizer.process($0, isFinal: isFinal, output: &cleanBytes) }
+                let consumed = pending.withUnsafeBufferPointer {
+                    sanitizer.process($0, isFinal: isFinal, output: &cleanBytes)
+                }
                 pending.removeFirst(consumed)
             }
             if !sanitizer.repairs.isEmpty {
@@ -421,16 +434,20 @@ public final class FeedReader {
             fail(
                 FeedIngestError(
                     code: .entityExpansion,
-                    message: "entity expansion exceeds libxml2's limits (\(message)); this looks like an entity bomb and is not parsed further",
+                    message:
+                        "entity expansion exceeds libxml2's limits (\(message)); this looks like an entity bomb and is not parsed further",
                     source: sourceName, line: line, column: column))
             return
         }
         if code == Int(XML_ERR_DOCUMENT_END.rawValue) && rootClosed {
-            warn(code: "garbage-after-root", message: "content after the end of the feed was ignored", line: line, column: column)
+            warn(
+                code: "garbage-after-root", message: "content after the end of the feed was ignored", line: line,
+                column: column)
             return
         }
         if code == Int(XML_ERR_DOCUMENT_EMPTY.rawValue) { return }  // reported by finish()
-        let isEncodingError = error.pointee.domain == Int32(XML_FROM_I18N.rawValue)
+        let isEncodingError =
+            error.pointee.domain == Int32(XML_FROM_I18N.rawValue)
             || code == Int(XML_ERR_INVALID_ENCODING.rawValue) || code == Int(XML_ERR_UNSUPPORTED_ENCODING.rawValue)
         warn(code: isEncodingError ? "encoding-error" : "xml-error", message: message, line: line, column: column)
     }
@@ -464,13 +481,15 @@ public final class FeedReader {
                 fail(
                     FeedIngestError(
                         code: .notAFeed,
-                        message: "this is an HTML page, not a feed; the site may link its feed from a <link rel=\"alternate\"> in this page",
+                        message:
+                            "this is an HTML page, not a feed; the site may link its feed from a <link rel=\"alternate\"> in this page",
                         source: sourceName, line: currentLine, column: nil))
             default:
                 fail(
                     FeedIngestError(
                         code: .unsupportedFormat,
-                        message: "the root element is <\(name)>, not <rss>, <rdf:RDF> or <feed>; this is XML but not a feed format FeedLayout reads",
+                        message:
+                            "the root element is <\(name)>, not <rss>, <rdf:RDF> or <feed>; this is XML but not a feed format FeedLayout reads",
                         source: sourceName, line: currentLine, column: nil))
             }
             return
@@ -483,7 +502,9 @@ public final class FeedReader {
 
         if isItemElement(namespace, name) {
             if item != nil {
-                warn(code: "unclosed-item", message: "a new item started before the previous one closed", line: currentLine, column: nil)
+                warn(
+                    code: "unclosed-item", message: "a new item started before the previous one closed",
+                    line: currentLine, column: nil)
                 closeItem()
             }
             var builder = ItemBuilder()
@@ -500,7 +521,8 @@ public final class FeedReader {
                 let parent, parent.name == "channel" || (parent.name == "feed" && depth == 2)
             {
                 let kind: TextKind = format == .atom ? textKind(attributeList, default: .plain) : .maybeHTML
-                self.capture = Capture(field: nil, depth: depth, kind: kind, limit: options.maxFieldBytes, line: currentLine)
+                self.capture = Capture(
+                    field: nil, depth: depth, kind: kind, limit: options.maxFieldBytes, line: currentLine)
             }
             return
         }
@@ -673,9 +695,11 @@ public final class FeedReader {
                 item?.set(field, capture.bytes, kind: capture.kind, line: capture.line)
             } else if !feedTitleSeen {
                 feedTitleSeen = true
-                let isMarkup = capture.kind == .html || capture.kind == .xhtml
+                let isMarkup =
+                    capture.kind == .html || capture.kind == .xhtml
                     || (capture.kind == .maybeHTML && HTMLTextConverter.looksLikeHTML(capture.bytes))
-                let converted = isMarkup
+                let converted =
+                    isMarkup
                     ? converter.convert(capture.bytes, collectImages: false).text
                     : HTMLTextConverter.collapseWhitespace(capture.bytes)
                 feedTitle = converted.isEmpty ? nil : converted
@@ -920,7 +944,8 @@ struct Attributes {
         var index = 0
         while index < bytes.count {
             if bytes[index] == UInt8(ascii: "&"), index + 4 < bytes.count, bytes[index + 1] == UInt8(ascii: "#"),
-                bytes[index + 2] == UInt8(ascii: "3"), bytes[index + 3] == UInt8(ascii: "8"), bytes[index + 4] == UInt8(ascii: ";")
+                bytes[index + 2] == UInt8(ascii: "3"), bytes[index + 3] == UInt8(ascii: "8"),
+                bytes[index + 4] == UInt8(ascii: ";")
             {
                 decoded.append(UInt8(ascii: "&"))
                 index += 5

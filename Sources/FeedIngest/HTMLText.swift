@@ -94,7 +94,8 @@ final class HTMLTextConverter {
                     break
                 }
                 let parent = here.pointee.parent
-                climbing = (parent == nil || UnsafeMutableRawPointer(parent!) == UnsafeMutableRawPointer(document))
+                climbing =
+                    (parent == nil || UnsafeMutableRawPointer(parent!) == UnsafeMutableRawPointer(document))
                     ? nil : parent
             }
         }
@@ -207,7 +208,10 @@ final class HTMLTextConverter {
                 var start = index + 1
                 if start < bytes.count && bytes[start] == UInt8(ascii: "/") { start += 1 }
                 var end = start
-                while end < bytes.count, (bytes[end] | 0x20) >= 0x61 && (bytes[end] | 0x20) <= 0x7A || (bytes[end] >= 0x30 && bytes[end] <= 0x39) {
+                while end < bytes.count,
+                    (bytes[end] | 0x20) >= 0x61 && (bytes[end] | 0x20) <= 0x7A
+                        || (bytes[end] >= 0x30 && bytes[end] <= 0x39)
+                {
                     end += 1
                 }
                 if end > start, end < bytes.count, [0x20, 0x3E, 0x2F, 0x09, 0x0A].contains(bytes[end]),
@@ -218,7 +222,8 @@ final class HTMLTextConverter {
             } else if byte == UInt8(ascii: "&") {
                 var end = index + 1
                 while end < bytes.count, end - index < 12,
-                    (bytes[end] | 0x20) >= 0x61 && (bytes[end] | 0x20) <= 0x7A || (bytes[end] >= 0x30 && bytes[end] <= 0x39) || bytes[end] == UInt8(ascii: "#")
+                    (bytes[end] | 0x20) >= 0x61 && (bytes[end] | 0x20) <= 0x7A
+                        || (bytes[end] >= 0x30 && bytes[end] <= 0x39) || bytes[end] == UInt8(ascii: "#")
                 {
                     end += 1
                 }

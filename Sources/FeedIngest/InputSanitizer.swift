@@ -106,7 +106,10 @@ struct InputSanitizer {
                 continue
             }
             if byte >= 0x80 {
-                guard let consumed = decodeNonASCII(input, at: index, isFinal: isFinal, outputStart: outputStart, output: &output) else {
+                guard
+                    let consumed = decodeNonASCII(
+                        input, at: index, isFinal: isFinal, outputStart: outputStart, output: &output)
+                else {
                     break  // need more bytes
                 }
                 index += consumed
@@ -117,7 +120,8 @@ struct InputSanitizer {
             if inCDATA {
                 if byte == UInt8(ascii: "]") {
                     if remaining < 3 && !isFinal { break }
-                    if remaining >= 3 && input[index + 1] == UInt8(ascii: "]") && input[index + 2] == UInt8(ascii: ">") {
+                    if remaining >= 3 && input[index + 1] == UInt8(ascii: "]") && input[index + 2] == UInt8(ascii: ">")
+                    {
                         output.append(contentsOf: [0x5D, 0x5D, 0x3E])
                         index += 3
                         inCDATA = false
@@ -131,7 +135,8 @@ struct InputSanitizer {
             if inComment {
                 if byte == UInt8(ascii: "-") {
                     if remaining < 3 && !isFinal { break }
-                    if remaining >= 3 && input[index + 1] == UInt8(ascii: "-") && input[index + 2] == UInt8(ascii: ">") {
+                    if remaining >= 3 && input[index + 1] == UInt8(ascii: "-") && input[index + 2] == UInt8(ascii: ">")
+                    {
                         output.append(contentsOf: [0x2D, 0x2D, 0x3E])
                         index += 3
                         inComment = false
@@ -162,7 +167,10 @@ struct InputSanitizer {
                 continue
             }
             if byte == UInt8(ascii: "&") {
-                guard let consumed = repairReference(input, at: index, isFinal: isFinal, outputStart: outputStart, output: &output) else {
+                guard
+                    let consumed = repairReference(
+                        input, at: index, isFinal: isFinal, outputStart: outputStart, output: &output)
+                else {
                     break
                 }
                 index += consumed

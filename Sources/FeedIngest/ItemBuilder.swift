@@ -101,7 +101,8 @@ struct ItemFinisher {
             case .plain: text = HTMLTextConverter.collapseWhitespace(bytes)
             case .html, .xhtml: text = converter.convert(bytes, collectImages: false).text
             case .maybeHTML:
-                text = HTMLTextConverter.looksLikeHTML(bytes)
+                text =
+                    HTMLTextConverter.looksLikeHTML(bytes)
                     ? converter.convert(bytes, collectImages: false).text : HTMLTextConverter.collapseWhitespace(bytes)
             }
             return text.isEmpty ? nil : text
@@ -156,7 +157,9 @@ struct ItemFinisher {
         if images.isEmpty {
             let htmlFields: [ItemField] = [.contentEncoded, .atomContent, .description, .summary]
             for field in htmlFields {
-                guard let bytes = builder.fields[field.rawValue], builder.kinds[field.rawValue] != .plain else { continue }
+                guard let bytes = builder.fields[field.rawValue], builder.kinds[field.rawValue] != .plain else {
+                    continue
+                }
                 captionImages = converter.convert(bytes, collectImages: true).images
                 if !captionImages.isEmpty { break }
             }
@@ -171,13 +174,17 @@ struct ItemFinisher {
         }
         let chosen = choose(kinds)
 
-        let id = [raw(.guid), raw(.atomID), raw(.dcIdentifier)].lazy.compactMap { $0 }.first
+        let id =
+            [raw(.guid), raw(.atomID), raw(.dcIdentifier)].lazy.compactMap { $0 }.first
             ?? link ?? builder.about
-            ?? Self.stableHash(title: title, date: published ?? dateFields.lazy.compactMap({ raw($0) }).first, text: text)
+            ?? Self.stableHash(
+                title: title, date: published ?? dateFields.lazy.compactMap({ raw($0) }).first, text: text)
 
         if builder.suppressedWarnings > 0 {
             builder.warnings.append(
-                FeedWarning(code: "too-many-warnings", message: "\(builder.suppressedWarnings) more warnings for this item were dropped"))
+                FeedWarning(
+                    code: "too-many-warnings",
+                    message: "\(builder.suppressedWarnings) more warnings for this item were dropped"))
         }
         return FeedItem(
             index: index, id: id, title: title, text: text, link: link, author: author, published: published,
@@ -187,7 +194,9 @@ struct ItemFinisher {
     /// "jane@example.com (Jane Doe)" → "Jane Doe", as feedparser's `author_detail.name`.
     func authorName(_ author: String?) -> String? {
         guard let author else { return nil }
-        if author.contains("@"), let open = author.firstIndex(of: "("), let close = author.lastIndex(of: ")"), open < close {
+        if author.contains("@"), let open = author.firstIndex(of: "("), let close = author.lastIndex(of: ")"),
+            open < close
+        {
             let name = String(author[author.index(after: open)..<close]).trimmingASCIIWhitespace()
             if !name.isEmpty { return name }
         }
@@ -291,7 +300,8 @@ struct ItemFinisher {
 /// One warning per kind of input repair, counting its occurrences and pointing at the first:
 /// a windows-1252 caption has many invalid bytes, and one warning says it better than twenty.
 struct RepairSummaries {
-    private var entries: [(kind: InputSanitizer.Repair.Kind, warningIndex: Int, count: Int, first: InputSanitizer.Repair)] = []
+    private var entries:
+        [(kind: InputSanitizer.Repair.Kind, warningIndex: Int, count: Int, first: InputSanitizer.Repair)] = []
 
     func has(_ kind: InputSanitizer.Repair.Kind) -> Bool { entries.contains { $0.kind == kind } }
 
@@ -312,15 +322,21 @@ struct RepairSummaries {
         switch first.kind {
         case .invalidUTF8:
             code = "invalid-utf8"
-            what = count == 1 ? "1 byte was not valid UTF-8 and was read as windows-1252"
+            what =
+                count == 1
+                ? "1 byte was not valid UTF-8 and was read as windows-1252"
                 : "\(count) bytes were not valid UTF-8 and were read as windows-1252"
         case .controlCharacter:
             code = "control-characters"
-            what = count == 1 ? "1 control character XML forbids was dropped"
+            what =
+                count == 1
+                ? "1 control character XML forbids was dropped"
                 : "\(count) control characters XML forbids were dropped"
         case .bareAmpersand:
             code = "unescaped-ampersand"
-            what = count == 1 ? "1 '&' that starts no reference was read as text"
+            what =
+                count == 1
+                ? "1 '&' that starts no reference was read as text"
                 : "\(count) '&' that start no reference were read as text"
         }
         return FeedWarning(code: code, message: what, line: first.line, column: first.column)

@@ -15,7 +15,8 @@ struct JSONFeedDecoder {
         } catch {
             throw FeedIngestError(
                 code: .invalidJSON,
-                message: "the input starts with '{' but is not valid JSON (\(error.reason) at byte offset \(error.offset)); JSON Feeds must be valid JSON",
+                message:
+                    "the input starts with '{' but is not valid JSON (\(error.reason) at byte offset \(error.offset)); JSON Feeds must be valid JSON",
                 source: reader.sourceName)
         }
         guard let items = document["items"]?.arrayValue else {
@@ -53,7 +54,9 @@ struct JSONFeedDecoder {
             for attachment in entry["attachments"]?.arrayValue ?? [] {
                 guard let url = attachment["url"]?.stringValue else { continue }
                 builder.images.append(
-                    RawImage(origin: "enclosure", url: url, type: attachment["mime_type"]?.stringValue, base: builder.base, line: nil))
+                    RawImage(
+                        origin: "enclosure", url: url, type: attachment["mime_type"]?.stringValue, base: builder.base,
+                        line: nil))
             }
             result.append(reader.finisher.finish(builder, index: result.count))
         }

@@ -51,7 +51,9 @@ enum JSONValue: Equatable {
         parser.skipWhitespace()
         let value = try parser.value(depth: 0)
         parser.skipWhitespace()
-        guard parser.position == bytes.count else { throw SyntaxError(offset: parser.position, reason: "text after the JSON value") }
+        guard parser.position == bytes.count else {
+            throw SyntaxError(offset: parser.position, reason: "text after the JSON value")
+        }
         return value
     }
 
@@ -79,10 +81,14 @@ enum JSONValue: Equatable {
                 }
                 while true {
                     skipWhitespace()
-                    guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw error("expected a member name") }
+                    guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
+                        throw error("expected a member name")
+                    }
                     let key = try string()
                     skipWhitespace()
-                    guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected ':'") }
+                    guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
+                        throw error("expected ':'")
+                    }
                     position += 1
                     skipWhitespace()
                     members.append((key, try value(depth: depth + 1)))
@@ -175,7 +181,9 @@ enum JSONValue: Equatable {
                         {
                             position += 2
                             let low = try hex4()
-                            scalar = (0xDC00...0xDFFF).contains(low) ? 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00) : 0xFFFD
+                            scalar =
+                                (0xDC00...0xDFFF).contains(low)
+                                ? 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00) : 0xFFFD
                         } else if (0xD800...0xDFFF).contains(scalar) {
                             scalar = 0xFFFD
                         }

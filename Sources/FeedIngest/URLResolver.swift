@@ -45,7 +45,8 @@ struct URLResolver {
         if trimmed.isEmpty || Self.scheme(of: trimmed) != nil { return trimmed }
         let base = bases.lazy.compactMap { $0 }.first ?? feedURL
         if trimmed.hasPrefix("//") {
-            return (base.flatMap { Self.scheme(of: $0) }.map { $0 == "http" ? "http" : "https" } ?? "https") + ":" + trimmed
+            return (base.flatMap { Self.scheme(of: $0) }.map { $0 == "http" ? "http" : "https" } ?? "https") + ":"
+                + trimmed
         }
         guard let base, Self.scheme(of: base) != nil else {
             // Both relative (a relative xml:base in a local feed): join the paths.
@@ -114,7 +115,8 @@ struct URLResolver {
         for character in text.utf8 {
             if character == UInt8(ascii: ":") { return scheme.isEmpty ? nil : scheme.lowercased() }
             let isLetter = (character | 0x20) >= 0x61 && (character | 0x20) <= 0x7A
-            let isOther = (character >= 0x30 && character <= 0x39) || character == 0x2B || character == 0x2D || character == 0x2E
+            let isOther =
+                (character >= 0x30 && character <= 0x39) || character == 0x2B || character == 0x2D || character == 0x2E
             guard isLetter || (!scheme.isEmpty && isOther) else { return nil }
             scheme.append(Character(Unicode.Scalar(character)))
         }
@@ -172,7 +174,8 @@ struct URLResolver {
         var full = path
         if !full.hasPrefix("/") {
             var buffer = [CChar](repeating: 0, count: 4096)
-            let cwd = getcwd(&buffer, buffer.count) != nil
+            let cwd =
+                getcwd(&buffer, buffer.count) != nil
                 ? String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "/"
             full = cwd + "/" + full
         }

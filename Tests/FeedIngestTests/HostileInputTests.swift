@@ -7,14 +7,17 @@ struct HostileInputTests {
         let feed = try parse(fixture("xxe.xml"))
         // feedparser leaves "&secret; &remote;" in the title as text; they are declared external
         // entities, so we drop them (never loading anything) and say so on the item.
-        #expect(feed.items == [
-            FeedItem(
-                index: 0, id: "xxe-1", title: "Leak: from Example Site",
-                warnings: [
-                    FeedWarning(code: "external-entity", message: "external entity 'secret' was not loaded", line: 11),
-                    FeedWarning(code: "external-entity", message: "external entity 'remote' was not loaded", line: 11),
-                ])
-        ])
+        #expect(
+            feed.items == [
+                FeedItem(
+                    index: 0, id: "xxe-1", title: "Leak: from Example Site",
+                    warnings: [
+                        FeedWarning(
+                            code: "external-entity", message: "external entity 'secret' was not loaded", line: 11),
+                        FeedWarning(
+                            code: "external-entity", message: "external entity 'remote' was not loaded", line: 11),
+                    ])
+            ])
     }
 
     @Test func entityBombEndsWithAClearError() {
@@ -47,7 +50,10 @@ struct HostileInputTests {
     @Test func otherXMLIsUnsupported() {
         #expect {
             _ = try parse("<?xml version=\"1.0\"?><svg xmlns=\"http://www.w3.org/2000/svg\"/>")
-        } throws: { ($0 as? FeedIngestError)?.code == .unsupportedFormat && ($0 as? FeedIngestError)?.message.contains("<svg>") == true }
+        } throws: {
+            ($0 as? FeedIngestError)?.code == .unsupportedFormat
+                && ($0 as? FeedIngestError)?.message.contains("<svg>") == true
+        }
     }
 
     @Test(arguments: ["", "   \n", "just some text"])
@@ -58,7 +64,8 @@ struct HostileInputTests {
     }
 
     @Test func inputSizeLimit() {
-        let text = "<rss><channel>" + String(repeating: "<item><title>x</title></item>", count: 100) + "</channel></rss>"
+        let text =
+            "<rss><channel>" + String(repeating: "<item><title>x</title></item>", count: 100) + "</channel></rss>"
         #expect {
             _ = try parse(text, chunkSize: 64, options: FeedIngestOptions(maxInputBytes: 1000))
         } throws: { error in
@@ -71,7 +78,8 @@ struct HostileInputTests {
         // libxml2 without XML_PARSE_HUGE refuses single text nodes over 10 MB in some paths; the
         // reader must keep the items around it and bound the field's memory.
         let huge = String(repeating: "word ", count: 2_200_000)  // 11 MB
-        let text = "<rss><channel><item><guid>before</guid></item><item><guid>huge</guid><description>\(huge)</description></item><item><guid>after</guid></item></channel></rss>"
+        let text =
+            "<rss><channel><item><guid>before</guid></item><item><guid>huge</guid><description>\(huge)</description></item><item><guid>after</guid></item></channel></rss>"
         let options = FeedIngestOptions(maxTextLength: 20, maxFieldBytes: 1 << 20)
         let feed = try parse(Array(text.utf8), chunkSize: 65536, options: options)
         #expect(feed.items.map(\.id) == ["before", "huge", "after"])
@@ -83,7 +91,8 @@ struct HostileInputTests {
         // 5,000 nested elements inside a description: no recursion in the reader, and the item
         // after it is still read.
         let depth = 5000
-        let text = "<rss><channel><item><guid>deep</guid><description>" + String(repeating: "<div>", count: depth)
+        let text =
+            "<rss><channel><item><guid>deep</guid><description>" + String(repeating: "<div>", count: depth)
             + "x" + String(repeating: "</div>", count: depth)
             + "</description></item><item><guid>next</guid></item></channel></rss>"
         let feed = try parse(text, chunkSize: 4096)
@@ -104,16 +113,20 @@ struct HostileInputTests {
 /// More encodings and entity abuse.
 struct EncodingAndEntityTests {
     @Test func unknownEncodingLabelIsReadAsUTF8() throws {
-        let feed = try parse("<?xml version=\"1.0\" encoding=\"utf8mb4\"?><rss><channel><item><guid>u</guid><title>Ünïcode</title></item></channel></rss>")
+        let feed = try parse(
+            "<?xml version=\"1.0\" encoding=\"utf8mb4\"?><rss><channel><item><guid>u</guid><title>Ünïcode</title></item></channel></rss>"
+        )
         #expect(feed.items == [FeedItem(index: 0, id: "u", title: "Ünïcode")])
-        #expect(feed.feedWarnings == [
-            FeedWarning(code: "unknown-encoding", message: "unknown encoding 'utf8mb4' was read as UTF-8", line: 1)
-        ])
+        #expect(
+            feed.feedWarnings == [
+                FeedWarning(code: "unknown-encoding", message: "unknown encoding 'utf8mb4' was read as UTF-8", line: 1)
+            ])
     }
 
     @Test func windows1251IsDecodedByLibxml2() throws {
         // "Фото" in windows-1251.
-        var bytes = Array("<?xml version=\"1.0\" encoding=\"windows-1251\"?><rss><channel><item><guid>c</guid><title>".utf8)
+        var bytes = Array(
+            "<?xml version=\"1.0\" encoding=\"windows-1251\"?><rss><channel><item><guid>c</guid><title>".utf8)
         bytes += [0xD4, 0xEE, 0xF2, 0xEE]
         bytes += Array("</title></item></channel></rss>".utf8)
         let feed = try parse(bytes)
@@ -125,14 +138,19 @@ struct EncodingAndEntityTests {
         // this a loop, so the field cap is what bounds memory; the next item is still read.
         let big = String(repeating: "a", count: 50_000)
         let references = String(repeating: "&big;", count: 50_000)
-        let text = "<?xml version=\"1.0\"?><!DOCTYPE rss [<!ENTITY big \"\(big)\">]><rss><channel><item><guid>q</guid><title>\(references)</title></item><item><guid>after</guid></item></channel></rss>"
+        let text =
+            "<?xml version=\"1.0\"?><!DOCTYPE rss [<!ENTITY big \"\(big)\">]><rss><channel><item><guid>q</guid><title>\(references)</title></item><item><guid>after</guid></item></channel></rss>"
         let feed = try parse(Array(text.utf8), chunkSize: 65536, options: FeedIngestOptions(maxTextLength: 10))
-        #expect(feed.items == [
-            FeedItem(
-                index: 0, id: "q", title: "aaaaaaaaa…",
-                warnings: [FeedWarning(code: "field-truncated", message: "a text field longer than 1048576 bytes was cut", line: 1)]),
-            FeedItem(index: 1, id: "after"),
-        ])
+        #expect(
+            feed.items == [
+                FeedItem(
+                    index: 0, id: "q", title: "aaaaaaaaa…",
+                    warnings: [
+                        FeedWarning(
+                            code: "field-truncated", message: "a text field longer than 1048576 bytes was cut", line: 1)
+                    ]),
+                FeedItem(index: 1, id: "after"),
+            ])
     }
 }
 

@@ -14,43 +14,53 @@ struct ImageChoiceTests {
     }
 
     @Test func largestMediaContentWithoutDefault() throws {
-        let result = try item("""
+        let result = try item(
+            """
             <media:content url="https://i/a.jpg" medium="image" width="300" height="200"/>
             <media:group><media:content url="https://i/b.jpg" type="image/jpeg" width="1200" height="800"/></media:group>
             <media:content url="https://i/c.jpg" medium="image" width="640"/>
             <media:thumbnail url="https://i/t.jpg" width="2000" height="2000"/>
             """)
-        #expect(result.image == FeedImage(url: "https://i/b.jpg", width: 1200, height: 800, type: "image/jpeg", origin: "media:content"))
-        #expect(result.images.map(\.url) == ["https://i/a.jpg", "https://i/b.jpg", "https://i/c.jpg", "https://i/t.jpg"])
+        #expect(
+            result.image
+                == FeedImage(
+                    url: "https://i/b.jpg", width: 1200, height: 800, type: "image/jpeg", origin: "media:content"))
+        #expect(
+            result.images.map(\.url) == ["https://i/a.jpg", "https://i/b.jpg", "https://i/c.jpg", "https://i/t.jpg"])
     }
 
     @Test func videoContentFallsBackToItsThumbnail() throws {
-        let result = try item("""
+        let result = try item(
+            """
             <media:content url="https://v/clip.mp4" medium="video" width="1920" height="1080">
               <media:thumbnail url="https://v/small.jpg" width="120" height="90"/>
               <media:thumbnail url="https://v/large.jpg" width="480" height="360"/>
             </media:content>
             """)
-        #expect(result.image == FeedImage(url: "https://v/large.jpg", width: 480, height: 360, origin: "media:thumbnail"))
+        #expect(
+            result.image == FeedImage(url: "https://v/large.jpg", width: 480, height: 360, origin: "media:thumbnail"))
         #expect(result.images.count == 2)
     }
 
     @Test func enclosureByTypeOrExtension() throws {
-        let result = try item("""
+        let result = try item(
+            """
             <enclosure url="https://p/episode.mp3" type="audio/mpeg" length="1"/>
             <enclosure url="https://p/notes.pdf"/>
             <enclosure url="https://p/Cover.JPG?v=2"/>
             <itunes:image href="https://p/show.png"/>
             """)
         #expect(result.image == FeedImage(url: "https://p/Cover.JPG?v=2", origin: "enclosure"))
-        #expect(result.images == [
-            FeedImage(url: "https://p/Cover.JPG?v=2", origin: "enclosure"),
-            FeedImage(url: "https://p/show.png", origin: "itunes:image"),
-        ])
+        #expect(
+            result.images == [
+                FeedImage(url: "https://p/Cover.JPG?v=2", origin: "enclosure"),
+                FeedImage(url: "https://p/show.png", origin: "itunes:image"),
+            ])
     }
 
     @Test func atomEnclosureLinkInRSS() throws {
-        let result = try item("""
+        let result = try item(
+            """
             <link>https://site/post</link>
             <atom:link rel="alternate" href="https://elsewhere/post"/>
             <atom:link rel="enclosure" type="image/webp" href="/img/p.webp"/>
@@ -61,7 +71,8 @@ struct ImageChoiceTests {
     }
 
     @Test func itunesImageBeforeCaptionImages() throws {
-        let result = try item("""
+        let result = try item(
+            """
             <description>&lt;img src="https://c/in-caption.jpg"&gt;</description>
             <itunes:image href="https://p/episode.jpg"/>
             """)
@@ -110,7 +121,10 @@ struct FieldTests {
             <item><guid>5</guid><author>only@example.com</author></item>
             </channel></rss>
             """
-        #expect(try parse(text).items.map(\.author) == ["Jo Park", "Dee Creator", "Media Credit", "Pod Caster", "only@example.com"])
+        #expect(
+            try parse(text).items.map(\.author) == [
+                "Jo Park", "Dee Creator", "Media Credit", "Pod Caster", "only@example.com",
+            ])
     }
 
     @Test func atomWithoutNamespaceAndMediaTitleFallback() throws {
@@ -122,9 +136,10 @@ struct FieldTests {
         let feed = try parse(text)
         #expect(feed.format == .atom)
         #expect(feed.feedTitle == "No xmlns")
-        #expect(feed.items == [
-            FeedItem(index: 0, id: "e", title: "From media", link: "https://n/e", published: "2024-01-02T03:04:05Z")
-        ])
+        #expect(
+            feed.items == [
+                FeedItem(index: 0, id: "e", title: "From media", link: "https://n/e", published: "2024-01-02T03:04:05Z")
+            ])
     }
 
     @Test func captionIsCappedAtMaxTextLength() throws {

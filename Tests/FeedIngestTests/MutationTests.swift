@@ -29,11 +29,15 @@ struct MutationTests {
             let position = Int.random(in: 0..<result.count, using: &generator)
             switch Int.random(in: 0..<4, using: &generator) {
             case 0: result[position] = UInt8.random(in: 0...255, using: &generator)
-            case 1: result.removeSubrange(position..<min(result.count, position + Int.random(in: 1...16, using: &generator)))
+            case 1:
+                result.removeSubrange(
+                    position..<min(result.count, position + Int.random(in: 1...16, using: &generator)))
             case 2: result.insert(contentsOf: interesting.randomElement(using: &generator)!, at: position)
             default:
                 let length = min(result.count - position, Int.random(in: 1...64, using: &generator))
-                result.insert(contentsOf: result[position..<position + length], at: Int.random(in: 0..<result.count, using: &generator))
+                result.insert(
+                    contentsOf: result[position..<position + length],
+                    at: Int.random(in: 0..<result.count, using: &generator))
             }
         }
         return result
@@ -62,7 +66,9 @@ struct MutationTests {
                 // Everything must match, except where libxml2 says an error at the end of input is
                 // (for an unterminated CDATA section it reports the position of the last chunk), and
                 // so how that error orders among the item's other warnings.
-                #expect(Self.withoutPositions(a.items) == Self.withoutPositions(b.items), "\(name) round \(round) chunk \(chunkSize)")
+                #expect(
+                    Self.withoutPositions(a.items) == Self.withoutPositions(b.items),
+                    "\(name) round \(round) chunk \(chunkSize)")
                 #expect(a.feedTitle == b.feedTitle, "\(name) round \(round) chunk \(chunkSize)")
             case (.failure(let a), .failure(let b)):
                 #expect((a as? FeedIngestError)?.code == (b as? FeedIngestError)?.code, "\(name) round \(round)")

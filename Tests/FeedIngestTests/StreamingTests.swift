@@ -71,25 +71,30 @@ struct LocalFeedTests {
         let spaced = FeedImage(url: "photos/a b.jpg", localPath: directory + "/photos/a b.jpg", origin: "media:content")
         let normalised = FeedImage(url: "photos/c.jpg", localPath: directory + "/photos/c.jpg", origin: "media:content")
         let remote = FeedImage(url: "https://remote.example.com/r.jpg", origin: "media:content")
-        #expect(items == [
-            FeedItem(index: 0, id: "local-1", image: spaced, images: [spaced]),
-            FeedItem(index: 1, id: "local-2", image: normalised, images: [normalised]),
-            FeedItem(
-                index: 2, id: "local-3",
-                warnings: [
-                    FeedWarning(
-                        code: "refused-path",
-                        message: "local image '../../../etc/passwd' is outside the feed's directory; it was not used", line: 6)
-                ]),
-            FeedItem(
-                index: 3, id: "local-4",
-                warnings: [
-                    FeedWarning(
-                        code: "refused-path",
-                        message: "local image 'file:///etc/hostname' is outside the feed's directory; it was not used", line: 7)
-                ]),
-            FeedItem(index: 4, id: "local-5", image: remote, images: [remote]),
-        ])
+        #expect(
+            items == [
+                FeedItem(index: 0, id: "local-1", image: spaced, images: [spaced]),
+                FeedItem(index: 1, id: "local-2", image: normalised, images: [normalised]),
+                FeedItem(
+                    index: 2, id: "local-3",
+                    warnings: [
+                        FeedWarning(
+                            code: "refused-path",
+                            message:
+                                "local image '../../../etc/passwd' is outside the feed's directory; it was not used",
+                            line: 6)
+                    ]),
+                FeedItem(
+                    index: 3, id: "local-4",
+                    warnings: [
+                        FeedWarning(
+                            code: "refused-path",
+                            message:
+                                "local image 'file:///etc/hostname' is outside the feed's directory; it was not used",
+                            line: 7)
+                    ]),
+                FeedItem(index: 4, id: "local-5", image: remote, images: [remote]),
+            ])
     }
 
     @Test func imageRootWidensWhatIsAllowed() throws {
@@ -115,7 +120,8 @@ struct LocalFeedTests {
             rmdir(temporary)
         }
         #expect(symlink("/etc", temporary + "/escape") == 0)
-        let feedText = "<rss><channel><item><guid>s</guid><enclosure url=\"escape/passwd\" type=\"image/jpeg\"/></item></channel></rss>"
+        let feedText =
+            "<rss><channel><item><guid>s</guid><enclosure url=\"escape/passwd\" type=\"image/jpeg\"/></item></channel></rss>"
         let file = fopen(temporary + "/feed.xml", "w")
         fputs(feedText, file)
         fclose(file)

@@ -31,7 +31,8 @@ func parse(
         offset = end
     }
     items += try reader.finish()
-    return ParsedFeed(items: items, format: reader.format, feedTitle: reader.feedTitle, feedWarnings: reader.feedWarnings)
+    return ParsedFeed(
+        items: items, format: reader.format, feedTitle: reader.feedTitle, feedWarnings: reader.feedWarnings)
 }
 
 func parse(

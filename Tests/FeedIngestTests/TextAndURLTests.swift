@@ -5,22 +5,26 @@ import Testing
 struct HTMLTextTests {
     @Test func dropsTagsDecodesEntitiesAndCollapsesWhitespace() {
         let converter = HTMLTextConverter()
-        let html = Array("<p>One&nbsp;&amp;\n two</p><script>var x = '<b>';</script><ul><li>a</li><li>b</li></ul>x<b>y</b>z &eacute;".utf8)
+        let html = Array(
+            "<p>One&nbsp;&amp;\n two</p><script>var x = '<b>';</script><ul><li>a</li><li>b</li></ul>x<b>y</b>z &eacute;"
+                .utf8)
         #expect(converter.convert(html, collectImages: false).text == "One & two a b xyz é")
     }
 
     @Test func findsImagesButNotPixelsAvatarsOrDataURIs() {
         let converter = HTMLTextConverter()
-        let html = Array("""
+        let html = Array(
+            """
             <img src="data:image/png;base64,AAAA"><img src="/a.gif" width="1" height="1">
             <img class="avatar photo" src="/me.jpg"><img src="/p.jpg" data-src="/lazy.jpg" width="800px">
             <img srcset="/s.jpg 1x, /l.jpg 2x">
             """.utf8)
         let images = converter.convert(html, collectImages: true).images
-        #expect(images == [
-            HTMLImageReference(source: "/lazy.jpg", width: "800px", height: nil),
-            HTMLImageReference(source: "/l.jpg", width: nil, height: nil),
-        ])
+        #expect(
+            images == [
+                HTMLImageReference(source: "/lazy.jpg", width: "800px", height: nil),
+                HTMLImageReference(source: "/l.jpg", width: nil, height: nil),
+            ])
     }
 
     @Test func truncatesAtAWordBoundary() {
@@ -48,8 +52,12 @@ struct URLResolverTests {
     let remote = URLResolver(feedURL: "https://example.com/feeds/all.xml", feedDirectory: nil, imageRoot: nil)
 
     @Test func resolvesAgainstTheFirstBase() {
-        #expect(remote.resolveLink("a.jpg", bases: [nil, "https://blog.example.com/post/"]) == "https://blog.example.com/post/a.jpg")
-        #expect(remote.resolveLink("a.jpg", bases: ["https://x.example/base/", "https://y.example/"]) == "https://x.example/base/a.jpg")
+        #expect(
+            remote.resolveLink("a.jpg", bases: [nil, "https://blog.example.com/post/"])
+                == "https://blog.example.com/post/a.jpg")
+        #expect(
+            remote.resolveLink("a.jpg", bases: ["https://x.example/base/", "https://y.example/"])
+                == "https://x.example/base/a.jpg")
         #expect(remote.resolveLink("../a.jpg", bases: [nil]) == "https://example.com/a.jpg")
         #expect(remote.resolveLink("/a b.jpg", bases: []) == "https://example.com/a%20b.jpg")
     }
@@ -61,7 +69,8 @@ struct URLResolverTests {
     }
 
     @Test func absoluteReferencesAreKept() {
-        #expect(remote.resolveLink("HTTPS://Other.example/x.jpg", bases: ["https://a/"]) == "HTTPS://Other.example/x.jpg")
+        #expect(
+            remote.resolveLink("HTTPS://Other.example/x.jpg", bases: ["https://a/"]) == "HTTPS://Other.example/x.jpg")
         #expect(URLResolver.scheme(of: "c:/windows") == "c")
         #expect(URLResolver.scheme(of: "photos/a:b.jpg") == nil)
     }
