@@ -48,6 +48,9 @@ public final class FeedReader {
     private var baseStack: [(depth: Int, base: String)] = []
     private var item: ItemBuilder?
     private var itemDepth = 0
+    /// Depth of an Atom `<source>` being skipped: its title, id and links describe the feed the
+    /// entry was copied from, not the entry.
+    private var skippedDepth: Int?
     private var capture: Capture?
     /// Whether the channel / feed title was read (the first one counts).
     private var feedTitleSeen = false
@@ -526,6 +529,12 @@ public final class FeedReader {
             }
             return
         }
+        if skippedDepth != nil { return }
+        if name == "source" && (namespace == .atom10 || namespace == .atom03 || (namespace == .none && format == .atom))
+        {
+            skippedDepth = depth
+            return
+        }
         startItemChild(namespace: namespace, name: name, parent: parent, attributes: attributeList)
     }
 
@@ -706,6 +715,7 @@ public final class FeedReader {
             }
             if depth != itemDepth { return }
         }
+        if let skipped = skippedDepth, depth <= skipped { skippedDepth = nil }
         if item != nil && depth <= itemDepth {
             closeItem()
         }
@@ -715,6 +725,7 @@ public final class FeedReader {
         guard let builder = item else { return }
         item = nil
         capture = nil
+        skippedDepth = nil
         completed.append(finisher.finish(builder, index: nextIndex))
         nextIndex += 1
     }

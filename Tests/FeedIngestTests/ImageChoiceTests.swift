@@ -142,6 +142,23 @@ struct FieldTests {
             ])
     }
 
+    @Test func atomSourceDoesNotLendItsFields() throws {
+        // Aggregators copy entries with a <source> describing the original feed; its title, id,
+        // link and author are not the entry's (feedparser also keeps them apart, in `source`).
+        let text = """
+            <feed xmlns="http://www.w3.org/2005/Atom"><title>Planet</title>
+            <entry>
+              <source><id>urn:origin</id><title>Origin Feed</title><link href="https://origin/"/><author><name>Origin</name></author></source>
+              <title>Copied entry</title><id>urn:entry</id><link href="https://origin/entry"/><author><name>Writer</name></author>
+            </entry></feed>
+            """
+        #expect(
+            try parse(text).items == [
+                FeedItem(
+                    index: 0, id: "urn:entry", title: "Copied entry", link: "https://origin/entry", author: "Writer")
+            ])
+    }
+
     @Test func captionIsCappedAtMaxTextLength() throws {
         let words = Array(repeating: "lorem", count: 100).joined(separator: " ")
         let feed = try parse(
