@@ -124,7 +124,7 @@ public final class FeedReader {
                 FeedIngestError(
                     code: .inputTooLarge,
                     message:
-                        "the input is larger than the limit of \(options.maxInputBytes) bytes; raise maxInputBytes (--max-input-bytes) if it is trusted",
+                        "the input is larger than the limit of \(options.maxInputBytes) bytes (passed at byte offset \(options.maxInputBytes)); raise maxInputBytes if the feed is trusted",
                     source: sourceName))
             try checkUsable()
         }
@@ -165,7 +165,7 @@ public final class FeedReader {
                 code: .malformedDocument,
                 message: empty
                     ? "the input is empty; expected an RSS, Atom or JSON feed"
-                    : "no root element was found; the input is not XML (check that the path or URL points at the feed)",
+                    : "no root element in \(inputByteCount) bytes; the input is not XML (check that the path or URL points at the feed)",
                 source: sourceName)
         }
         return takeCompleted()
