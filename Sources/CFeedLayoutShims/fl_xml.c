@@ -74,7 +74,7 @@ htmlDocPtr fl_xml_html_read(htmlParserCtxtPtr context, const char *bytes, int le
     context->sax->serror = fl_xml_discard_error;
     return htmlCtxtReadMemory(context, bytes, length, NULL, "UTF-8",
                               HTML_PARSE_NONET | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
-                                  HTML_PARSE_RECOVER | HTML_PARSE_NOIMPLIED | HTML_PARSE_COMPACT);
+                                  HTML_PARSE_RECOVER | HTML_PARSE_COMPACT);
 }
 
 char *fl_xml_build_uri(const char *reference, const char *base) {

@@ -14,7 +14,8 @@ import CLibXML2
 ///   their characters; the five XML entities become character references (see
 ///   `predefinedAsCharacterReference`); other names are kept as text unless the document
 ///   declares entities itself;
-/// - CDATA sections and comments pass through untouched (an `&` there is literal).
+/// - CDATA sections pass through untouched (an `&` there is literal), split every megabyte;
+///   comments lose their content (nothing reads it).
 ///
 /// Lines are never added or removed, so libxml2's line numbers stay those of the input; columns
 /// after a repair on the same line shift by the repair's length.
@@ -30,6 +31,11 @@ struct InputSanitizer {
     let decoding: Decoding
     private var inCDATA = false
     private var inComment = false
+    /// Output offset where the current CDATA section's content began.
+    private var cdataSectionStart = 0
+    /// How much CDATA content goes into one section before it is split.
+    static let cdataSplitLength = 1 << 20
+    static let cdataSplit: [UInt8] = Array("]]><![CDATA[".utf8)
     /// Whether the document declares entities of its own (then unknown names are its business).
     private var declaresEntities = false
     /// Input bytes consumed so far.
@@ -75,6 +81,34 @@ struct InputSanitizer {
         output.reserveCapacity(output.count + count + count / 16)
         while index < count {
             let byte = input[index]
+            if inComment {
+                // Comments never matter to a feed: their content is dropped (newlines kept, so
+                // line numbers stay true), and a megabyte-long comment cannot trip libxml2's
+                // "Huge input lookup" limit.
+                if byte == UInt8(ascii: "-") {
+                    if count - index < 3 && !isFinal { break }
+                    if count - index >= 3 && input[index + 1] == UInt8(ascii: "-")
+                        && input[index + 2] == UInt8(ascii: ">")
+                    {
+                        output.append(contentsOf: [0x2D, 0x2D, 0x3E])
+                        index += 3
+                        inComment = false
+                        continue
+                    }
+                } else if byte == 0x0A {
+                    newLine(at: index)
+                    output.append(byte)
+                }
+                index += 1
+                continue
+            }
+            if inCDATA, outputOffset + output.count - outputStart - cdataSectionStart >= Self.cdataSplitLength {
+                // libxml2's push parser does not release a CDATA section's input until it ends and
+                // halts ("Huge input lookup") past 10 MB; closing and reopening the section every
+                // megabyte keeps the text identical and the parser going.
+                output.append(contentsOf: Self.cdataSplit)
+                cdataSectionStart = outputOffset + output.count - outputStart
+            }
             // Fast path: a run of ordinary printable ASCII (and tab / newline / carriage return)
             // is copied in one append.
             if Self.isOrdinary(byte) {
@@ -132,27 +166,13 @@ struct InputSanitizer {
                 index += 1
                 continue
             }
-            if inComment {
-                if byte == UInt8(ascii: "-") {
-                    if remaining < 3 && !isFinal { break }
-                    if remaining >= 3 && input[index + 1] == UInt8(ascii: "-") && input[index + 2] == UInt8(ascii: ">")
-                    {
-                        output.append(contentsOf: [0x2D, 0x2D, 0x3E])
-                        index += 3
-                        inComment = false
-                        continue
-                    }
-                }
-                output.append(byte)
-                index += 1
-                continue
-            }
             if byte == UInt8(ascii: "<") {
                 if remaining < 9 && !isFinal { break }
                 if Self.matches(input, at: index, "<![CDATA[") {
                     output.append(contentsOf: Array("<![CDATA[".utf8))
                     index += 9
                     inCDATA = true
+                    cdataSectionStart = outputOffset + output.count - outputStart
                     continue
                 }
                 if Self.matches(input, at: index, "<!ENTITY") { declaresEntities = true }

@@ -87,6 +87,16 @@ struct HostileInputTests {
         #expect(feed.items[1].warnings.map(\.code) == ["field-truncated"])
     }
 
+    @Test func cdataSectionOverTenMegabytesIsCappedNotFatal() throws {
+        let huge = String(repeating: "<b>x</b> ", count: 1_300_000)  // 11.7 MB of HTML in CDATA
+        let text =
+            "<rss><channel><item><guid>huge</guid><description><![CDATA[\(huge)]]></description></item><item><guid>after</guid></item></channel></rss>"
+        let feed = try parse(Array(text.utf8), chunkSize: 65536, options: FeedIngestOptions(maxTextLength: 8))
+        #expect(feed.items.map(\.id) == ["huge", "after"])
+        #expect(feed.items[0].text == "x x x x…")
+        #expect(feed.items[0].warnings.map(\.code) == ["field-truncated"])
+    }
+
     @Test func deepNestingKeepsTheItems() throws {
         // 5,000 nested elements inside a description: no recursion in the reader, and the item
         // after it is still read.

@@ -11,6 +11,16 @@ struct HTMLTextTests {
         #expect(converter.convert(html, collectImages: false).text == "One & two a b xyz é")
     }
 
+    @Test(arguments: [
+        ("<b>Bold</b> <i>italic</i>", "Bold italic"),
+        (" <em>lead</em> text ", "lead text"),
+        ("<p>one</p><p>two</p>", "one two"),
+        ("<a href=\"x\">link</a>&nbsp;<span>after</span>", "link after"),
+    ])
+    func keepsSpacesBetweenInlineElements(html: String, expected: String) {
+        #expect(HTMLTextConverter().convert(Array(html.utf8), collectImages: false).text == expected)
+    }
+
     @Test func findsImagesButNotPixelsAvatarsOrDataURIs() {
         let converter = HTMLTextConverter()
         let html = Array(

@@ -21,7 +21,9 @@ void fl_xml_prepare_sax_handler(xmlSAXHandler *handler, xmlStructuredErrorFunc s
 /// caption HTML into text. Free it with htmlFreeParserCtxt.
 htmlParserCtxtPtr fl_xml_html_context_create(void);
 
-/// Parses `length` bytes of UTF-8 HTML with `context` (no network, recovering, silent).
+/// Parses `length` bytes of UTF-8 HTML with `context` (no network, recovering, silent). The
+/// implied html/body elements are kept: without them libxml2 drops spaces between top-level
+/// inline elements ("<b>a</b> <i>b</i>" would read "ab").
 /// Returns the document (free it with xmlFreeDoc) or NULL.
 htmlDocPtr fl_xml_html_read(htmlParserCtxtPtr context, const char *bytes, int length);
 
