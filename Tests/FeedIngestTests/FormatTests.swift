@@ -42,6 +42,20 @@ struct FormatTests {
             ])
     }
 
+    @Test func rss091WithTheNetscapeDTD() throws {
+        // The external DTD is never loaded (no network, no DTD loading), yet its HTML entities
+        // must read as characters, as feedparser reads them.
+        let feed = try parse(fixture("rss091-netscape.xml"))
+        #expect(feed.format == .rss)
+        #expect(feed.feedTitle == "Café Photos")
+        #expect(feed.feedWarnings == [])
+        #expect(feed.items == [
+            FeedItem(
+                index: 0, id: "http://cafe.example.com/creme", title: "Crème brûlée", text: "Dessert & café.",
+                link: "http://cafe.example.com/creme")
+        ])
+    }
+
     @Test func rss1RDF() throws {
         let feed = try parse(fixture("rss1.rdf"))
         #expect(feed.format == .rdf)

@@ -14,7 +14,7 @@ struct StreamingTests {
         "bare-ampersand-nbsp.xml", "cdata.xml", "non-numeric-sizes.xml", "odd-dates.xml",
         "media-namespace-variants.xml", "media-undeclared-prefix.xml", "images-only-in-html.xml",
         "lazy-load-data-src.xml", "tracking-pixels.xml", "atom-xml-base.xml", "xxe.xml", "rss1.rdf", "atom03.xml",
-        "json-feed.json",
+        "json-feed.json", "rss091-netscape.xml", "shift-jis-invalid.xml",
     ]
 
     @Test(arguments: fixtureNames)
