@@ -14,6 +14,7 @@ import CLibXML2
 ///   their characters; the five XML entities become character references (see
 ///   `predefinedAsCharacterReference`); other names are kept as text unless the document
 ///   declares entities itself;
+/// - attribute values longer than a megabyte are cut (libxml2 would halt on the tag);
 /// - CDATA sections pass through untouched (an `&` there is literal), split every megabyte;
 ///   comments lose their content (nothing reads it).
 ///
@@ -31,6 +32,19 @@ struct InputSanitizer {
     let decoding: Decoding
     private var inCDATA = false
     private var inComment = false
+    /// Where the bytes are, as far as tags go: tracked only to cap attribute values.
+    private enum Markup: Equatable {
+        case content
+        case tag
+        case attributeValue(quote: UInt8)
+    }
+    private var markup = Markup.content
+    /// Output offset where the current attribute value began, and whether it was already cut.
+    private var attributeValueStart = 0
+    private var attributeValueCut = false
+    /// The longest attribute value kept: libxml2's push parser halts ("Huge input lookup") on a
+    /// start tag over 10 MB, losing every later item; a megabyte is far beyond any real URL.
+    static let maximumAttributeValueLength = 1 << 20
     /// Output offset where the current CDATA section's content began.
     private var cdataSectionStart = 0
     /// How much CDATA content goes into one section before it is split.
@@ -52,7 +66,7 @@ struct InputSanitizer {
     /// find the item the parser is in when it gets there).
     struct Repair: Equatable {
         enum Kind: Equatable {
-            case invalidUTF8, controlCharacter, bareAmpersand
+            case invalidUTF8, controlCharacter, bareAmpersand, attributeValueCut
         }
         var kind: Kind
         /// Offset in the sanitised output, comparable with libxml2's `xmlByteConsumed`.
@@ -109,9 +123,73 @@ struct InputSanitizer {
                 output.append(contentsOf: Self.cdataSplit)
                 cdataSectionStart = outputOffset + output.count - outputStart
             }
+            if markup != .content {
+                if byte == UInt8(ascii: "<") {
+                    markup = .content  // an unclosed tag: libxml2 gives up on it here as well
+                } else if case .attributeValue(let quote) = markup {
+                    if byte == quote {
+                        output.append(byte)
+                        index += 1
+                        markup = .tag
+                        continue
+                    }
+                    let valueLength = outputOffset + output.count - outputStart - attributeValueStart
+                    if valueLength >= Self.maximumAttributeValueLength {
+                        if !attributeValueCut {
+                            attributeValueCut = true
+                            record(.attributeValueCut, at: index, outputCount: output.count - outputStart)
+                        }
+                        if byte == 0x0A {
+                            newLine(at: index)
+                            output.append(byte)  // keeps line numbers
+                        }
+                        index += 1
+                        continue
+                    }
+                    // The run stops at the cap exactly, so the cut does not depend on chunking.
+                    let runLimit = min(count, index + Self.maximumAttributeValueLength - valueLength)
+                    var runEnd = index
+                    while runEnd < runLimit, Self.isOrdinary(input[runEnd]), input[runEnd] != quote {
+                        if input[runEnd] == 0x0A { newLine(at: runEnd) }
+                        runEnd += 1
+                    }
+                    if runEnd > index {
+                        output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
+                        index = runEnd
+                        continue
+                    }
+                } else {
+                    if byte == UInt8(ascii: ">") {
+                        output.append(byte)
+                        index += 1
+                        markup = .content
+                        continue
+                    }
+                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                        output.append(byte)
+                        index += 1
+                        markup = .attributeValue(quote: byte)
+                        attributeValueStart = outputOffset + output.count - outputStart
+                        attributeValueCut = false
+                        continue
+                    }
+                    var runEnd = index
+                    while runEnd < count, Self.isOrdinary(input[runEnd]), input[runEnd] != UInt8(ascii: ">"),
+                        input[runEnd] != UInt8(ascii: "\""), input[runEnd] != UInt8(ascii: "'")
+                    {
+                        if input[runEnd] == 0x0A { newLine(at: runEnd) }
+                        runEnd += 1
+                    }
+                    if runEnd > index {
+                        output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
+                        index = runEnd
+                        continue
+                    }
+                }
+            }
             // Fast path: a run of ordinary printable ASCII (and tab / newline / carriage return)
             // is copied in one append.
-            if Self.isOrdinary(byte) {
+            if markup == .content && Self.isOrdinary(byte) {
                 var runEnd = index + 1
                 if byte == 0x0A { newLine(at: index) }
                 while runEnd < count && Self.isOrdinary(input[runEnd]) {
@@ -181,6 +259,13 @@ struct InputSanitizer {
                     index += 4
                     inComment = true
                     continue
+                }
+                if index + 1 < count {
+                    let next = input[index + 1]
+                    let startsName =
+                        (next | 0x20) >= 0x61 && (next | 0x20) <= 0x7A || next == UInt8(ascii: "_")
+                        || next == UInt8(ascii: ":") || next >= 0x80
+                    if startsName || next == UInt8(ascii: "/") { markup = .tag }
                 }
                 output.append(byte)
                 index += 1

@@ -332,6 +332,12 @@ struct RepairSummaries {
                 count == 1
                 ? "1 control character XML forbids was dropped"
                 : "\(count) control characters XML forbids were dropped"
+        case .attributeValueCut:
+            code = "attribute-truncated"
+            what =
+                count == 1
+                ? "1 attribute value longer than 1 MiB was cut"
+                : "\(count) attribute values longer than 1 MiB were cut"
         case .bareAmpersand:
             code = "unescaped-ampersand"
             what =

@@ -49,11 +49,12 @@ struct FormatTests {
         #expect(feed.format == .rss)
         #expect(feed.feedTitle == "Café Photos")
         #expect(feed.feedWarnings == [])
-        #expect(feed.items == [
-            FeedItem(
-                index: 0, id: "http://cafe.example.com/creme", title: "Crème brûlée", text: "Dessert & café.",
-                link: "http://cafe.example.com/creme")
-        ])
+        #expect(
+            feed.items == [
+                FeedItem(
+                    index: 0, id: "http://cafe.example.com/creme", title: "Crème brûlée", text: "Dessert & café.",
+                    link: "http://cafe.example.com/creme")
+            ])
     }
 
     @Test func rss1RDF() throws {

@@ -97,6 +97,23 @@ struct HostileInputTests {
         #expect(feed.items[0].warnings.map(\.code) == ["field-truncated"])
     }
 
+    @Test func attributeValueOverTenMegabytesIsCutNotFatal() throws {
+        let huge = String(repeating: "a", count: 11_000_000)
+        let text =
+            "<rss><channel><item><guid>huge</guid><enclosure url=\"https://x/\(huge).jpg\" type=\"image/jpeg\"/></item><item><guid>after</guid></item></channel></rss>"
+        let feed = try parse(Array(text.utf8), chunkSize: 65536)
+        #expect(feed.items.map(\.id) == ["huge", "after"])
+        // The cut URL is still a candidate (its type says image); what matters is that the tag
+        // closes and the next item is read.
+        #expect(feed.items[0].images.first?.url.count == (1 << 20))
+        #expect(
+            feed.items[0].warnings == [
+                FeedWarning(
+                    code: "attribute-truncated", message: "1 attribute value longer than 1 MiB was cut", line: 1,
+                    column: 1_048_630)
+            ])
+    }
+
     @Test func deepNestingKeepsTheItems() throws {
         // 5,000 nested elements inside a description: no recursion in the reader, and the item
         // after it is still read.
