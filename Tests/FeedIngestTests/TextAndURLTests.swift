@@ -16,6 +16,9 @@ struct HTMLTextTests {
         (" <em>lead</em> text ", "lead text"),
         ("<p>one</p><p>two</p>", "one two"),
         ("<a href=\"x\">link</a>&nbsp;<span>after</span>", "link after"),
+        ("1 < 2 and 3 > 2", "1 < 2 and 3 > 2"),
+        ("Tom & Jerry &amp; friends", "Tom & Jerry & friends"),
+        ("<title>Page</title><p>Body</p>", "Page Body"),
     ])
     func keepsSpacesBetweenInlineElements(html: String, expected: String) {
         #expect(HTMLTextConverter().convert(Array(html.utf8), collectImages: false).text == expected)
