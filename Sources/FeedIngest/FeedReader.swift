@@ -1,5 +1,5 @@
-import CFeedLayoutShims
-import CLibXML2
+internal import CFeedLayoutShims
+internal import CLibXML2
 
 /// A streaming feed reader over libxml2's SAX2 push parser.
 ///

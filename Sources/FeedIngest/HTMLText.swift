@@ -1,5 +1,5 @@
-import CFeedLayoutShims
-import CLibXML2
+internal import CFeedLayoutShims
+internal import CLibXML2
 
 /// An `<img>` found in caption HTML, before URL resolution.
 struct HTMLImageReference: Equatable {

@@ -1,4 +1,4 @@
-import CLibXML2
+internal import CLibXML2
 
 /// Repairs the byte stream before libxml2 sees it, chunk by chunk, in one pass.
 ///

@@ -1,4 +1,4 @@
-import CFeedLayoutShims
+internal import CFeedLayoutShims
 
 #if canImport(Glibc)
     import Glibc
