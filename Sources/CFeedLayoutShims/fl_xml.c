@@ -51,6 +51,8 @@ void fl_xml_prepare_sax_handler(xmlSAXHandler *handler, xmlStructuredErrorFunc s
 }
 
 htmlParserCtxtPtr fl_xml_html_context_create(void) {
+    // Idempotent and locked inside libxml2; its tables must exist before threads share them.
+    xmlInitParser();
     htmlParserCtxtPtr context = htmlNewParserCtxt();
     if (context == NULL || context->sax == NULL) {
         return context;
