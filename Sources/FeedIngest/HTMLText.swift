@@ -261,16 +261,28 @@ final class HTMLTextConverter {
     }
 }
 
-/// Reads "800", " 800px", "800.0" as 800; nil for anything without leading digits.
+/// Reads a declared pixel size leniently: "800", " 800px ", "800.0" and "1024.5" are 800, 800,
+/// 800 and 1024; "auto", "100%", "50em" and "" are nil (a percentage or a font-relative size is
+/// not a pixel count).
 func lenientInteger(_ text: String) -> Int? {
+    let bytes = Array(text.utf8)
+    var index = 0
+    func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+    while index < bytes.count && isSpace(bytes[index]) { index += 1 }
     var value = 0
     var digits = 0
-    for byte in text.utf8.drop(while: { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
-        guard byte >= 0x30 && byte <= 0x39 else { break }
-        if digits < 9 { value = value * 10 + Int(byte - 0x30) }
+    while index < bytes.count, bytes[index] >= 0x30 && bytes[index] <= 0x39 {
+        if digits < 9 { value = value * 10 + Int(bytes[index] - 0x30) }
         digits += 1
+        index += 1
     }
-    return digits > 0 ? value : nil
+    guard digits > 0 else { return nil }
+    if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
+        index += 1
+        while index < bytes.count, bytes[index] >= 0x30 && bytes[index] <= 0x39 { index += 1 }
+    }
+    let unit = String(decoding: bytes[index...], as: UTF8.self).trimmingASCIIWhitespace().lowercased()
+    return unit.isEmpty || unit == "px" ? value : nil
 }
 
 extension String {

@@ -129,7 +129,7 @@ struct QuirkTests {
         let feed = try parse(fixture("non-numeric-sizes.xml"))
         let images = [
             FeedImage(url: "https://img.example.com/a.jpg", width: 800, height: 600, origin: "media:content"),
-            FeedImage(url: "https://img.example.com/b.jpg", width: nil, height: 100, origin: "media:content"),
+            FeedImage(url: "https://img.example.com/b.jpg", width: nil, height: nil, origin: "media:content"),
             FeedImage(url: "https://img.example.com/c.jpg", width: 1024, height: nil, origin: "media:content"),
         ]
         #expect(
@@ -139,6 +139,9 @@ struct QuirkTests {
                     warnings: [
                         FeedWarning(
                             code: "invalid-size", message: "media:content width 'auto' is not a size; ignored", line: 7),
+                        FeedWarning(
+                            code: "invalid-size", message: "media:content height '100%' is not a size; ignored",
+                            line: 7),
                         FeedWarning(
                             code: "invalid-size", message: "media:content height '0' is not a size; ignored", line: 8),
                     ])

@@ -49,6 +49,9 @@ struct HTMLTextTests {
     @Test func readsSizesLeniently() {
         #expect(lenientInteger("800px") == 800)
         #expect(lenientInteger(" 1024.5") == 1024)
+        #expect(lenientInteger(" 800PX ") == 800)
+        #expect(lenientInteger("100%") == nil)
+        #expect(lenientInteger("50em") == nil)
         #expect(lenientInteger("auto") == nil)
         #expect(lenientInteger("") == nil)
     }
