@@ -1,0 +1,473 @@
+internal import CLibXML2
+
+/// Repairs the byte stream before libxml2 sees it, chunk by chunk, in one pass.
+///
+/// libxml2 in recovery mode still drops whole words for the commonest feed mistakes, so for
+/// feeds that are (or claim to be) UTF-8, ISO-8859-1 or windows-1252 this pass produces clean
+/// UTF-8 first:
+/// - bytes that are not valid UTF-8 are decoded as windows-1252 (what browsers do with such
+///   feeds), and in ISO-8859-1 / windows-1252 feeds every byte is (C1 bytes as windows-1252);
+/// - control characters XML 1.0 forbids are dropped (vertical tab and form feed become spaces);
+/// - a bare `&` (not starting a character or entity reference) becomes `&#38;`, so "AT&T" and
+///   "?a=1&b=2" survive, in text and in attribute values;
+/// - HTML named entities (`&nbsp;`, `&eacute;`), which feeds use without declaring, become
+///   their characters; the five XML entities become character references (see
+///   `predefinedAsCharacterReference`); other names are kept as text unless the document
+///   declares entities itself;
+/// - attribute values longer than a megabyte are cut (libxml2 would halt on the tag);
+/// - CDATA sections pass through untouched (an `&` there is literal), split every megabyte;
+///   comments lose their content (nothing reads it).
+///
+/// Lines are never added or removed, so libxml2's line numbers stay those of the input; columns
+/// after a repair on the same line shift by the repair's length.
+struct InputSanitizer {
+    /// How bytes at or above 0x80 are read.
+    enum Decoding {
+        /// UTF-8, with invalid sequences read as windows-1252.
+        case utf8
+        /// Every byte is windows-1252 (declared ISO-8859-1, Latin-1, US-ASCII or windows-1252).
+        case windows1252
+    }
+
+    let decoding: Decoding
+    private var inCDATA = false
+    private var inComment = false
+    /// Where the bytes are, as far as tags go: tracked only to cap attribute values.
+    private enum Markup: Equatable {
+        case content
+        case tag
+        case attributeValue(quote: UInt8)
+    }
+    private var markup = Markup.content
+    /// Output offset where the current attribute value began, and whether it was already cut.
+    private var attributeValueStart = 0
+    private var attributeValueCut = false
+    /// The longest attribute value kept: libxml2's push parser halts ("Huge input lookup") on a
+    /// start tag over 10 MB, losing every later item; a megabyte is far beyond any real URL.
+    static let maximumAttributeValueLength = 1 << 20
+    /// Output offset where the current CDATA section's content began.
+    private var cdataSectionStart = 0
+    /// How much CDATA content goes into one section before it is split.
+    static let cdataSplitLength = 1 << 20
+    static let cdataSplit: [UInt8] = Array("]]><![CDATA[".utf8)
+    /// Whether the document declares entities of its own (then unknown names are its business).
+    private var declaresEntities = false
+    /// Input bytes consumed so far.
+    private(set) var inputOffset = 0
+    /// Output bytes produced so far (the parser's byte offsets).
+    private var outputOffset = 0
+    /// 1-based input line of the byte being looked at, and where that line starts.
+    private var line = 1
+    private var lineStartOffset = 0
+    /// Repairs made since the caller last drained them, in input order.
+    var repairs: [Repair] = []
+
+    /// One change to the input, located both in the input (for people) and in the output (to
+    /// find the item the parser is in when it gets there).
+    struct Repair: Equatable {
+        enum Kind: Equatable {
+            case invalidUTF8, controlCharacter, bareAmpersand, attributeValueCut
+        }
+        var kind: Kind
+        /// Offset in the sanitised output, comparable with libxml2's `xmlByteConsumed`.
+        var outputOffset: Int
+        var line: Int
+        /// 1-based byte column in the input line.
+        var column: Int
+    }
+
+    init(decoding: Decoding) {
+        self.decoding = decoding
+    }
+
+    /// Sanitises as much of `input` as can be decided now.
+    /// - Parameters:
+    ///   - input: the bytes (the previous call's unconsumed tail first, then new bytes).
+    ///   - isFinal: true when no more bytes will come, so nothing may be held back.
+    ///   - output: receives clean UTF-8.
+    /// - Returns: how many bytes of `input` were consumed; the rest (at most a few dozen bytes:
+    ///   a split UTF-8 sequence, entity reference or CDATA marker) must be passed again.
+    mutating func process(_ input: UnsafeBufferPointer<UInt8>, isFinal: Bool, output: inout [UInt8]) -> Int {
+        let count = input.count
+        var index = 0
+        let outputStart = output.count
+        defer { outputOffset += output.count - outputStart }
+        output.reserveCapacity(output.count + count + count / 16)
+        while index < count {
+            let byte = input[index]
+            if inComment {
+                // Comments never matter to a feed: their content is dropped (newlines kept, so
+                // line numbers stay true), and a megabyte-long comment cannot trip libxml2's
+                // "Huge input lookup" limit.
+                if byte == UInt8(ascii: "-") {
+                    if count - index < 3 && !isFinal { break }
+                    if count - index >= 3 && input[index + 1] == UInt8(ascii: "-")
+                        && input[index + 2] == UInt8(ascii: ">")
+                    {
+                        output.append(contentsOf: [0x2D, 0x2D, 0x3E])
+                        index += 3
+                        inComment = false
+                        continue
+                    }
+                } else if byte == 0x0A {
+                    newLine(at: index)
+                    output.append(byte)
+                }
+                index += 1
+                continue
+            }
+            if inCDATA, outputOffset + output.count - outputStart - cdataSectionStart >= Self.cdataSplitLength {
+                // libxml2's push parser does not release a CDATA section's input until it ends and
+                // halts ("Huge input lookup") past 10 MB; closing and reopening the section every
+                // megabyte keeps the text identical and the parser going.
+                output.append(contentsOf: Self.cdataSplit)
+                cdataSectionStart = outputOffset + output.count - outputStart
+            }
+            if markup != .content {
+                if byte == UInt8(ascii: "<") {
+                    markup = .content  // an unclosed tag: libxml2 gives up on it here as well
+                } else if case .attributeValue(let quote) = markup {
+                    if byte == quote {
+                        output.append(byte)
+                        index += 1
+                        markup = .tag
+                        continue
+                    }
+                    let valueLength = outputOffset + output.count - outputStart - attributeValueStart
+                    if valueLength >= Self.maximumAttributeValueLength {
+                        if !attributeValueCut {
+                            attributeValueCut = true
+                            record(.attributeValueCut, at: index, outputCount: output.count - outputStart)
+                        }
+                        if byte == 0x0A {
+                            newLine(at: index)
+                            output.append(byte)  // keeps line numbers
+                        }
+                        index += 1
+                        continue
+                    }
+                    // The run stops at the cap exactly, so the cut does not depend on chunking.
+                    let runLimit = min(count, index + Self.maximumAttributeValueLength - valueLength)
+                    var runEnd = index
+                    while runEnd < runLimit, Self.isOrdinary(input[runEnd]), input[runEnd] != quote {
+                        if input[runEnd] == 0x0A { newLine(at: runEnd) }
+                        runEnd += 1
+                    }
+                    if runEnd > index {
+                        output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
+                        index = runEnd
+                        continue
+                    }
+                } else {
+                    if byte == UInt8(ascii: ">") {
+                        output.append(byte)
+                        index += 1
+                        markup = .content
+                        continue
+                    }
+                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                        output.append(byte)
+                        index += 1
+                        markup = .attributeValue(quote: byte)
+                        attributeValueStart = outputOffset + output.count - outputStart
+                        attributeValueCut = false
+                        continue
+                    }
+                    var runEnd = index
+                    while runEnd < count, Self.isOrdinary(input[runEnd]), input[runEnd] != UInt8(ascii: ">"),
+                        input[runEnd] != UInt8(ascii: "\""), input[runEnd] != UInt8(ascii: "'")
+                    {
+                        if input[runEnd] == 0x0A { newLine(at: runEnd) }
+                        runEnd += 1
+                    }
+                    if runEnd > index {
+                        output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
+                        index = runEnd
+                        continue
+                    }
+                }
+            }
+            // Fast path: a run of ordinary printable ASCII (and tab / newline / carriage return)
+            // is copied in one append.
+            if markup == .content && Self.isOrdinary(byte) {
+                var runEnd = index + 1
+                if byte == 0x0A { newLine(at: index) }
+                while runEnd < count && Self.isOrdinary(input[runEnd]) {
+                    if input[runEnd] == 0x0A { newLine(at: runEnd) }
+                    runEnd += 1
+                }
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
+                index = runEnd
+                continue
+            }
+            if byte == 0x09 || byte == 0x0A || byte == 0x0D {
+                output.append(byte)
+                index += 1
+                continue
+            }
+            if byte == 0x0B || byte == 0x0C {
+                // Vertical tab and form feed separate words; XML forbids them, so a space it is.
+                record(.controlCharacter, at: index, outputCount: output.count - outputStart)
+                output.append(0x20)
+                index += 1
+                continue
+            }
+            if byte < 0x20 {
+                record(.controlCharacter, at: index, outputCount: output.count - outputStart)
+                index += 1
+                continue
+            }
+            if byte >= 0x80 {
+                guard
+                    let consumed = decodeNonASCII(
+                        input, at: index, isFinal: isFinal, outputStart: outputStart, output: &output)
+                else {
+                    break  // need more bytes
+                }
+                index += consumed
+                continue
+            }
+            // Markup-sensitive bytes: '<', '&', ']', '-'.
+            let remaining = count - index
+            if inCDATA {
+                if byte == UInt8(ascii: "]") {
+                    if remaining < 3 && !isFinal { break }
+                    if remaining >= 3 && input[index + 1] == UInt8(ascii: "]") && input[index + 2] == UInt8(ascii: ">")
+                    {
+                        output.append(contentsOf: [0x5D, 0x5D, 0x3E])
+                        index += 3
+                        inCDATA = false
+                        continue
+                    }
+                }
+                output.append(byte)
+                index += 1
+                continue
+            }
+            if byte == UInt8(ascii: "<") {
+                if remaining < 9 && !isFinal { break }
+                if Self.matches(input, at: index, "<![CDATA[") {
+                    output.append(contentsOf: Array("<![CDATA[".utf8))
+                    index += 9
+                    inCDATA = true
+                    cdataSectionStart = outputOffset + output.count - outputStart
+                    continue
+                }
+                if Self.matches(input, at: index, "<!ENTITY") { declaresEntities = true }
+                if Self.matches(input, at: index, "<!--") {
+                    output.append(contentsOf: Array("<!--".utf8))
+                    index += 4
+                    inComment = true
+                    continue
+                }
+                if index + 1 < count {
+                    let next = input[index + 1]
+                    let startsName =
+                        (next | 0x20) >= 0x61 && (next | 0x20) <= 0x7A || next == UInt8(ascii: "_")
+                        || next == UInt8(ascii: ":") || next >= 0x80
+                    if startsName || next == UInt8(ascii: "/") { markup = .tag }
+                }
+                output.append(byte)
+                index += 1
+                continue
+            }
+            if byte == UInt8(ascii: "&") {
+                guard
+                    let consumed = repairReference(
+                        input, at: index, isFinal: isFinal, outputStart: outputStart, output: &output)
+                else {
+                    break
+                }
+                index += consumed
+                continue
+            }
+            output.append(byte)  // ']' or '-' outside CDATA / comments
+            index += 1
+        }
+        inputOffset += index
+        return index
+    }
+
+    private mutating func newLine(at index: Int) {
+        line += 1
+        lineStartOffset = inputOffset + index + 1
+    }
+
+    private mutating func record(_ kind: Repair.Kind, at index: Int, outputCount: Int) {
+        repairs.append(
+            Repair(
+                kind: kind, outputOffset: outputOffset + outputCount, line: line,
+                column: inputOffset + index - lineStartOffset + 1))
+    }
+
+    @inline(__always)
+    private static func isOrdinary(_ byte: UInt8) -> Bool {
+        (byte >= 0x20 && byte < 0x80 && byte != 0x26 && byte != 0x3C && byte != 0x5D && byte != 0x2D)
+            || byte == 0x0A || byte == 0x09 || byte == 0x0D
+    }
+
+    private static func matches(_ input: UnsafeBufferPointer<UInt8>, at index: Int, _ marker: StaticString) -> Bool {
+        let length = marker.utf8CodeUnitCount
+        guard index + length <= input.count else { return false }
+        let markerBytes = marker.utf8Start
+        for offset in 0..<length where input[index + offset] != markerBytes[offset] {
+            return false
+        }
+        return true
+    }
+
+    /// Decodes one non-ASCII character; nil when the sequence is cut off by the chunk's end.
+    private mutating func decodeNonASCII(
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, outputStart: Int, output: inout [UInt8]
+    ) -> Int? {
+        let byte = input[index]
+        if decoding == .utf8 {
+            let length: Int
+            var minimum: UInt32
+            switch byte {
+            case 0xC2...0xDF: (length, minimum) = (2, 0x80)
+            case 0xE0...0xEF: (length, minimum) = (3, 0x800)
+            case 0xF0...0xF4: (length, minimum) = (4, 0x10000)
+            default: (length, minimum) = (0, 0)
+            }
+            if length > 0 {
+                if index + length > input.count {
+                    // Possibly split across chunks: wait, unless the bytes so far are already wrong.
+                    var plausible = true
+                    for offset in 1..<(input.count - index) where input[index + offset] & 0xC0 != 0x80 {
+                        plausible = false
+                    }
+                    if plausible && !isFinal { return nil }
+                } else {
+                    var scalar = UInt32(byte) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
+                    var valid = true
+                    for offset in 1..<length {
+                        let continuation = input[index + offset]
+                        if continuation & 0xC0 != 0x80 {
+                            valid = false
+                            break
+                        }
+                        scalar = scalar << 6 | UInt32(continuation & 0x3F)
+                    }
+                    // Overlong forms, surrogates, > U+10FFFF and the XML non-characters are invalid.
+                    if valid && scalar >= minimum && !(0xD800...0xDFFF).contains(scalar) && scalar <= 0x10FFFF
+                        && scalar != 0xFFFE && scalar != 0xFFFF
+                    {
+                        for offset in 0..<length { output.append(input[index + offset]) }
+                        return length
+                    }
+                    minimum = 0
+                }
+            }
+            record(.invalidUTF8, at: index, outputCount: output.count - outputStart)
+        }
+        Self.appendWindows1252(byte, to: &output)
+        return 1
+    }
+
+    /// windows-1252 → UTF-8. 0x80–0x9F map to the printable characters browsers show; the five
+    /// unassigned positions keep their C1 code points.
+    static func appendWindows1252(_ byte: UInt8, to output: inout [UInt8]) {
+        var scalar = UInt32(byte)
+        if byte >= 0x80 && byte <= 0x9F {
+            let table: [UInt32] = [
+                0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
+                0x2039, 0x0152, 0x8D, 0x017D, 0x8F, 0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022,
+                0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
+            ]
+            scalar = table[Int(byte - 0x80)]
+        }
+        appendUTF8(scalar, to: &output)
+    }
+
+    static func appendUTF8(_ scalar: UInt32, to output: inout [UInt8]) {
+        switch scalar {
+        case 0..<0x80:
+            output.append(UInt8(scalar))
+        case 0x80..<0x800:
+            output.append(UInt8(0xC0 | scalar >> 6))
+            output.append(UInt8(0x80 | scalar & 0x3F))
+        case 0x800..<0x10000:
+            output.append(UInt8(0xE0 | scalar >> 12))
+            output.append(UInt8(0x80 | scalar >> 6 & 0x3F))
+            output.append(UInt8(0x80 | scalar & 0x3F))
+        default:
+            output.append(UInt8(0xF0 | scalar >> 18))
+            output.append(UInt8(0x80 | scalar >> 12 & 0x3F))
+            output.append(UInt8(0x80 | scalar >> 6 & 0x3F))
+            output.append(UInt8(0x80 | scalar & 0x3F))
+        }
+    }
+
+    /// The longest entity name looked for; HTML's longest is 8 characters, 32 leaves room.
+    private static let maximumReferenceLength = 32
+
+    /// Handles an `&`: keeps valid references, replaces HTML named entities, escapes bare `&`.
+    /// Returns the bytes consumed, or nil when the reference may continue in the next chunk.
+    private mutating func repairReference(
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, outputStart: Int, output: inout [UInt8]
+    ) -> Int? {
+        var end = index + 1
+        let limit = min(input.count, index + 1 + Self.maximumReferenceLength)
+        let isNumeric = end < input.count && input[end] == UInt8(ascii: "#")
+        if isNumeric { end += 1 }
+        let nameStart = end
+        while end < limit {
+            let byte = input[end]
+            let isNameByte =
+                (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A || (byte >= 0x30 && byte <= 0x39)
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: ".")
+                || byte == UInt8(ascii: "-")
+            guard isNameByte else { break }
+            end += 1
+        }
+        if end == input.count && !isFinal && end < index + 1 + Self.maximumReferenceLength { return nil }
+        let terminated = end < input.count && input[end] == UInt8(ascii: ";") && end > nameStart
+        guard terminated else {
+            output.append(contentsOf: [0x26, 0x23, 0x33, 0x38, 0x3B])  // "&#38;"
+            record(.bareAmpersand, at: index, outputCount: output.count - outputStart)
+            return 1
+        }
+        if isNumeric {
+            // libxml2 checks the number itself ("&#xZZ;" is its error to report).
+            for offset in index...end { output.append(input[offset]) }
+            return end - index + 1
+        }
+        let name = UnsafeBufferPointer(rebasing: input[nameStart..<end])
+        if let characterReference = Self.predefinedAsCharacterReference(name) {
+            output.append(contentsOf: characterReference)
+            return end - index + 1
+        }
+        var nameBytes = Array(name)
+        nameBytes.append(0)
+        if let entity = htmlEntityLookup(nameBytes) {
+            Self.appendUTF8(UInt32(entity.pointee.value), to: &output)
+            return end - index + 1
+        }
+        if !declaresEntities {
+            // "&bogus;" in a feed without declarations is text that was never escaped; keep it
+            // as written, as feedparser does, instead of libxml2 dropping it.
+            output.append(contentsOf: [0x26, 0x23, 0x33, 0x38, 0x3B])
+            record(.bareAmpersand, at: index, outputCount: output.count - outputStart)
+            for offset in (index + 1)...end { output.append(input[offset]) }
+            return end - index + 1
+        }
+        // An entity the document declares itself: libxml2 decides.
+        for offset in index...end { output.append(input[offset]) }
+        return end - index + 1
+    }
+
+    /// The five XML entities as character references. After its first well-formedness error
+    /// libxml2 (2.9) silently drops every entity reference in content, even `&amp;`, but still
+    /// honours character references; a recovering reader must not lose every "&" after one slip.
+    private static func predefinedAsCharacterReference(_ name: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        switch String(decoding: name, as: UTF8.self) {
+        case "amp": return Array("&#38;".utf8)
+        case "lt": return Array("&#60;".utf8)
+        case "gt": return Array("&#62;".utf8)
+        case "quot": return Array("&#34;".utf8)
+        case "apos": return Array("&#39;".utf8)
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,350 @@
+/// The text fields an item can carry, by meaning rather than by element name.
+enum ItemField: Int, CaseIterable {
+    case title, mediaTitle, link, guid, atomID, dcIdentifier
+    case description, summary, contentEncoded, atomContent, mediaDescription
+    case author, dcCreator, atomAuthorName, mediaCredit, itunesAuthor
+    case pubDate, published, issued, dcDate, created, updated, modified
+}
+
+/// How a captured field's text must be read.
+enum TextKind {
+    /// Plain text: never run through the HTML parser ("a < b" stays as it is).
+    case plain
+    /// Escaped HTML (RSS description, Atom `type="html"`).
+    case html
+    /// Text that is HTML only if it looks like it (RSS titles): "Fish <3" and "<Feed>" stay text,
+    /// "<b>Bold</b>" does not. feedparser makes the same guess (`_looks_like_html`).
+    case maybeHTML
+    /// Inline XHTML (Atom `type="xhtml"`); the markup is rebuilt from the XML events.
+    case xhtml
+}
+
+/// An image reference as declared, before resolution (the item link, a possible base, may come
+/// later in the item).
+struct RawImage {
+    var origin: String
+    var url: String
+    var width: String?
+    var height: String?
+    var type: String?
+    var medium: String?
+    var isDefault = false
+    var base: String?
+    var line: Int?
+}
+
+/// Collects one item's raw data while the parser is inside it.
+struct ItemBuilder {
+    var fields: [[UInt8]?] = Array(repeating: nil, count: ItemField.allCases.count)
+    var kinds: [TextKind] = Array(repeating: .plain, count: ItemField.allCases.count)
+    var lines: [Int?] = Array(repeating: nil, count: ItemField.allCases.count)
+    var images: [RawImage] = []
+    var warnings: [FeedWarning] = []
+    var suppressedWarnings = 0
+    /// The `xml:base` in effect on the item element.
+    var base: String?
+    /// RSS 1.0 `rdf:about`, an id of last resort before the hash.
+    var about: String?
+    /// The link from Atom `<link rel="alternate" href>`, when there is one.
+    var alternateLink: String?
+    /// RSS `<guid isPermaLink>`: true unless it says "false" (RSS 2.0's default).
+    var guidIsPermaLink = true
+
+    static let maximumWarnings = 50
+    var repairSummaries = RepairSummaries()
+
+    mutating func recordRepair(_ repair: InputSanitizer.Repair) {
+        if warnings.count >= Self.maximumWarnings && !repairSummaries.has(repair.kind) {
+            suppressedWarnings += 1
+            return
+        }
+        repairSummaries.record(repair, into: &warnings)
+    }
+
+    mutating func set(_ field: ItemField, _ bytes: [UInt8], kind: TextKind, line: Int? = nil) {
+        // The first occurrence wins, as in feedparser; an empty one does not block a later one.
+        if let existing = fields[field.rawValue], existing.contains(where: { !Self.isSpace($0) }) { return }
+        fields[field.rawValue] = bytes
+        kinds[field.rawValue] = kind
+        lines[field.rawValue] = line
+    }
+
+    mutating func warn(_ warning: FeedWarning) {
+        guard warnings.count < Self.maximumWarnings else {
+            suppressedWarnings += 1
+            return
+        }
+        warnings.append(warning)
+    }
+
+    static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+}
+
+/// Turns an `ItemBuilder` into a `FeedItem`: text conversion, dates, ids, URL resolution and the
+/// image choice.
+struct ItemFinisher {
+    let resolver: URLResolver
+    let converter: HTMLTextConverter
+    let options: FeedIngestOptions
+
+    /// Builds the record.
+    /// - Parameters:
+    ///   - builder: the raw item.
+    ///   - index: its position in the feed.
+    /// - Returns: the finished item.
+    func finish(_ builder: ItemBuilder, index: Int) -> FeedItem {
+        var builder = builder
+        func plain(_ field: ItemField) -> String? {
+            guard let bytes = builder.fields[field.rawValue] else { return nil }
+            let text: String
+            switch builder.kinds[field.rawValue] {
+            case .plain: text = HTMLTextConverter.collapseWhitespace(bytes)
+            case .html, .xhtml: text = converter.convert(bytes, collectImages: false).text
+            case .maybeHTML:
+                text =
+                    HTMLTextConverter.looksLikeHTML(bytes)
+                    ? converter.convert(bytes, collectImages: false).text : HTMLTextConverter.collapseWhitespace(bytes)
+            }
+            return text.isEmpty ? nil : text
+        }
+        func raw(_ field: ItemField) -> String? {
+            guard let bytes = builder.fields[field.rawValue] else { return nil }
+            let text = HTMLTextConverter.collapseWhitespace(bytes)
+            return text.isEmpty ? nil : text
+        }
+
+        let title = (plain(.title) ?? plain(.mediaTitle)).map { truncateText($0, limit: options.maxTextLength) }
+        // RSS 2.0: a permalink guid is the item's URL when there is no <link> (feedparser does the
+        // same, but for any guid; only an http(s) one is taken here, "item-7" is not a link).
+        let permalink = builder.guidIsPermaLink ? raw(.guid).flatMap { URLResolver.isHTTP($0) ? $0 : nil } : nil
+        let linkRaw = raw(.link) ?? builder.alternateLink ?? permalink
+        let link = linkRaw.map { resolver.resolveLink($0, bases: [builder.base]) }
+
+        // The caption: the summary first (that is what a card shows), then the full content.
+        var text: String?
+        var captionImages: [HTMLImageReference] = []
+        let captionFields: [ItemField] = [.description, .summary, .contentEncoded, .atomContent, .mediaDescription]
+        for field in captionFields {
+            if let candidate = plain(field) {
+                text = truncateText(candidate, limit: options.maxTextLength)
+                break
+            }
+        }
+
+        let author = authorName(
+            raw(.author) ?? raw(.dcCreator) ?? raw(.atomAuthorName) ?? raw(.mediaCredit) ?? raw(.itunesAuthor))
+
+        var published: String?
+        let dateFields: [ItemField] = [.pubDate, .published, .issued, .dcDate, .created, .updated, .modified]
+        if let dateField = dateFields.first(where: { raw($0) != nil }), let dateText = raw(dateField) {
+            published = FeedDate.iso8601(from: dateText)
+            if published == nil {
+                builder.warn(
+                    FeedWarning(
+                        code: "invalid-date", message: "unparseable date '\(dateText.prefix(80))'; published is null",
+                        line: builder.lines[dateField.rawValue]))
+            }
+        }
+
+        // Images declared by elements; caption <img> only when there are none.
+        var images: [FeedImage] = []
+        var kinds: [(image: FeedImage, raw: RawImage)] = []
+        for rawImage in builder.images where isImage(rawImage) {
+            guard let image = resolve(rawImage, link: link, builder: &builder) else { continue }
+            images.append(image)
+            kinds.append((image, rawImage))
+        }
+        if images.isEmpty {
+            let htmlFields: [ItemField] = [.contentEncoded, .atomContent, .description, .summary]
+            for field in htmlFields {
+                guard let bytes = builder.fields[field.rawValue], builder.kinds[field.rawValue] != .plain else {
+                    continue
+                }
+                captionImages = converter.convert(bytes, collectImages: true).images
+                if !captionImages.isEmpty { break }
+            }
+            for reference in captionImages {
+                let rawImage = RawImage(
+                    origin: "html:img", url: reference.source, width: reference.width, height: reference.height,
+                    base: builder.base)
+                guard let image = resolve(rawImage, link: link, builder: &builder) else { continue }
+                images.append(image)
+                kinds.append((image, rawImage))
+            }
+        }
+        let chosen = choose(kinds)
+
+        let id =
+            [raw(.guid), raw(.atomID), raw(.dcIdentifier)].lazy.compactMap { $0 }.first
+            ?? link ?? builder.about
+            ?? Self.stableHash(
+                title: title, date: published ?? dateFields.lazy.compactMap({ raw($0) }).first, text: text)
+
+        if builder.suppressedWarnings > 0 {
+            builder.warnings.append(
+                FeedWarning(
+                    code: "too-many-warnings",
+                    message: "\(builder.suppressedWarnings) more warnings for this item were dropped"))
+        }
+        return FeedItem(
+            index: index, id: id, title: title, text: text, link: link, author: author, published: published,
+            image: chosen, images: images, warnings: builder.warnings)
+    }
+
+    /// "jane@example.com (Jane Doe)" → "Jane Doe", as feedparser's `author_detail.name`.
+    func authorName(_ author: String?) -> String? {
+        guard let author else { return nil }
+        if author.contains("@"), let open = author.firstIndex(of: "("), let close = author.lastIndex(of: ")"),
+            open < close
+        {
+            let name = String(author[author.index(after: open)..<close]).trimmingASCIIWhitespace()
+            if !name.isEmpty { return name }
+        }
+        return author
+    }
+
+    private static let imageExtensions: Set<String> = [
+        "jpg", "jpeg", "jpe", "png", "gif", "webp", "avif", "heic", "heif", "bmp", "tif", "tiff", "svg", "jxl",
+    ]
+    private static let nonImageExtensions: Set<String> = [
+        "mp4", "m4v", "mov", "webm", "mkv", "avi", "mp3", "m4a", "aac", "ogg", "oga", "wav", "flac", "pdf", "zip",
+    ]
+
+    static func pathExtension(_ url: String) -> String {
+        let path = URLResolver.stripQueryAndFragment(url)
+        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return "" }
+        return path[path.index(after: dot)...].lowercased()
+    }
+
+    /// Whether a declared reference is an image: medium, then MIME type, then extension.
+    func isImage(_ image: RawImage) -> Bool {
+        if let medium = image.medium?.lowercased(), !medium.isEmpty { return medium == "image" }
+        if let type = image.type?.lowercased(), !type.isEmpty { return type.hasPrefix("image/") }
+        let pathExtension = Self.pathExtension(image.url)
+        switch image.origin {
+        case "media:content":
+            // Photo feeds often omit both; only a clearly non-image file is refused.
+            return !Self.nonImageExtensions.contains(pathExtension)
+        case "enclosure", "atom:link":
+            return Self.imageExtensions.contains(pathExtension)
+        default:
+            return true
+        }
+    }
+
+    private func resolve(_ raw: RawImage, link: String?, builder: inout ItemBuilder) -> FeedImage? {
+        let url = raw.url.trimmingASCIIWhitespace()
+        guard !url.isEmpty, !url.lowercased().hasPrefix("data:") else { return nil }
+        let resolved = resolver.resolveImage(url, bases: [raw.base, link])
+        if let refusal = resolved.refusal {
+            builder.warn(FeedWarning(code: "refused-path", message: refusal, line: raw.line))
+            return nil
+        }
+        return FeedImage(
+            url: resolved.url, localPath: resolved.localPath,
+            width: size(raw.width, name: "width", raw: raw, builder: &builder),
+            height: size(raw.height, name: "height", raw: raw, builder: &builder),
+            type: raw.type.map { $0.trimmingASCIIWhitespace() }.flatMap { $0.isEmpty ? nil : $0 },
+            origin: raw.origin)
+    }
+
+    private func size(_ text: String?, name: String, raw: RawImage, builder: inout ItemBuilder) -> Int? {
+        guard let text = text?.trimmingASCIIWhitespace(), !text.isEmpty else { return nil }
+        if let value = lenientInteger(text), value > 0 { return value }
+        builder.warn(
+            FeedWarning(
+                code: "invalid-size", message: "\(raw.origin) \(name) '\(text.prefix(40))' is not a size; ignored",
+                line: raw.line))
+        return nil
+    }
+
+    /// The choice order: media:content (isDefault, else largest), media:thumbnail (largest),
+    /// image enclosure / Atom enclosure link (first), itunes:image, caption `<img>` (first).
+    func choose(_ candidates: [(image: FeedImage, raw: RawImage)]) -> FeedImage? {
+        func area(_ image: FeedImage) -> Int { (image.width ?? 0) * (image.height ?? image.width.map { _ in 1 } ?? 0) }
+        func largest(_ origin: String) -> FeedImage? {
+            var best: FeedImage?
+            for candidate in candidates where candidate.raw.origin == origin {
+                if best == nil || area(candidate.image) > area(best!) { best = candidate.image }
+            }
+            return best
+        }
+        if let preferred = candidates.first(where: { $0.raw.origin == "media:content" && $0.raw.isDefault }) {
+            return preferred.image
+        }
+        return largest("media:content")
+            ?? candidates.first(where: { $0.raw.origin.hasPrefix("json:") })?.image
+            ?? largest("media:thumbnail")
+            ?? candidates.first(where: { $0.raw.origin == "enclosure" || $0.raw.origin == "atom:link" })?.image
+            ?? candidates.first(where: { $0.raw.origin == "itunes:image" })?.image
+            ?? candidates.first(where: { $0.raw.origin == "html:img" })?.image
+    }
+
+    /// `urn:feedlayout:` + FNV-1a 64 of title, date and caption: stable across runs and machines
+    /// (Swift's `hashValue` is seeded per process, so it cannot be used).
+    static func stableHash(title: String?, date: String?, text: String?) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for part in [title ?? "", date ?? "", text ?? ""] {
+            for byte in part.utf8 {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x100_0000_01b3
+            }
+            hash ^= 0x1F
+            hash = hash &* 0x100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return "urn:feedlayout:" + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
+
+/// One warning per kind of input repair, counting its occurrences and pointing at the first:
+/// a windows-1252 caption has many invalid bytes, and one warning says it better than twenty.
+struct RepairSummaries {
+    private var entries:
+        [(kind: InputSanitizer.Repair.Kind, warningIndex: Int, count: Int, first: InputSanitizer.Repair)] = []
+
+    func has(_ kind: InputSanitizer.Repair.Kind) -> Bool { entries.contains { $0.kind == kind } }
+
+    mutating func record(_ repair: InputSanitizer.Repair, into warnings: inout [FeedWarning]) {
+        if let position = entries.firstIndex(where: { $0.kind == repair.kind }) {
+            entries[position].count += 1
+            let entry = entries[position]
+            warnings[entry.warningIndex] = Self.warning(entry.first, count: entry.count)
+        } else {
+            entries.append((repair.kind, warnings.count, 1, repair))
+            warnings.append(Self.warning(repair, count: 1))
+        }
+    }
+
+    static func warning(_ first: InputSanitizer.Repair, count: Int) -> FeedWarning {
+        let code: String
+        let what: String
+        switch first.kind {
+        case .invalidUTF8:
+            code = "invalid-utf8"
+            what =
+                count == 1
+                ? "1 byte was not valid UTF-8 and was read as windows-1252"
+                : "\(count) bytes were not valid UTF-8 and were read as windows-1252"
+        case .controlCharacter:
+            code = "control-characters"
+            what =
+                count == 1
+                ? "1 control character XML forbids was dropped"
+                : "\(count) control characters XML forbids were dropped"
+        case .attributeValueCut:
+            code = "attribute-truncated"
+            what =
+                count == 1
+                ? "1 attribute value longer than 1 MiB was cut"
+                : "\(count) attribute values longer than 1 MiB were cut"
+        case .bareAmpersand:
+            code = "unescaped-ampersand"
+            what =
+                count == 1
+                ? "1 '&' that starts no reference was read as text"
+                : "\(count) '&' that start no reference were read as text"
+        }
+        return FeedWarning(code: code, message: what, line: first.line, column: first.column)
+    }
+}

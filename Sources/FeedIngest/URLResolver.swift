@@ -1,0 +1,213 @@
+internal import CFeedLayoutShims
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Resolves link and image references the way the feed meant them, and keeps local ones inside
+/// the allowed directories.
+///
+/// Remote feeds: relative references resolve against `xml:base`, then the item link, then the
+/// feed's own URL (RFC 3986, via libxml2's `xmlBuildURI`); protocol-relative ones take the feed's
+/// scheme. Local feeds: a reference that stays relative names a file relative to the feed's
+/// directory; it must stay inside that directory or `imageRoot` (after `..` and symbolic links),
+/// or it is refused.
+struct URLResolver {
+    /// The feed's own URL, when it was fetched over http(s).
+    let feedURL: String?
+    /// The feed's directory (absolute, normalised), when it is a local file.
+    let feedDirectory: String?
+    /// An extra allowed directory (absolute, normalised).
+    let imageRoot: String?
+
+    init(feedURL: String?, feedDirectory: String?, imageRoot: String?) {
+        self.feedURL = feedURL.flatMap { Self.isHTTP($0) ? $0 : nil }
+        self.feedDirectory = feedDirectory.map { Self.absoluteNormalised($0) }
+        self.imageRoot = imageRoot.map { Self.absoluteNormalised($0) }
+    }
+
+    /// An image reference after resolution.
+    struct ResolvedImage {
+        var url: String
+        var localPath: String?
+        var refusal: String?
+    }
+
+    /// Resolves a link or `xml:base` value against the first base available.
+    /// - Parameters:
+    ///   - reference: the value as written.
+    ///   - bases: candidate bases, most specific first (nil entries are skipped).
+    /// - Returns: the absolute URL when a base allowed it, else the reference (trimmed).
+    func resolveLink(_ reference: String, bases: [String?]) -> String {
+        let trimmed = reference.trimmingASCIIWhitespace()
+        if trimmed.isEmpty || Self.scheme(of: trimmed) != nil { return trimmed }
+        let base = bases.lazy.compactMap { $0 }.first ?? feedURL
+        if trimmed.hasPrefix("//") {
+            return (base.flatMap { Self.scheme(of: $0) }.map { $0 == "http" ? "http" : "https" } ?? "https") + ":"
+                + trimmed
+        }
+        guard let base, Self.scheme(of: base) != nil else {
+            // Both relative (a relative xml:base in a local feed): join the paths.
+            if let base, !trimmed.hasPrefix("/") { return Self.directoryPart(of: base) + trimmed }
+            return trimmed
+        }
+        return Self.buildURI(trimmed, base: base) ?? trimmed
+    }
+
+    /// Resolves an image reference; local files are checked against the allowed roots.
+    func resolveImage(_ reference: String, bases: [String?]) -> ResolvedImage {
+        let resolved = resolveLink(reference, bases: bases)
+        if let scheme = Self.scheme(of: resolved) {
+            if scheme == "file" {
+                var path = String(resolved.dropFirst("file:".count))
+                if path.hasPrefix("//") {
+                    // file://host/path: only an empty host or localhost names this machine.
+                    let afterSlashes = path.dropFirst(2)
+                    guard let slash = afterSlashes.firstIndex(of: "/") else {
+                        return ResolvedImage(url: reference, refusal: "file URL without a path")
+                    }
+                    let host = afterSlashes[..<slash]
+                    guard host.isEmpty || host == "localhost" else {
+                        return ResolvedImage(url: reference, refusal: "file URL on another host")
+                    }
+                    path = String(afterSlashes[slash...])
+                }
+                return localImage(absolutePath: Self.percentDecoded(path), reference: reference)
+            }
+            return ResolvedImage(url: resolved)
+        }
+        guard let feedDirectory else {
+            return ResolvedImage(url: resolved)  // stdin: nothing to resolve against
+        }
+        let decoded = Self.percentDecoded(Self.stripQueryAndFragment(resolved))
+        let absolute = decoded.hasPrefix("/") ? decoded : feedDirectory + "/" + decoded
+        return localImage(absolutePath: absolute, reference: reference)
+    }
+
+    private func localImage(absolutePath: String, reference: String) -> ResolvedImage {
+        let lexical = Self.absoluteNormalised(absolutePath)
+        // Follow symbolic links when the file exists, so a link cannot lead outside the root.
+        let physical = Self.realPath(lexical) ?? lexical
+        for root in [feedDirectory, imageRoot].compactMap({ $0 }) {
+            let physicalRoot = Self.realPath(root) ?? root
+            guard let physicalRelative = Self.relativePath(physical, inside: physicalRoot) else { continue }
+            let relative = Self.relativePath(lexical, inside: root) ?? physicalRelative
+            return ResolvedImage(url: relative, localPath: lexical)
+        }
+        return ResolvedImage(
+            url: reference,
+            refusal: "local image '\(reference)' is outside the feed's directory"
+                + (imageRoot == nil ? "" : " and the image root") + "; it was not used")
+    }
+
+    // MARK: Helpers
+
+    static func isHTTP(_ text: String) -> Bool {
+        let scheme = scheme(of: text)
+        return scheme == "http" || scheme == "https"
+    }
+
+    /// The lowercased scheme (`http`, `file`, `data`), or nil for a relative reference.
+    static func scheme(of text: String) -> String? {
+        var scheme = ""
+        for character in text.utf8 {
+            if character == UInt8(ascii: ":") { return scheme.isEmpty ? nil : scheme.lowercased() }
+            let isLetter = (character | 0x20) >= 0x61 && (character | 0x20) <= 0x7A
+            let isOther =
+                (character >= 0x30 && character <= 0x39) || character == 0x2B || character == 0x2D || character == 0x2E
+            guard isLetter || (!scheme.isEmpty && isOther) else { return nil }
+            scheme.append(Character(Unicode.Scalar(character)))
+        }
+        return nil
+    }
+
+    static func buildURI(_ reference: String, base: String) -> String? {
+        // xmlBuildURI refuses raw spaces; feeds have them.
+        let escapedReference = reference.replacingSpaces()
+        let escapedBase = base.replacingSpaces()
+        guard let built = fl_xml_build_uri(escapedReference, escapedBase) else { return nil }
+        defer { fl_xml_free(built) }
+        return String(cString: built)
+    }
+
+    static func directoryPart(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "" }
+        return String(path[...slash])
+    }
+
+    static func stripQueryAndFragment(_ reference: String) -> String {
+        guard let cut = reference.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return reference }
+        return String(reference[..<cut])
+    }
+
+    static func percentDecoded(_ text: String) -> String {
+        guard text.contains("%") else { return text }
+        var bytes: [UInt8] = []
+        let source = Array(text.utf8)
+        var index = 0
+        func hex(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case 0x30...0x39: return byte - 0x30
+            case 0x41...0x46: return byte - 0x41 + 10
+            case 0x61...0x66: return byte - 0x61 + 10
+            default: return nil
+            }
+        }
+        while index < source.count {
+            if source[index] == UInt8(ascii: "%"), index + 2 < source.count,
+                let high = hex(source[index + 1]), let low = hex(source[index + 2])
+            {
+                bytes.append(high << 4 | low)
+                index += 3
+            } else {
+                bytes.append(source[index])
+                index += 1
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Makes `path` absolute (against the working directory) and removes `.`, `..` and `//`.
+    static func absoluteNormalised(_ path: String) -> String {
+        var full = path
+        if !full.hasPrefix("/") {
+            var buffer = [CChar](repeating: 0, count: 4096)
+            let cwd =
+                getcwd(&buffer, buffer.count) != nil
+                ? String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "/"
+            full = cwd + "/" + full
+        }
+        var components: [Substring] = []
+        for component in full.split(separator: "/", omittingEmptySubsequences: true) {
+            if component == "." { continue }
+            if component == ".." {
+                if !components.isEmpty { components.removeLast() }
+                continue
+            }
+            components.append(component)
+        }
+        return "/" + components.joined(separator: "/")
+    }
+
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// `path` relative to `root`, or nil when it is not strictly inside it.
+    static func relativePath(_ path: String, inside root: String) -> String? {
+        let prefix = root.hasSuffix("/") ? root : root + "/"
+        guard path.hasPrefix(prefix), path.count > prefix.count else { return nil }
+        return String(path.dropFirst(prefix.count))
+    }
+}
+
+extension String {
+    fileprivate func replacingSpaces() -> String {
+        guard contains(" ") else { return self }
+        return split(separator: " ", omittingEmptySubsequences: false).joined(separator: "%20")
+    }
+}

@@ -1,0 +1,268 @@
+import FeedIngest
+import Testing
+
+/// One fixture per real-world quirk, asserting whole records.
+struct QuirkTests {
+    @Test(arguments: ["junk-before-root.xml", "bom-then-junk.xml"])
+    func junkBeforeTheRoot(name: String) throws {
+        let feed = try parse(fixture(name))
+        #expect(feed.feedTitle == "Junk")
+        #expect(feed.items == [FeedItem(index: 0, id: "j1", title: "Survivor")])
+        #expect(codes(feed.feedWarnings) == ["junk-before-root"])
+    }
+
+    @Test func garbageAfterTheRoot() throws {
+        let feed = try parse(fixture("garbage-after-root.xml"))
+        #expect(
+            feed.items == [
+                FeedItem(index: 0, id: "g1", title: "One"),
+                FeedItem(index: 1, id: "g2", title: "Two"),
+            ])
+        #expect(
+            feed.feedWarnings == [
+                FeedWarning(
+                    code: "garbage-after-root", message: "content after the end of the feed was ignored", line: 6,
+                    column: 1)
+            ])
+    }
+
+    @Test func utf8FeedWithWindows1252Bytes() throws {
+        let feed = try parse(fixture("lying-encoding-utf8.xml"))
+        // feedparser agrees on the text (it falls back to windows-1252 for the whole feed).
+        // The warning is on the item with the bad bytes, pointing at the first one.
+        #expect(
+            feed.items == [
+                FeedItem(index: 0, id: "e1", title: "Café crème"),
+                FeedItem(
+                    index: 1, id: "e2", title: "“Smart quotes” – café € 5",
+                    warnings: [
+                        FeedWarning(
+                            code: "invalid-utf8", message: "5 bytes were not valid UTF-8 and were read as windows-1252",
+                            line: 4, column: 14)
+                    ]),
+            ])
+        #expect(feed.feedWarnings == [])
+    }
+
+    @Test func latin1FeedWithC1Bytes() throws {
+        let feed = try parse(fixture("latin1-with-c1.xml"))
+        #expect(feed.feedTitle == "Français")
+        // feedparser 6.0.14 gives "“Déjà vu”": it reads 0x85 as U+0085 (NEL) and strips it as
+        // whitespace; browsers, and we, read C1 bytes as windows-1252, so 0x85 is "…".
+        #expect(feed.items == [FeedItem(index: 0, id: "l1", title: "“Déjà vu” …")])
+        #expect(feed.feedWarnings == [])
+    }
+
+    @Test(arguments: [("utf16-bom.xml", "日本", "写真 📷", "u1"), ("shift-jis.xml", "写真", "東京の夜", "s1")])
+    func declaredEncodingsAndBOM(name: String, feedTitle: String, title: String, id: String) throws {
+        let feed = try parse(fixture(name), chunkSize: 3)
+        #expect(feed.feedTitle == feedTitle)
+        #expect(feed.items == [FeedItem(index: 0, id: id, title: title)])
+    }
+
+    @Test func controlCharactersAreDropped() throws {
+        let feed = try parse(fixture("control-characters.xml"))
+        // feedparser keeps them (and its output is then not valid XML or JSON text); XML 1.0
+        // forbids them, so they go; vertical tab and form feed become spaces.
+        #expect(
+            feed.items == [
+                FeedItem(
+                    index: 0, id: "c1", title: "Bell and null[0m", text: "Form feed vt",
+                    warnings: [
+                        FeedWarning(
+                            code: "control-characters", message: "5 control characters XML forbids were dropped",
+                            line: 3, column: 18)
+                    ]),
+                FeedItem(index: 1, id: "c2", title: "Clean"),
+            ])
+        #expect(feed.feedWarnings == [])
+    }
+
+    @Test func bareAmpersandsAndHTMLEntities() throws {
+        let feed = try parse(fixture("bare-ampersand-nbsp.xml"))
+        #expect(feed.feedTitle == "Tom & Jerry Photos")
+        let enclosure = FeedImage(url: "https://example.com/img?id=7&w=800", type: "image/jpeg", origin: "enclosure")
+        #expect(
+            feed.items == [
+                FeedItem(
+                    index: 0, id: "amp-1",
+                    // feedparser: "AT&T;\u{A0}tower & the bay © 2024 &unknown; R&D;" — it invents the
+                    // semicolons. Unknown entities stay as written in both.
+                    title: "AT&T tower & the bay © 2024 &unknown; R&D",
+                    text: "Café — bold & more",
+                    link: "https://example.com/view?id=7&size=large&lang=en", image: enclosure, images: [enclosure],
+                    warnings: [
+                        FeedWarning(
+                            code: "unescaped-ampersand", message: "5 '&' that start no reference were read as text",
+                            line: 5,
+                            column: 12)
+                    ]),
+                // After the first repair libxml2 would drop every later entity; this one must survive.
+                FeedItem(index: 1, id: "amp-2", title: "After the errors: 1 < 2 && 3 > 2"),
+            ])
+        // The channel title's "Tom & Jerry" is not in an item: a feed warning.
+        #expect(
+            feed.feedWarnings == [
+                FeedWarning(
+                    code: "unescaped-ampersand", message: "1 '&' that starts no reference was read as text", line: 3,
+                    column: 21)
+            ])
+    }
+
+    @Test func cdataSections() throws {
+        let feed = try parse(fixture("cdata.xml"))
+        // A title that merely contains "<" is text (feedparser agrees: "CDATA <Feed>").
+        #expect(feed.feedTitle == "CDATA <Feed>")
+        let image = FeedImage(url: "https://example.com/img/cd.jpg", width: 640, height: 480, origin: "html:img")
+        #expect(
+            feed.items == [
+                FeedItem(
+                    index: 0, id: "cdata-1", title: "Fish & Chips <3", text: "An escaped end: ]]> and & entity",
+                    published: "2024-05-04T09:30:00Z"),
+                FeedItem(
+                    index: 1, id: "cdata-2", title: "Mixed <text> & entity", text: "Caption",
+                    published: "2024-05-05T06:00:00Z", image: image, images: [image]),
+            ])
+    }
+
+    @Test func nonNumericSizes() throws {
+        let feed = try parse(fixture("non-numeric-sizes.xml"))
+        let images = [
+            FeedImage(url: "https://img.example.com/a.jpg", width: 800, height: 600, origin: "media:content"),
+            FeedImage(url: "https://img.example.com/b.jpg", width: nil, height: nil, origin: "media:content"),
+            FeedImage(url: "https://img.example.com/c.jpg", width: 1024, height: nil, origin: "media:content"),
+        ]
+        #expect(
+            feed.items == [
+                FeedItem(
+                    index: 0, id: "size-1", image: images[0], images: images,
+                    warnings: [
+                        FeedWarning(
+                            code: "invalid-size", message: "media:content width 'auto' is not a size; ignored", line: 7),
+                        FeedWarning(
+                            code: "invalid-size", message: "media:content height '100%' is not a size; ignored",
+                            line: 7),
+                        FeedWarning(
+                            code: "invalid-size", message: "media:content height '0' is not a size; ignored", line: 8),
+                    ])
+            ])
+    }
+
+    @Test func oddDates() throws {
+        let feed = try parse(fixture("odd-dates.xml"))
+        let published = feed.items.map(\.published)
+        #expect(
+            published == [
+                "2024-05-07T20:15:00Z", "2024-05-10T03:05:00Z", "2024-05-10T14:30:00Z", "2024-05-11T02:30:00Z",
+                "2024-05-12T00:00:00Z", "2024-05-13T16:00:00Z", nil, nil, "2024-01-01T00:30:00Z",
+            ])
+        #expect(
+            feed.items[6]
+                == FeedItem(
+                    index: 6, id: "d7",
+                    warnings: [
+                        FeedWarning(
+                            code: "invalid-date", message: "unparseable date 'yesterday-ish'; published is null",
+                            line: 10)
+                    ]))
+        #expect(codes(feed.items[7].warnings) == ["invalid-date"])
+    }
+
+    @Test func mediaNamespaceVariants() throws {
+        let feed = try parse(fixture("media-namespace-variants.xml"))
+        let noSlash = FeedImage(
+            url: "https://img.example.com/no-slash.jpg", width: 100, height: 100, origin: "media:thumbnail")
+        let prefixM = FeedImage(
+            url: "https://img.example.com/prefix-m.jpg", width: 640, height: 480, type: "image/jpeg",
+            origin: "media:content")
+        let videoNamespace = FeedImage(
+            url: "https://img.example.com/video-ns.jpg", type: "image/jpeg", origin: "media:content")
+        #expect(
+            feed.items == [
+                FeedItem(index: 0, id: "ns-1", image: noSlash, images: [noSlash]),
+                FeedItem(index: 1, id: "ns-2", image: prefixM, images: [prefixM]),
+                // feedparser does not know Yahoo's older "http://video.search.yahoo.com/mrss"; real
+                // feeds still declare it, so it is read as Media RSS here.
+                FeedItem(index: 2, id: "ns-3", image: videoNamespace, images: [videoNamespace]),
+                // Matched by URI, never by prefix: "fake:content" in another namespace is no image.
+                FeedItem(index: 3, id: "ns-4"),
+            ])
+    }
+
+    @Test func undeclaredMediaPrefix() throws {
+        let feed = try parse(fixture("media-undeclared-prefix.xml"))
+        let image = FeedImage(
+            url: "https://img.example.com/undeclared.jpg", width: 500, height: 400, origin: "media:content")
+        #expect(
+            feed.items == [
+                FeedItem(
+                    index: 0, id: "up-1", title: "Undeclared", image: image, images: [image],
+                    warnings: [
+                        FeedWarning(
+                            code: "xml-error", message: "Namespace prefix media on content is not defined", line: 4,
+                            column: 148)
+                    ])
+            ])
+    }
+
+    @Test func imagesOnlyInHTML() throws {
+        let feed = try parse(fixture("images-only-in-html.xml"))
+        // Relative <img> resolve against the item link (no xml:base here), before the feed URL.
+        let main = FeedImage(
+            url: "https://blog.example.com/2024/05/post/photos/main.jpg", width: 1200, height: 800, origin: "html:img")
+        let second = FeedImage(url: "https://blog.example.com/2024/05/post/photos/second.jpg", origin: "html:img")
+        let fromDescription = FeedImage(
+            url: "https://cdn.example.com/x.png", width: 300, height: 200, origin: "html:img")
+        #expect(
+            feed.items == [
+                FeedItem(
+                    index: 0, id: "https://blog.example.com/2024/05/post/", title: "Post with a photo",
+                    text: "Short summary.",
+                    link: "https://blog.example.com/2024/05/post/", image: main, images: [main, second]),
+                FeedItem(
+                    index: 1,
+                    // No guid: the link is the id (feedparser has no id here at all).
+                    id: "https://blog.example.com/2024/05/other/", title: "Description only", text: "Caption here",
+                    link: "https://blog.example.com/2024/05/other/", image: fromDescription, images: [fromDescription]),
+            ])
+    }
+
+    @Test func lazyLoadedImages() throws {
+        let feed = try parse(fixture("lazy-load-data-src.xml"))
+        let lazy = FeedImage(
+            url: "https://news.example.com/media/lazy-1.jpg", width: 900, height: 600, origin: "html:img")
+        let srcset = FeedImage(url: "https://news.example.com/media/s-1280.jpg", origin: "html:img")
+        #expect(
+            feed.items == [
+                FeedItem(
+                    index: 0, id: "lazy-1", title: "Lazy image", link: "https://news.example.com/a/1", image: lazy,
+                    images: [lazy]),
+                FeedItem(
+                    index: 1, id: "lazy-2", title: "srcset only", link: "https://news.example.com/a/2", image: srcset,
+                    images: [srcset]),
+            ])
+    }
+
+    @Test func trackingPixelsAreNotPhotos() throws {
+        let feed = try parse(fixture("tracking-pixels.xml"))
+        let real = FeedImage(url: "https://img.example.com/real.jpg", width: 640, origin: "html:img")
+        #expect(
+            feed.items == [
+                FeedItem(index: 0, id: "t-1", title: "Only trackers", text: "Hello"),
+                FeedItem(index: 1, id: "t-2", title: "Tracker then photo", image: real, images: [real]),
+            ])
+    }
+
+    @Test func unclosedAndMismatchedItemsKeepTheirNeighbours() throws {
+        let feed = try parse(
+            "<rss><channel><item><title>A</item><item><title>B</title><guid>b</guid></item><item><title>C</title><guid>c</guid>"
+        )
+        #expect(feed.items.map(\.title) == ["A", "B", "C"])
+        #expect(feed.items.map(\.index) == [0, 1, 2])
+        #expect(feed.items[0].warnings.map(\.code) == ["xml-error", "unclosed-item"])
+        #expect(feed.items[0].warnings[0].line == 1)
+        #expect(feed.items[0].warnings[0].column != nil)
+        #expect(feed.items[1].warnings == [])
+        #expect(feed.items[2].warnings.map(\.code).last == "unclosed-item")
+    }
+}
