@@ -1,0 +1,340 @@
+import Synchronization
+
+/// Measures how a text wraps in a box of a given width, as Chromium lays it out.
+///
+/// The box is assumed to have CSS `white-space: normal; overflow-wrap: break-word`,
+/// default kerning and ligatures, and the measurer's ``TextStyle``. The pipeline is
+/// Chromium's on Linux: whitespace collapsing, ICU line-break opportunities, HarfBuzz
+/// shaping at 16.16 precision, fontconfig fallback, greedy line filling with hanging
+/// trailing spaces, and Blink's `LayoutUnit` (1/64 px) fit test.
+///
+/// A measurer is safe to share between concurrent tasks: its fonts are immutable, and its
+/// caches (segment widths, fallback faces, ICU iterators) sit behind locks and are bounded.
+public final class TextMeasurer: Sendable {
+    /// The style this measurer was created with.
+    public let style: TextStyle
+    private let fonts: FontSet
+    private let breakOpportunities = LineBreakOpportunities()
+    private let segmentCache = Mutex(BoundedCache<String, ShapedMetrics>(limit: 16_384))
+    /// What a soft hyphen shows when a line breaks there: U+2010 when the font has it,
+    /// else "-" (Blink's `HyphenString`).
+    private let hyphen: String
+    private let hyphenMetrics: ShapedMetrics
+    private let ellipsis = "\u{2026}"
+    private let ellipsisMetrics: ShapedMetrics
+    /// The fixed line height in pixels, or nil for `line-height: normal`.
+    private let fixedLineHeight: Double?
+
+    /// Loads the style's font.
+    ///
+    /// - Parameter style: The font, size, weight and line height.
+    /// - Throws: ``TextMeasureError`` when the font file cannot be read, the family is not
+    ///   installed, or the size or line height is not a positive finite number.
+    public init(style: TextStyle) throws(TextMeasureError) {
+        guard style.size.isFinite, style.size > 0 else {
+            throw TextMeasureError(code: .invalidStyle, message: "font size \(style.size) must be a positive number of pixels")
+        }
+        self.style = style
+        let location: FontLocation
+        if style.font.contains("/") {
+            location = FontLocation(path: style.font, faceIndex: 0)
+        } else {
+            location = try Self.fontconfigLock.withLock { _ throws(TextMeasureError) in
+                try FontCatalog.locate(family: style.font, weight: style.weight)
+            }
+        }
+        let primary = try LoadedFont(
+            path: location.path, faceIndex: location.faceIndex, size: style.size,
+            subpixelPositioning: style.subpixelPositioning)
+        fonts = FontSet(primary: primary, size: style.size, weight: style.weight, subpixelPositioning: style.subpixelPositioning)
+
+        switch style.lineHeight {
+        case .normal:
+            fixedLineHeight = nil
+        case .pixels(let pixels):
+            guard pixels.isFinite, pixels > 0 else {
+                throw TextMeasureError(code: .invalidStyle, message: "line height \(pixels)px must be a positive number of pixels")
+            }
+            // ComputedLineHeightAsFixed: LayoutUnit::FromFloatRound.
+            fixedLineHeight = (Double(Float(pixels)) * 64).rounded(.toNearestOrAwayFromZero) / 64
+        case .multiple(let factor):
+            guard factor.isFinite, factor > 0 else {
+                throw TextMeasureError(code: .invalidStyle, message: "line height multiple \(factor) must be a positive number")
+            }
+            // A unitless line-height is a percentage of the font size rounded to a
+            // LayoutUnit; the product is computed in float and truncated to a LayoutUnit.
+            let fontSizeFixed = (Double(Float(style.size)) * 64).rounded(.toNearestOrAwayFromZero) / 64
+            let product = Float(fontSizeFixed) * Float(factor * 100) / 100
+            fixedLineHeight = (Double(product) * 64).rounded(.towardZero) / 64
+        }
+
+        hyphen = primary.hasGlyph(for: 0x2010) ? "\u{2010}" : "-"
+        hyphenMetrics = Self.shape(Array(hyphen.utf16), fonts: fonts)
+        ellipsisMetrics = Self.shape(Array(ellipsis.utf16), fonts: fonts)
+    }
+
+    /// Fontconfig's own state is process-wide; serialise our calls into it.
+    private static let fontconfigLock = Mutex(())
+
+    /// The height of one line in pixels: the fixed line height, or for `normal` the
+    /// primary font's line spacing (lines that use taller fallback fonts can be taller).
+    public var lineHeightInPixels: Double {
+        fixedLineHeight ?? Double(fonts.primary.metrics.lineSpacing)
+    }
+
+    /// Measures a text at a width.
+    ///
+    /// - Parameters:
+    ///   - text: The text; whitespace collapses as in CSS, control characters are dropped.
+    ///   - width: The available width in CSS pixels.
+    ///   - maxLines: At most this many lines; the last one then ends with "…". Nil or a
+    ///     value below 1 means no limit.
+    /// - Returns: Lines, height, widest line, whether it was truncated, and the line texts.
+    public func measure(_ text: String, width: Double, maxLines: Int? = nil) -> TextMeasurement {
+        let units = TextPreparation.collapse(text)
+        guard !units.isEmpty else {
+            return TextMeasurement(lines: 0, height: 0, width: 0, truncated: false, lineTexts: [])
+        }
+        let available = Self.layoutUnits(floorOf: max(0, width.isFinite ? width : 0))
+        let lineLimit = maxLines.flatMap { $0 >= 1 ? $0 : nil }
+        var segments = breakOpportunities.segments(of: units)
+
+        return units.withUnsafeBufferPointer { buffer in
+            var lines: [LaidOutLine] = []
+            var index = 0
+            var truncated = false
+            while index < segments.count {
+                if let lineLimit, lines.count == lineLimit {
+                    truncated = true
+                    break
+                }
+                let line = fillLine(buffer, segments: &segments, from: index, available: available)
+                lines.append(line)
+                index = line.lastSegment + 1
+            }
+            if truncated, !lines.isEmpty {
+                lines[lines.count - 1] = ellipsize(buffer, line: lines[lines.count - 1], segments: segments, available: available)
+            }
+            let height = lines.reduce(0.0) { total, line in
+                total + (fixedLineHeight ?? Double(line.lineBoxAbove + line.lineBoxBelow))
+            }
+            let widest = lines.map(\.width).max() ?? 0
+            return TextMeasurement(
+                lines: lines.count, height: height, width: Double(Self.layoutUnits(ceilingOf: widest)) / 64,
+                truncated: truncated, lineTexts: lines.map(\.text))
+        }
+    }
+
+    /// Measures UTF-8 bytes, replacing invalid sequences with U+FFFD first.
+    ///
+    /// - Parameters:
+    ///   - utf8: The bytes, possibly not valid UTF-8.
+    ///   - width: The available width in CSS pixels.
+    ///   - maxLines: At most this many lines (see ``measure(_:width:maxLines:)``).
+    /// - Returns: The measurement of the repaired text.
+    public func measure(utf8 bytes: some Collection<UInt8>, width: Double, maxLines: Int? = nil) -> TextMeasurement {
+        measure(String(decoding: bytes, as: UTF8.self), width: width, maxLines: maxLines)
+    }
+
+    // MARK: - Line filling
+
+    private struct LaidOutLine {
+        var lastSegment: Int
+        var width: Double
+        var text: String
+        var lineBoxAbove: Int
+        var lineBoxBelow: Int
+        var start: Int
+        var contentEnd: Int
+    }
+
+    /// Fills one line greedily, starting at `segments[first]`.
+    ///
+    /// The line ends at the last break opportunity whose content (plus a hyphen when the
+    /// opportunity is a soft hyphen) passes Blink's fit test; spaces after it hang. When
+    /// not even the first segment fits, the segment is split at grapheme boundaries
+    /// (`overflow-wrap: break-word`) and the fitting part fills the line.
+    private func fillLine(
+        _ units: UnsafeBufferPointer<UInt16>, segments: inout [BreakSegment], from first: Int, available: Int
+    ) -> LaidOutLine {
+        var penPosition = 0.0
+        var chosen: (segment: Int, width: Double, hyphenated: Bool)?
+        var current = first
+        while current < segments.count {
+            let segment = segments[current]
+            let content = metrics(units, segment.start..<segment.contentEnd)
+            let contentEnd = penPosition + content.width
+            guard Self.fits(contentEnd, available) else { break }
+            let endsWithSoftHyphen =
+                segment.contentEnd > segment.start && units[segment.contentEnd - 1] == TextPreparation.softHyphen
+                && !segment.forcedBreakAfter && current + 1 < segments.count
+            let breakWidth = endsWithSoftHyphen ? contentEnd + hyphenMetrics.width : contentEnd
+            if Self.fits(breakWidth, available) || current + 1 == segments.count || segment.forcedBreakAfter {
+                chosen = (current, breakWidth, endsWithSoftHyphen)
+            }
+            if segment.forcedBreakAfter { break }
+            penPosition = contentEnd + metrics(units, segment.contentEnd..<segment.end).width
+            current += 1
+        }
+
+        if chosen == nil {
+            let segment = segments[first]
+            let content = metrics(units, segment.start..<segment.contentEnd)
+            if Self.fits(content.width, available) {
+                // Only the hyphen of a soft-hyphen break overflows: take that break anyway,
+                // a browser would rather overflow by a hyphen than split the syllable.
+                chosen = (first, content.width + hyphenMetrics.width, true)
+            } else {
+                let split = splitOverlongSegment(units, segment, available: available)
+                // A single grapheme wider than the box is the whole segment: nothing is left
+                // over to carry to the next line.
+                if split.offset < segment.contentEnd {
+                    segments[first] = BreakSegment(start: segment.start, contentEnd: split.offset, end: split.offset, forcedBreakAfter: false)
+                    segments.insert(
+                        BreakSegment(
+                            start: split.offset, contentEnd: segment.contentEnd, end: segment.end,
+                            forcedBreakAfter: segment.forcedBreakAfter),
+                        at: first + 1)
+                }
+                chosen = (first, split.width, false)
+            }
+        }
+        let (last, lineWidth, hyphenated) = chosen!
+
+        let primaryBox = fonts.primary.metrics.halfLeadingBox
+        var above = primaryBox.above
+        var below = primaryBox.below
+        var text = ""
+        for index in first...last {
+            let segment = segments[index]
+            let piece = metrics(units, segment.start..<segment.contentEnd)
+            above = max(above, piece.lineBoxAbove)
+            below = max(below, piece.lineBoxBelow)
+            let end = index == last ? segment.contentEnd : segment.end
+            text += Self.visibleText(units, segment.start..<end)
+        }
+        if hyphenated {
+            text += hyphen
+            above = max(above, hyphenMetrics.lineBoxAbove)
+            below = max(below, hyphenMetrics.lineBoxBelow)
+        }
+        return LaidOutLine(
+            lastSegment: last, width: lineWidth, text: text, lineBoxAbove: above, lineBoxBelow: below,
+            start: segments[first].start, contentEnd: segments[last].contentEnd)
+    }
+
+    /// The longest run of whole grapheme clusters at the start of a segment that fits,
+    /// and never less than one cluster, so every line makes progress.
+    private func splitOverlongSegment(
+        _ units: UnsafeBufferPointer<UInt16>, _ segment: BreakSegment, available: Int
+    ) -> (offset: Int, width: Double) {
+        let boundaries = Self.graphemeBoundaries(units, segment.start..<segment.contentEnd)
+        // Widths grow with the prefix, so binary search; each probe reshapes the prefix, as
+        // Blink reshapes the text before a break that is not safe to break at.
+        var low = 0
+        var high = boundaries.count - 1
+        var best = (offset: boundaries[0], width: Self.shape(units, segment.start..<boundaries[0], fonts: fonts).width)
+        while low <= high {
+            let middle = (low + high) / 2
+            let width = Self.shape(units, segment.start..<boundaries[middle], fonts: fonts).width
+            if Self.fits(width, available) {
+                if boundaries[middle] > best.offset || middle == 0 { best = (boundaries[middle], width) }
+                low = middle + 1
+            } else {
+                high = middle - 1
+            }
+        }
+        return best
+    }
+
+    /// Cuts the last line so that "…" fits after it, at a grapheme boundary, as Blink's
+    /// line truncation for `-webkit-line-clamp` does.
+    private func ellipsize(
+        _ units: UnsafeBufferPointer<UInt16>, line: LaidOutLine, segments: [BreakSegment], available: Int
+    ) -> LaidOutLine {
+        var result = line
+        result.lineBoxAbove = max(result.lineBoxAbove, ellipsisMetrics.lineBoxAbove)
+        result.lineBoxBelow = max(result.lineBoxBelow, ellipsisMetrics.lineBoxBelow)
+        let contentRange = line.start..<line.contentEnd
+        let fullWidth = Self.shape(units, contentRange, fonts: fonts).width
+        if Self.fits(fullWidth + ellipsisMetrics.width, available) {
+            result.text = Self.visibleText(units, contentRange) + ellipsis
+            result.width = fullWidth + ellipsisMetrics.width
+            return result
+        }
+        var keptEnd = line.start
+        var keptWidth = 0.0
+        for boundary in Self.graphemeBoundaries(units, contentRange) {
+            var end = boundary
+            while end > line.start, TextPreparation.hangsAtLineEnd(units[end - 1]) { end -= 1 }
+            let width = Self.shape(units, line.start..<end, fonts: fonts).width
+            guard Self.fits(width + ellipsisMetrics.width, available) else { break }
+            keptEnd = end
+            keptWidth = width
+        }
+        result.text = Self.visibleText(units, line.start..<keptEnd) + ellipsis
+        result.width = keptWidth + ellipsisMetrics.width
+        return result
+    }
+
+    // MARK: - Measuring pieces
+
+    /// The shaped metrics of a piece of the text, from the bounded cache when possible.
+    private func metrics(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>) -> ShapedMetrics {
+        if range.isEmpty {
+            let box = fonts.primary.metrics.halfLeadingBox
+            return ShapedMetrics(width: 0, lineBoxAbove: box.above, lineBoxBelow: box.below)
+        }
+        let key = String(decoding: UnsafeBufferPointer(rebasing: units[range]), as: UTF16.self)
+        if let cached = segmentCache.withLock({ $0[key] }) { return cached }
+        // Shape outside the lock so concurrent measurements do not queue behind HarfBuzz.
+        let shaped = Self.shape(units, range, fonts: fonts)
+        segmentCache.withLock { $0[key] = shaped }
+        return shaped
+    }
+
+    private static func shape(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>, fonts: FontSet) -> ShapedMetrics {
+        Shaper.measure(units, range: range, fonts: fonts)
+    }
+
+    private static func shape(_ units: [UInt16], fonts: FontSet) -> ShapedMetrics {
+        units.withUnsafeBufferPointer { Shaper.measure($0, range: 0..<$0.count, fonts: fonts) }
+    }
+
+    /// UTF-16 offsets of the grapheme-cluster boundaries after the start of a range,
+    /// ending with the range's end.
+    private static func graphemeBoundaries(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>) -> [Int] {
+        var boundaries: [Int] = []
+        var offset = range.lowerBound
+        for cluster in String(decoding: UnsafeBufferPointer(rebasing: units[range]), as: UTF16.self) {
+            offset += cluster.utf16.count
+            boundaries.append(offset)
+        }
+        if boundaries.isEmpty { boundaries.append(range.upperBound) }
+        return boundaries
+    }
+
+    /// The text a reader sees: soft hyphens that were not broken at are invisible.
+    private static func visibleText(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: units[range]).filter { $0 != TextPreparation.softHyphen }, as: UTF16.self)
+    }
+
+    // MARK: - LayoutUnit arithmetic
+
+    /// Blink's fit test: a line fits when its width, rounded up to a LayoutUnit
+    /// (`ShapeResult::SnappedWidth`), is at most the available LayoutUnits.
+    private static func fits(_ width: Double, _ available: Int) -> Bool {
+        layoutUnits(ceilingOf: width) <= available
+    }
+
+    /// Pixels to LayoutUnits (1/64 px), rounding up; a hair of tolerance absorbs the float
+    /// noise of summing 16.16 advances.
+    static func layoutUnits(ceilingOf pixels: Double) -> Int {
+        Int((pixels * 64 - 1e-6).rounded(.up))
+    }
+
+    /// Pixels to LayoutUnits, truncating as `LayoutUnit(float)` does.
+    static func layoutUnits(floorOf pixels: Double) -> Int {
+        Int((pixels * 64 + 1e-6).rounded(.down))
+    }
+}
