@@ -33,36 +33,76 @@ final class LineBreakOpportunities: Sendable {
 
     /// Splits text content into segments that end at break opportunities.
     ///
+    /// Blink does not use ICU alone (`LazyLineBreakIterator::NextBreakablePosition` for
+    /// `word-break: normal`): a line may break after every breakable space and never
+    /// before one; between two printable ASCII characters its own table decides (break
+    /// before an opening bracket after some punctuation, after "-" and "?", no break after
+    /// "/" or "."); ICU's UAX #14 boundaries decide only when a non-ASCII character (other
+    /// than a no-break space) is on either side.
+    ///
     /// - Parameter units: The text content (already whitespace-collapsed).
     /// - Returns: The segments in order, covering the whole text.
     func segments(of units: [UInt16]) -> [BreakSegment] {
         guard !units.isEmpty else { return [] }
-        guard let handle = checkOut() else {
-            // Without ICU, the text is one unbreakable word; break-word still wraps it.
-            return [Self.segment(units, start: 0, end: units.count, forced: false)]
-        }
-        defer { checkIn(handle) }
+        let icuBoundaries = unicodeBoundaries(of: units)
         var segments: [BreakSegment] = []
+        var start = 0
+        for position in 1..<units.count {
+            let previous = units[position - 1]
+            let current = units[position]
+            let breaks: Bool
+            if Self.isBreakableSpace(previous) {
+                breaks = true
+            } else if Self.isBreakableSpace(current) {
+                breaks = false
+            } else if let asciiRule = AsciiLineBreaking.breaksBetween(
+                beforePrevious: position > 1 ? units[position - 2] : 0, previous: previous, next: current)
+            {
+                breaks = asciiRule
+            } else if Self.needsUnicodeRules(previous) || Self.needsUnicodeRules(current) {
+                breaks = icuBoundaries[position] != nil
+            } else {
+                breaks = false
+            }
+            if breaks {
+                segments.append(Self.segment(units, start: start, end: position, forced: icuBoundaries[position] == true))
+                start = position
+            }
+        }
+        segments.append(Self.segment(units, start: start, end: units.count, forced: false))
+        return segments
+    }
+
+    /// Blink's breakable spaces: the characters `white-space: normal` lets a line break
+    /// after (tabs and newlines have already collapsed to spaces here).
+    private static func isBreakableSpace(_ unit: UInt16) -> Bool {
+        unit == 0x20 || unit == 0x09 || unit == 0x0A
+    }
+
+    /// Whether Blink consults ICU for a pair involving this unit.
+    private static func needsUnicodeRules(_ unit: UInt16) -> Bool {
+        unit > 0x7F && unit != 0xA0
+    }
+
+    /// ICU's UAX #14 boundaries: offset -> whether the break there is mandatory.
+    private func unicodeBoundaries(of units: [UInt16]) -> [Int: Bool] {
+        guard let handle = checkOut() else { return [:] }
+        defer { checkIn(handle) }
+        var boundaries: [Int: Bool] = [:]
         units.withUnsafeBufferPointer { buffer in
             var status = U_ZERO_ERROR
             fl_icu_break_set_text(handle.iterator, buffer.baseAddress, Int32(buffer.count), &status)
-            guard status.rawValue <= U_ZERO_ERROR.rawValue else {
-                segments = [Self.segment(units, start: 0, end: units.count, forced: false)]
-                return
-            }
-            var start = Int(fl_icu_break_first(handle.iterator))
+            guard status.rawValue <= U_ZERO_ERROR.rawValue else { return }
+            _ = fl_icu_break_first(handle.iterator)
             while true {
                 let boundary = fl_icu_break_next(handle.iterator)
                 if boundary == fl_icu_break_done() { break }
-                let end = Int(boundary)
-                let forced = fl_icu_line_break_is_hard(fl_icu_break_rule_status(handle.iterator)) != 0
-                segments.append(Self.segment(units, start: start, end: end, forced: forced && end < units.count))
-                start = end
+                boundaries[Int(boundary)] = fl_icu_line_break_is_hard(fl_icu_break_rule_status(handle.iterator)) != 0
             }
             // ICU keeps a pointer to the buffer; detach it before the buffer goes away.
             fl_icu_break_set_text(handle.iterator, nil, 0, &status)
         }
-        return segments
+        return boundaries
     }
 
     private static func segment(_ units: [UInt16], start: Int, end: Int, forced: Bool) -> BreakSegment {

@@ -46,15 +46,18 @@ final class FontSet: Sendable {
 
     /// The face to shape a grapheme cluster with.
     ///
-    /// The primary face wins when it has every visible character of the cluster, unless
-    /// the cluster asks for emoji presentation; otherwise fontconfig's fallback for the
+    /// The primary face wins when it has every visible character of the cluster;
+    /// otherwise fontconfig's fallback (asking for colour emoji when the cluster wants
+    /// emoji presentation) for the
     /// cluster's first visible character. When nothing covers it, the primary face (which
     /// then shows its .notdef glyph, as a browser does).
     func face(for cluster: Substring.UnicodeScalarView) -> LoadedFont {
         let wantsEmoji = Self.wantsEmojiPresentation(cluster)
         let visible = cluster.filter { !Self.isDefaultIgnorable($0.value) }
         guard let first = visible.first else { return primary }
-        if !wantsEmoji && visible.allSatisfy({ primary.hasGlyph(for: $0.value) }) {
+        // The font the author chose wins whenever it covers the cluster, emoji included:
+        // Chromium only asks the system for a colour emoji font when it falls back.
+        if visible.allSatisfy({ primary.hasGlyph(for: $0.value) }) {
             return primary
         }
         return fallbackFace(for: first.value, wantsEmoji: wantsEmoji) ?? primary
