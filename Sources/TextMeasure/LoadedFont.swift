@@ -64,7 +64,8 @@ final class LoadedFont: @unchecked Sendable {
         self.path = path
         self.faceIndex = faceIndex
         self.subpixelPositioning = subpixelPositioning
-        self.metrics = try Self.readVerticalMetrics(path: path, faceIndex: faceIndex, size: size, subpixelPositioning: subpixelPositioning)
+        let faceFacts = try Self.readFaceFacts(path: path, faceIndex: faceIndex, size: size, subpixelPositioning: subpixelPositioning)
+        self.metrics = faceFacts.metrics
 
         guard let blob = hb_blob_create_from_file_or_fail(path) else {
             throw TextMeasureError(
@@ -82,7 +83,15 @@ final class LoadedFont: @unchecked Sendable {
         let font = hb_font_create(face)!
         // Blink hands HarfBuzz the size in 16.16 fixed point (SkiaScalarToHarfBuzzPosition
         // truncates), so positions come back in 1/65536 px.
-        let scale = Int32(clamping: Int64(size * 65536))
+        var advanceScale = 1.0
+        if let sample = faceFacts.bitmapSample {
+            // hb_font_create starts at a scale of one unit per font unit, so this is the
+            // glyph's hmtx advance.
+            let designAdvance = Double(hb_font_get_glyph_h_advance(font, sample.glyph))
+            let unitsPerEm = Double(hb_face_get_upem(face))
+            if designAdvance > 0 && unitsPerEm > 0 { advanceScale = sample.advancePerEm / (designAdvance / unitsPerEm) }
+        }
+        let scale = Int32(clamping: Int64(size * 65536 * advanceScale))
         hb_font_set_scale(font, scale, scale)
         hb_font_make_immutable(font)
         self.harfBuzzFont = font
@@ -98,6 +107,13 @@ final class LoadedFont: @unchecked Sendable {
         return hb_font_get_nominal_glyph(harfBuzzFont, codePoint, &glyph) != 0
     }
 
+    /// Whether the font has a glyph for this code point followed by this variation
+    /// selector (its cmap format 14 lists the sequence).
+    func hasVariationGlyph(for codePoint: UInt32, selector: UInt32) -> Bool {
+        var glyph: hb_codepoint_t = 0
+        return hb_font_get_variation_glyph(harfBuzzFont, codePoint, selector, &glyph) != 0
+    }
+
     /// The unshaped advance of a glyph in 16.16 pixels, rounded to a whole pixel unless
     /// subpixel positioning is on (Blink's `SkiaTextMetrics::GetGlyphWidthForHarfBuzz`).
     func nominalAdvance(ofGlyph glyph: UInt32) -> Int32 {
@@ -105,10 +121,12 @@ final class LoadedFont: @unchecked Sendable {
     }
 
     /// Reads ascent, descent and line gap through FreeType exactly as Skia's FreeType
-    /// scaler does, then rounds them as Blink does.
-    private static func readVerticalMetrics(
+    /// scaler does, then rounds them as Blink does; for bitmap-only faces (colour emoji)
+    /// also the factor that turns `hmtx` advances into the bitmap strike's advances,
+    /// which are what Skia reports and therefore what Chromium lays out with.
+    private static func readFaceFacts(
         path: String, faceIndex: Int, size: Double, subpixelPositioning: Bool
-    ) throws(TextMeasureError) -> FontVerticalMetrics {
+    ) throws(TextMeasureError) -> (metrics: FontVerticalMetrics, bitmapSample: (glyph: UInt32, advancePerEm: Double)?) {
         var library: FT_Library?
         guard FT_Init_FreeType(&library) == 0, let library else {
             throw TextMeasureError(code: .libraryFailure, message: "FreeType failed to initialise")
@@ -138,6 +156,25 @@ final class LoadedFont: @unchecked Sendable {
                 leadingPerEm = Float(os2.sTypoLineGap) / unitsPerEm
             }
         }
+        var bitmapSample: (glyph: UInt32, advancePerEm: Double)?
+        let isScalable = (face.face_flags & FT_Long(FT_FACE_FLAG_SCALABLE)) != 0
+        if !isScalable, face.num_fixed_sizes > 0, let strikes = face.available_sizes {
+            // Skia picks a bitmap strike and scales it to the requested size; its ascent,
+            // descent and advances are the strike's, relative to the strike's ppem.
+            let strikeCount = Int(face.num_fixed_sizes)
+            let requested = FT_Pos(size * 64)
+            let strikeIndex = (0..<strikeCount).first { strikes[$0].y_ppem >= requested } ?? (strikeCount - 1)
+            if FT_Select_Size(faceHandle, FT_Int(strikeIndex)) == 0, let sizeObject = face.size {
+                let ppem = Float(strikes[strikeIndex].y_ppem) / 64
+                let strikeMetrics = sizeObject.pointee.metrics
+                if ppem > 0 {
+                    ascentPerEm = -Float(strikeMetrics.ascender) / 64 / ppem
+                    descentPerEm = -Float(strikeMetrics.descender) / 64 / ppem
+                    leadingPerEm = Float(strikeMetrics.height - strikeMetrics.ascender + strikeMetrics.descender) / 64 / ppem
+                    bitmapSample = Self.strikeAdvanceSample(faceHandle, ppem: Double(ppem))
+                }
+            }
+        }
         let textSize = Float(size)
         let skiaAscent = ascentPerEm * textSize  // negative: above the baseline
         let skiaDescent = descentPerEm * textSize
@@ -151,6 +188,19 @@ final class LoadedFont: @unchecked Sendable {
         }
         let lineSpacing = Int(ascent.rounded(.toNearestOrAwayFromZero)) + Int(descent.rounded(.toNearestOrAwayFromZero))
             + Int(skiaLeading.rounded(.toNearestOrAwayFromZero))
-        return FontVerticalMetrics(ascent: Int(ascent), descent: Int(descent), lineGap: skiaLeading, lineSpacing: lineSpacing)
+        let metrics = FontVerticalMetrics(ascent: Int(ascent), descent: Int(descent), lineGap: skiaLeading, lineSpacing: lineSpacing)
+        return (metrics, bitmapSample)
+    }
+
+    /// A bitmap glyph's advance in its strike, per em, sampled on the first glyph that
+    /// has one (emoji fonts give every glyph the same advance).
+    private static func strikeAdvanceSample(_ face: FT_Face, ppem: Double) -> (glyph: UInt32, advancePerEm: Double)? {
+        let glyphCount = min(Int(face.pointee.num_glyphs), 64)
+        for glyph in 1..<max(glyphCount, 2) {
+            guard FT_Load_Glyph(face, FT_UInt(glyph), FT_Int32(FT_LOAD_COLOR)) == 0, let slot = face.pointee.glyph else { continue }
+            let strikeAdvance = Double(slot.pointee.advance.x) / 64
+            if strikeAdvance > 0 { return (UInt32(glyph), strikeAdvance / ppem) }
+        }
+        return nil
     }
 }

@@ -56,8 +56,14 @@ final class FontSet: Sendable {
         let visible = cluster.filter { !Self.isDefaultIgnorable($0.value) }
         guard let first = visible.first else { return primary }
         // The font the author chose wins whenever it covers the cluster, emoji included:
-        // Chromium only asks the system for a colour emoji font when it falls back.
-        if visible.allSatisfy({ primary.hasGlyph(for: $0.value) }) {
+        // Chromium only asks the system for a colour emoji font when it falls back. An
+        // explicit emoji variation selector counts as part of the cluster: the font must
+        // list the sequence, as Chromium's variation-selector-aware fallback requires.
+        let asksForEmojiVariation = cluster.contains { $0.value == 0xFE0F }
+        let primaryCovers =
+            visible.allSatisfy { primary.hasGlyph(for: $0.value) }
+            && (!asksForEmojiVariation || primary.hasVariationGlyph(for: first.value, selector: 0xFE0F))
+        if primaryCovers {
             return primary
         }
         return fallbackFace(for: first.value, wantsEmoji: wantsEmoji) ?? primary
