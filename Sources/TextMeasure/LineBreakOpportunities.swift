@@ -114,7 +114,11 @@ final class LineBreakOpportunities: Sendable {
     private func checkOut() -> BreakIteratorHandle? {
         if let pooled = pool.withLock({ $0.popLast() }) { return pooled }
         var status = U_ZERO_ERROR
-        guard let iterator = fl_icu_line_break_open(&status), status.rawValue <= U_ZERO_ERROR.rawValue else { return nil }
+        // CSS `line-break: auto` breaks before small kana and the prolonged sound mark
+        // (class CJ), as Chromium does; ICU's default rules are the strict ones, its
+        // `lb=normal` rules are what browsers ship.
+        guard let iterator = fl_icu_line_break_open("en@lb=normal", &status), status.rawValue <= U_ZERO_ERROR.rawValue
+        else { return nil }
         return BreakIteratorHandle(iterator: iterator)
     }
 

@@ -6,10 +6,10 @@
 #include <unicode/ubrk.h>
 #include <unicode/uchar.h>
 
-/// Opens a line-break (UAX #14) iterator for the root locale with no text attached yet.
-/// Returns NULL and sets *status on failure.
-static inline UBreakIterator *fl_icu_line_break_open(UErrorCode *status) {
-    return ubrk_open(UBRK_LINE, "", NULL, 0, status);
+/// Opens a line-break (UAX #14) iterator for a locale (which may carry an `@lb=` keyword)
+/// with no text attached yet. Returns NULL and sets *status on failure.
+static inline UBreakIterator *fl_icu_line_break_open(const char *locale, UErrorCode *status) {
+    return ubrk_open(UBRK_LINE, locale, NULL, 0, status);
 }
 
 /// Opens a grapheme-cluster (UAX #29 extended) iterator for the root locale.
