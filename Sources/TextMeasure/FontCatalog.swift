@@ -63,10 +63,11 @@ enum FontCatalog {
     /// - Parameters:
     ///   - codePoint: The character the primary font lacks.
     ///   - weight: The CSS weight to prefer.
-    ///   - preferColorEmoji: Ask for the emoji language (`und-zsye`), which selects a
-    ///     colour emoji font, as Chromium does for emoji-presentation clusters.
+    ///   - language: The language to ask for (`ko`, `ja`, or `und-zsye` for emoji, as
+    ///     Chromium asks for emoji-presentation clusters), or nil.
+    ///   - preferColor: Ask for a colour font too (emoji).
     /// - Returns: The face, or nil when no installed font has the character.
-    static func fallback(for codePoint: UInt32, weight: Int, preferColorEmoji: Bool) -> FontLocation? {
+    static func fallback(for codePoint: UInt32, weight: Int, language: String?, preferColor: Bool) -> FontLocation? {
         guard FcInit() != 0, let pattern = FcPatternCreate() else { return nil }
         defer { FcPatternDestroy(pattern) }
         guard let characterSet = FcCharSetCreate() else { return nil }
@@ -74,10 +75,8 @@ enum FontCatalog {
         _ = FcCharSetAddChar(characterSet, codePoint)
         _ = FcPatternAddCharSet(pattern, FC_CHARSET, characterSet)
         _ = FcPatternAddInteger(pattern, FC_WEIGHT, FcWeightFromOpenType(Int32(clamping: weight)))
-        if preferColorEmoji {
-            _ = FcPatternAddString(pattern, FC_LANG, "und-zsye")
-            _ = FcPatternAddBool(pattern, FC_COLOR, 1)
-        }
+        if let language { _ = FcPatternAddString(pattern, FC_LANG, language) }
+        if preferColor { _ = FcPatternAddBool(pattern, FC_COLOR, 1) }
         FcConfigSubstitute(nil, pattern, FcMatchPattern)
         FcDefaultSubstitute(pattern)
         var result = FcResultNoMatch

@@ -24,10 +24,11 @@ final class FontSet: Sendable {
     private struct FallbackState {
         /// Faces already opened, by location, so each file is loaded once.
         var facesByLocation: [FontLocation: LoadedFont] = [:]
-        /// Fallback faces in the order they were first needed; consulted before asking
-        /// fontconfig again, because a face that covered one CJK ideograph almost always
-        /// covers its neighbours and `FcFontSort` costs milliseconds.
-        var fallbackOrder: [LoadedFont] = []
+        /// Fallback faces in the order they were first needed, per language asked for;
+        /// consulted before asking fontconfig again, because a face that covered one CJK
+        /// ideograph almost always covers its neighbours and `FcFontSort` costs
+        /// milliseconds.
+        var fallbackOrder: [String: [LoadedFont]] = [:]
         /// The answer per code point (the high bit marks an emoji-presentation request);
         /// nil means no installed font has it.
         var byCodePoint: [UInt32: LoadedFont?] = [:]
@@ -74,23 +75,39 @@ final class FontSet: Sendable {
         return fallbackState.withLock { state -> LoadedFont? in
             if let known = state.byCodePoint[key] { return known }
             var chosen: LoadedFont?
+            let language = wantsEmoji ? "und-zsye" : Self.fallbackLanguage(for: codePoint)
             if !wantsEmoji {
-                chosen = state.fallbackOrder.first { $0.hasGlyph(for: codePoint) }
+                chosen = state.fallbackOrder[language, default: []].first { $0.hasGlyph(for: codePoint) }
             }
-            if chosen == nil, let location = FontCatalog.fallback(for: codePoint, weight: weight, preferColorEmoji: wantsEmoji) {
+            if chosen == nil,
+                let location = FontCatalog.fallback(
+                    for: codePoint, weight: weight, language: language.isEmpty ? nil : language, preferColor: wantsEmoji)
+            {
                 if let loaded = state.facesByLocation[location] {
                     chosen = loaded
                 } else if let loaded = try? LoadedFont(
                     path: location.path, faceIndex: location.faceIndex, size: size, subpixelPositioning: subpixelPositioning)
                 {
                     state.facesByLocation[location] = loaded
-                    state.fallbackOrder.append(loaded)
                     chosen = loaded
                 }
+                if let chosen, !wantsEmoji { state.fallbackOrder[language, default: []].append(chosen) }
             }
             if state.byCodePoint.count >= Self.codePointCacheLimit { state.byCodePoint.removeAll(keepingCapacity: true) }
             state.byCodePoint[key] = .some(chosen)
             return chosen
+        }
+    }
+
+    /// The language Chromium asks fontconfig for when falling back for a character:
+    /// scripts used by one language carry it (Hangul is Korean, kana Japanese), which
+    /// picks the matching face of a pan-CJK collection (their Hangul and kana differ in
+    /// width); anything else asks for no language.
+    static func fallbackLanguage(for codePoint: UInt32) -> String {
+        switch codePoint {
+        case 0x1100...0x11FF, 0x3130...0x318F, 0xA960...0xA97F, 0xAC00...0xD7FF: return "ko"
+        case 0x3040...0x30FF, 0x31F0...0x31FF, 0xFF66...0xFF9F: return "ja"
+        default: return ""
         }
     }
 
@@ -128,21 +145,43 @@ final class FontSet: Sendable {
 enum Shaper {
     /// Shapes `units[range]` and sums its advances.
     ///
-    /// The range is split into runs of grapheme clusters that use the same face (so marks
-    /// stay with their base); each run is shaped with the whole range as context. Without
-    /// subpixel positioning each glyph's nominal advance is rounded to a whole pixel while
-    /// kerning and other GPOS adjustments keep their fractions, which is what Blink's
-    /// HarfBuzz font functions produce.
-    ///
     /// - Parameters:
     ///   - units: The text content.
     ///   - range: The UTF-16 range to shape.
     ///   - fonts: The primary and fallback faces.
     /// - Returns: The width and the line-box extent of the faces used.
     static func measure(_ units: UnsafeBufferPointer<UInt16>, range: Range<Int>, fonts: FontSet) -> ShapedMetrics {
+        let piece = measure(units, range: range, boundaries: [range.upperBound], fontsUpTo: range.upperBound, fonts: fonts)
+        return ShapedMetrics(width: piece.widths[0], lineBoxAbove: piece.lineBoxAbove, lineBoxBelow: piece.lineBoxBelow)
+    }
+
+    /// Shapes `units[range]` and reports the advance of everything before each boundary.
+    ///
+    /// The range is split into runs of grapheme clusters that use the same face (so marks
+    /// stay with their base); each run is shaped with the whole range as context. Pair
+    /// kerning lands on the first glyph of a pair, so shaping a little past the piece of
+    /// interest and summing the glyphs before a boundary gives that piece's width as the
+    /// whole paragraph's shaping would, which is what Blink measures lines with. Without
+    /// subpixel positioning each glyph's nominal advance is rounded to a whole pixel while
+    /// kerning and other GPOS adjustments keep their fractions, as Blink's HarfBuzz font
+    /// functions produce.
+    ///
+    /// - Parameters:
+    ///   - units: The text content.
+    ///   - range: The UTF-16 range to shape.
+    ///   - boundaries: Offsets in `range`; for each, the advance of the glyphs whose
+    ///     cluster starts before it.
+    ///   - fontsUpTo: Faces of runs starting at or after this offset do not count
+    ///     towards the line box (they shape look-ahead context only).
+    ///   - fonts: The primary and fallback faces.
+    static func measure(
+        _ units: UnsafeBufferPointer<UInt16>, range: Range<Int>, boundaries: [Int], fontsUpTo: Int, fonts: FontSet
+    ) -> (widths: [Double], lineBoxAbove: Int, lineBoxBelow: Int) {
         let primaryBox = fonts.primary.metrics.halfLeadingBox
-        var metrics = ShapedMetrics(width: 0, lineBoxAbove: primaryBox.above, lineBoxBelow: primaryBox.below)
-        guard !range.isEmpty, let base = units.baseAddress else { return metrics }
+        var above = primaryBox.above
+        var below = primaryBox.below
+        var sums = [Int64](repeating: 0, count: boundaries.count)
+        guard !range.isEmpty, let base = units.baseAddress else { return (sums.map { _ in 0 }, above, below) }
         let piece = String(decoding: UnsafeBufferPointer(rebasing: units[range]), as: UTF16.self)
 
         var runs: [(face: LoadedFont, range: Range<Int>)] = []
@@ -158,9 +197,8 @@ enum Shaper {
             offset += length
         }
 
-        guard let buffer = hb_buffer_create() else { return metrics }
+        guard let buffer = hb_buffer_create() else { return (sums.map { _ in 0 }, above, below) }
         defer { hb_buffer_destroy(buffer) }
-        var total: Int64 = 0
         for run in runs {
             hb_buffer_clear_contents(buffer)
             hb_buffer_add_utf16(
@@ -179,15 +217,19 @@ enum Shaper {
                     let rounded = ((nominal + 0x8000) >> 16) << 16
                     advance += rounded - nominal
                 }
-                total += advance
+                // Clusters are offsets into the text handed to HarfBuzz, which starts at
+                // range.lowerBound.
+                let cluster = Int(infos[index].cluster) + range.lowerBound
+                for (boundaryIndex, boundary) in boundaries.enumerated() where cluster < boundary {
+                    sums[boundaryIndex] += advance
+                }
             }
-            if run.face !== fonts.primary {
+            if run.face !== fonts.primary && run.range.lowerBound < fontsUpTo {
                 let box = run.face.metrics.halfLeadingBox
-                metrics.lineBoxAbove = max(metrics.lineBoxAbove, box.above)
-                metrics.lineBoxBelow = max(metrics.lineBoxBelow, box.below)
+                above = max(above, box.above)
+                below = max(below, box.below)
             }
         }
-        metrics.width = Double(total) / 65536
-        return metrics
+        return (sums.map { Double($0) / 65536 }, above, below)
     }
 }

@@ -15,7 +15,7 @@ public final class TextMeasurer: Sendable {
     public let style: TextStyle
     private let fonts: FontSet
     private let breakOpportunities = LineBreakOpportunities()
-    private let segmentCache = Mutex(BoundedCache<String, ShapedMetrics>(limit: 16_384))
+    private let segmentCache = Mutex(BoundedCache<String, SegmentMetrics>(limit: 16_384))
     /// What a soft hyphen shows when a line breaks there: U+2010 when the font has it,
     /// else "-" (Blink's `HyphenString`).
     private let hyphen: String
@@ -162,8 +162,8 @@ public final class TextMeasurer: Sendable {
         var current = first
         while current < segments.count {
             let segment = segments[current]
-            let content = metrics(units, segment.start..<segment.contentEnd)
-            let contentEnd = penPosition + content.width
+            let pieces = segmentMetrics(units, segment)
+            let contentEnd = penPosition + pieces.contentWidthAtLineEnd
             guard Self.fits(contentEnd, available) else { break }
             let endsWithSoftHyphen =
                 segment.contentEnd > segment.start && units[segment.contentEnd - 1] == TextPreparation.softHyphen
@@ -173,17 +173,17 @@ public final class TextMeasurer: Sendable {
                 chosen = (current, breakWidth, endsWithSoftHyphen)
             }
             if segment.forcedBreakAfter { break }
-            penPosition = contentEnd + metrics(units, segment.contentEnd..<segment.end).width
+            penPosition += pieces.contentWidth + pieces.trailingWidth
             current += 1
         }
 
         if chosen == nil {
             let segment = segments[first]
-            let content = metrics(units, segment.start..<segment.contentEnd)
-            if Self.fits(content.width, available) {
+            let content = segmentMetrics(units, segment)
+            if Self.fits(content.contentWidthAtLineEnd, available) {
                 // Only the hyphen of a soft-hyphen break overflows: take that break anyway,
                 // a browser would rather overflow by a hyphen than split the syllable.
-                chosen = (first, content.width + hyphenMetrics.width, true)
+                chosen = (first, content.contentWidthAtLineEnd + hyphenMetrics.width, true)
             } else {
                 let split = splitOverlongSegment(units, segment, available: available)
                 // A single grapheme wider than the box is the whole segment: nothing is left
@@ -207,7 +207,7 @@ public final class TextMeasurer: Sendable {
         var text = ""
         for index in first...last {
             let segment = segments[index]
-            let piece = metrics(units, segment.start..<segment.contentEnd)
+            let piece = segmentMetrics(units, segment)
             above = max(above, piece.lineBoxAbove)
             below = max(below, piece.lineBoxBelow)
             let end = index == last ? segment.contentEnd : segment.end
@@ -279,18 +279,45 @@ public final class TextMeasurer: Sendable {
 
     // MARK: - Measuring pieces
 
-    /// The shaped metrics of a piece of the text, from the bounded cache when possible.
-    private func metrics(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>) -> ShapedMetrics {
-        if range.isEmpty {
-            let box = fonts.primary.metrics.halfLeadingBox
-            return ShapedMetrics(width: 0, lineBoxAbove: box.above, lineBoxBelow: box.below)
+    /// What a segment contributes to a line.
+    struct SegmentMetrics: Sendable {
+        /// The content's advance when the line goes on after it (pair kerning with what
+        /// follows included, as in the paragraph's shaping).
+        var contentWidth: Double
+        /// The content's width when the line ends after it: Blink reshapes a line end
+        /// that is not safe to break, so kerning across a break without a space is lost.
+        var contentWidthAtLineEnd: Double
+        /// The advance of the hanging spaces after the content.
+        var trailingWidth: Double
+        var lineBoxAbove: Int
+        var lineBoxBelow: Int
+    }
+
+    /// The metrics of one segment, from the bounded cache when possible.
+    ///
+    /// The key is the segment's text plus the first code point after it, because pair
+    /// kerning with that code point changes the segment's advance.
+    private func segmentMetrics(_ units: UnsafeBufferPointer<UInt16>, _ segment: BreakSegment) -> SegmentMetrics {
+        var lookAheadEnd = segment.end
+        if lookAheadEnd < units.count {
+            lookAheadEnd += UTF16.isLeadSurrogate(units[lookAheadEnd]) && lookAheadEnd + 1 < units.count ? 2 : 1
         }
-        let key = String(decoding: UnsafeBufferPointer(rebasing: units[range]), as: UTF16.self)
+        var key = String(decoding: UnsafeBufferPointer(rebasing: units[segment.start..<lookAheadEnd]), as: UTF16.self)
+        key.append("\u{1}\(segment.contentEnd - segment.start)")
         if let cached = segmentCache.withLock({ $0[key] }) { return cached }
         // Shape outside the lock so concurrent measurements do not queue behind HarfBuzz.
-        let shaped = Self.shape(units, range, fonts: fonts)
-        segmentCache.withLock { $0[key] = shaped }
-        return shaped
+        let shaped = Shaper.measure(
+            units, range: segment.start..<lookAheadEnd, boundaries: [segment.contentEnd, segment.end],
+            fontsUpTo: segment.end, fonts: fonts)
+        var atLineEnd = shaped.widths[0]
+        if segment.contentEnd == segment.end && lookAheadEnd > segment.end {
+            atLineEnd = Self.shape(units, segment.start..<segment.contentEnd, fonts: fonts).width
+        }
+        let metrics = SegmentMetrics(
+            contentWidth: shaped.widths[0], contentWidthAtLineEnd: atLineEnd, trailingWidth: shaped.widths[1] - shaped.widths[0],
+            lineBoxAbove: shaped.lineBoxAbove, lineBoxBelow: shaped.lineBoxBelow)
+        segmentCache.withLock { $0[key] = metrics }
+        return metrics
     }
 
     private static func shape(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>, fonts: FontSet) -> ShapedMetrics {

@@ -95,6 +95,11 @@ struct ChromiumAgreementTests {
         }
         let percentage = Double(lineMatches * 1000 / total) / 10
         print("agreement overall: lines \(lineMatches)/\(total) (\(percentage)%), heights \(heightMatches)/\(total)")
-        #expect(Double(lineMatches) >= 0.0 * Double(total))
+        // The goals of issue 5: at least 99.5% exact, and every Latin and Cyrillic case.
+        #expect(Double(lineMatches) >= 0.995 * Double(total))
+        for kind in ["latin", "french", "cyrillic"] {
+            let tally = matchesByKind[kind] ?? (0, 0, 0)
+            #expect(tally.total > 0 && tally.lines == tally.total, "\(kind): \(tally.lines)/\(tally.total)")
+        }
     }
 }
