@@ -348,10 +348,11 @@ public final class TextMeasurer: Sendable {
 
     // MARK: - LayoutUnit arithmetic
 
-    /// Blink's fit test: a line fits when its width, rounded up to a LayoutUnit
-    /// (`ShapeResult::SnappedWidth`), is at most the available LayoutUnits.
+    /// Blink's fit test: a line fits when its width, truncated to a LayoutUnit, is at most
+    /// the available LayoutUnits. Measured in Chromium: "iiii" (15.5586 px in DejaVu Sans
+    /// 14 px) fits a box 15.55 px wide (995/64 px) but not one 15.53 px wide (993/64 px).
     private static func fits(_ width: Double, _ available: Int) -> Bool {
-        layoutUnits(ceilingOf: width) <= available
+        layoutUnits(floorOf: width) <= available
     }
 
     /// Pixels to LayoutUnits (1/64 px), rounding up; a hair of tolerance absorbs the float
@@ -360,7 +361,8 @@ public final class TextMeasurer: Sendable {
         Int((pixels * 64 - 1e-6).rounded(.up))
     }
 
-    /// Pixels to LayoutUnits, truncating as `LayoutUnit(float)` does.
+    /// Pixels to LayoutUnits, truncating as `LayoutUnit(float)` does; a hair of tolerance
+    /// absorbs the float noise of summing 16.16 advances.
     static func layoutUnits(floorOf pixels: Double) -> Int {
         Int((pixels * 64 + 1e-6).rounded(.down))
     }

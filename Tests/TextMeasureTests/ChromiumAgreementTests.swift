@@ -15,11 +15,14 @@ struct ChromiumCase: Sendable, CustomStringConvertible {
     var fontPath: String
     var size: Double
     var width: Double
+    var lineHeight: LineHeight
     var chromiumLines: Int
     var chromiumHeight: Double
     var text: String
 
-    var description: String { "#\(id) \(kind) \(Int(size))px w=\(Int(width)) \(fontPath.split(separator: "/").last ?? "")" }
+    var description: String {
+        "#\(id) \(kind) \(Int(size))px w=\(Int(width)) lh=\(lineHeight) \(fontPath.split(separator: "/").last ?? "")"
+    }
 
     /// Reads the fixture; each text is stored as hex UTF-8 so tabs and newlines survive.
     static func load() throws -> [ChromiumCase] {
@@ -37,15 +40,22 @@ struct ChromiumCase: Sendable, CustomStringConvertible {
         var cases: [ChromiumCase] = []
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 8, let id = Int(fields[0]), let size = Double(fields[3]), let width = Double(fields[4]),
-                let lines = Double(fields[5]), let height = Double(fields[6])
+            guard fields.count == 9, let id = Int(fields[0]), let size = Double(fields[3]), let width = Double(fields[4]),
+                let lineHeight = parseLineHeight(fields[5]), let lines = Double(fields[6]), let height = Double(fields[7])
             else { throw FixtureError(message: "malformed fixture line: \(line.prefix(80))") }
             cases.append(
                 ChromiumCase(
-                    id: id, kind: fields[1], fontPath: fields[2], size: size, width: width,
-                    chromiumLines: Int(lines.rounded()), chromiumHeight: height, text: decodeHex(fields[7])))
+                    id: id, kind: fields[1], fontPath: fields[2], size: size, width: width, lineHeight: lineHeight,
+                    chromiumLines: Int(lines.rounded()), chromiumHeight: height, text: decodeHex(fields[8])))
         }
         return cases
+    }
+
+    /// CSS `line-height` as the fixture spells it: `normal`, `20px` or `1.4`.
+    private static func parseLineHeight(_ value: String) -> LineHeight? {
+        if value == "normal" { return .normal }
+        if value.hasSuffix("px") { return Double(value.dropLast(2)).map(LineHeight.pixels) }
+        return Double(value).map(LineHeight.multiple)
     }
 
     private static func decodeHex(_ hex: String) -> String {
@@ -73,8 +83,10 @@ struct ChromiumAgreementTests {
         var matchesByKind: [String: (lines: Int, heights: Int, total: Int)] = [:]
         let verbose = getenv("TEXTMEASURE_CHROMIUM_REPORT") != nil
         for testCase in cases {
-            let key = "\(testCase.fontPath)@\(testCase.size)"
-            let measurer = try measurers[key] ?? TextMeasurer(style: TextStyle(font: testCase.fontPath, size: testCase.size))
+            let key = "\(testCase.fontPath)@\(testCase.size)@\(testCase.lineHeight)"
+            let measurer =
+                try measurers[key]
+                ?? TextMeasurer(style: TextStyle(font: testCase.fontPath, size: testCase.size, lineHeight: testCase.lineHeight))
             measurers[key] = measurer
             let result = measurer.measure(testCase.text, width: testCase.width)
             var tally = matchesByKind[testCase.kind] ?? (0, 0, 0)

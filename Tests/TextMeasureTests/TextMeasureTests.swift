@@ -63,19 +63,20 @@ struct WrappingTests {
         #expect(measure.measure(text, width: 35).lines == 3)
     }
 
-    @Test func fitTestUsesLayoutUnits() throws {
-        // One word is 15.5586 px, which snaps up to 15.5625: it fits exactly there.
+    @Test func fitTestTruncatesToLayoutUnits() throws {
+        // Measured in Chromium: "iiii iiii" takes 2 lines in a box 15.55 px wide and 4 in
+        // one 15.53 px wide; a word is 15.5586 px, which truncates to 995/64 px.
         let measure = try measurer()
-        let wordWidth = snapped(4 * DejaVuSans.pixels(DejaVuSans.advanceOfI, size: 14))
-        #expect(measure.measure("\(word) \(word)", width: wordWidth).lines == 2)
-        #expect(measure.measure("\(word)", width: wordWidth).lines == 1)
-        #expect(measure.measure("\(word)", width: wordWidth - 1.0 / 64).lines == 2)
+        #expect(measure.measure("\(word) \(word)", width: 15.55).lines == 2)
+        #expect(measure.measure("\(word) \(word)", width: 15.53).lines == 4)
+        #expect(measure.measure(word, width: 995.0 / 64).lines == 1)
+        #expect(measure.measure(word, width: 994.0 / 64).lines == 2)
     }
 
     @Test func trailingSpacesHang() throws {
         let measure = try measurer()
         let wordWidth = snapped(4 * DejaVuSans.pixels(DejaVuSans.advanceOfI, size: 14))
-        let result = measure.measure("\(word)    \(word)   ", width: wordWidth)
+        let result = measure.measure("\(word)    \(word)   ", width: 995.0 / 64)
         #expect(result.lines == 2)
         #expect(result.lineTexts == [word, word])
         #expect(result.width == wordWidth)
