@@ -50,6 +50,10 @@ final class LoadedFont: @unchecked Sendable {
     let metrics: FontVerticalMetrics
     /// Whether glyph advances keep fractional pixels (see ``TextStyle/subpixelPositioning``).
     let subpixelPositioning: Bool
+    /// For bitmap-only faces (colour emoji), each glyph's advance in 16.16 pixels as the
+    /// bitmap strike gives it, scaled to the size: Skia reports these, not `hmtx`, so they
+    /// are what Chromium lays out with. Nil for outline fonts.
+    let bitmapAdvances: [Int32]?
 
     /// Loads a face and scales it.
     ///
@@ -66,6 +70,7 @@ final class LoadedFont: @unchecked Sendable {
         self.subpixelPositioning = subpixelPositioning
         let faceFacts = try Self.readFaceFacts(path: path, faceIndex: faceIndex, size: size, subpixelPositioning: subpixelPositioning)
         self.metrics = faceFacts.metrics
+        self.bitmapAdvances = faceFacts.bitmapAdvances
 
         guard let blob = hb_blob_create_from_file_or_fail(path) else {
             throw TextMeasureError(
@@ -83,15 +88,7 @@ final class LoadedFont: @unchecked Sendable {
         let font = hb_font_create(face)!
         // Blink hands HarfBuzz the size in 16.16 fixed point (SkiaScalarToHarfBuzzPosition
         // truncates), so positions come back in 1/65536 px.
-        var advanceScale = 1.0
-        if let sample = faceFacts.bitmapSample {
-            // hb_font_create starts at a scale of one unit per font unit, so this is the
-            // glyph's hmtx advance.
-            let designAdvance = Double(hb_font_get_glyph_h_advance(font, sample.glyph))
-            let unitsPerEm = Double(hb_face_get_upem(face))
-            if designAdvance > 0 && unitsPerEm > 0 { advanceScale = sample.advancePerEm / (designAdvance / unitsPerEm) }
-        }
-        let scale = Int32(clamping: Int64(size * 65536 * advanceScale))
+        let scale = Int32(clamping: Int64(size * 65536))
         hb_font_set_scale(font, scale, scale)
         hb_font_make_immutable(font)
         self.harfBuzzFont = font
@@ -126,7 +123,7 @@ final class LoadedFont: @unchecked Sendable {
     /// which are what Skia reports and therefore what Chromium lays out with.
     private static func readFaceFacts(
         path: String, faceIndex: Int, size: Double, subpixelPositioning: Bool
-    ) throws(TextMeasureError) -> (metrics: FontVerticalMetrics, bitmapSample: (glyph: UInt32, advancePerEm: Double)?) {
+    ) throws(TextMeasureError) -> (metrics: FontVerticalMetrics, bitmapAdvances: [Int32]?) {
         var library: FT_Library?
         guard FT_Init_FreeType(&library) == 0, let library else {
             throw TextMeasureError(code: .libraryFailure, message: "FreeType failed to initialise")
@@ -156,7 +153,7 @@ final class LoadedFont: @unchecked Sendable {
                 leadingPerEm = Float(os2.sTypoLineGap) / unitsPerEm
             }
         }
-        var bitmapSample: (glyph: UInt32, advancePerEm: Double)?
+        var bitmapAdvances: [Int32]?
         let isScalable = (face.face_flags & FT_Long(FT_FACE_FLAG_SCALABLE)) != 0
         if !isScalable, face.num_fixed_sizes > 0, let strikes = face.available_sizes {
             // Skia picks a bitmap strike and scales it to the requested size; its ascent,
@@ -171,7 +168,7 @@ final class LoadedFont: @unchecked Sendable {
                     ascentPerEm = -Float(strikeMetrics.ascender) / 64 / ppem
                     descentPerEm = -Float(strikeMetrics.descender) / 64 / ppem
                     leadingPerEm = Float(strikeMetrics.height - strikeMetrics.ascender + strikeMetrics.descender) / 64 / ppem
-                    bitmapSample = Self.strikeAdvanceSample(faceHandle, ppem: Double(ppem))
+                    bitmapAdvances = Self.strikeAdvances(faceHandle, ppem: Double(ppem), size: size)
                 }
             }
         }
@@ -189,18 +186,20 @@ final class LoadedFont: @unchecked Sendable {
         let lineSpacing = Int(ascent.rounded(.toNearestOrAwayFromZero)) + Int(descent.rounded(.toNearestOrAwayFromZero))
             + Int(skiaLeading.rounded(.toNearestOrAwayFromZero))
         let metrics = FontVerticalMetrics(ascent: Int(ascent), descent: Int(descent), lineGap: skiaLeading, lineSpacing: lineSpacing)
-        return (metrics, bitmapSample)
+        return (metrics, bitmapAdvances)
     }
 
-    /// A bitmap glyph's advance in its strike, per em, sampled on the first glyph that
-    /// has one (emoji fonts give every glyph the same advance).
-    private static func strikeAdvanceSample(_ face: FT_Face, ppem: Double) -> (glyph: UInt32, advancePerEm: Double)? {
-        let glyphCount = min(Int(face.pointee.num_glyphs), 64)
-        for glyph in 1..<max(glyphCount, 2) {
-            guard FT_Load_Glyph(face, FT_UInt(glyph), FT_Int32(FT_LOAD_COLOR)) == 0, let slot = face.pointee.glyph else { continue }
+    /// Every glyph's advance in the selected bitmap strike, scaled to `size`, in 16.16
+    /// pixels. Only metrics are loaded, never the bitmaps, so this stays cheap.
+    private static func strikeAdvances(_ face: FT_Face, ppem: Double, size: Double) -> [Int32] {
+        let glyphCount = Int(face.pointee.num_glyphs)
+        var advances = [Int32](repeating: 0, count: max(glyphCount, 0))
+        let flags = FT_Int32(FT_LOAD_COLOR) | FT_Int32(FT_LOAD_BITMAP_METRICS_ONLY)
+        for glyph in 0..<glyphCount {
+            guard FT_Load_Glyph(face, FT_UInt(glyph), flags) == 0, let slot = face.pointee.glyph else { continue }
             let strikeAdvance = Double(slot.pointee.advance.x) / 64
-            if strikeAdvance > 0 { return (UInt32(glyph), strikeAdvance / ppem) }
+            advances[glyph] = Int32(clamping: Int64(strikeAdvance / ppem * size * 65536))
         }
-        return nil
+        return advances
     }
 }

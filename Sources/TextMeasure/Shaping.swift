@@ -212,6 +212,11 @@ enum Shaper {
             else { continue }
             for index in 0..<Int(glyphCount) {
                 var advance = Int64(positions[index].x_advance)
+                let glyph = Int(infos[index].codepoint)
+                if let strike = run.face.bitmapAdvances, glyph < strike.count {
+                    // Keep HarfBuzz's adjustments, swap its hmtx advance for the strike's.
+                    advance += Int64(strike[glyph]) - Int64(run.face.nominalAdvance(ofGlyph: UInt32(glyph)))
+                }
                 if !run.face.subpixelPositioning {
                     let nominal = Int64(run.face.nominalAdvance(ofGlyph: infos[index].codepoint))
                     let rounded = ((nominal + 0x8000) >> 16) << 16

@@ -27,7 +27,8 @@ struct ChromiumCase: Sendable, CustomStringConvertible {
     /// Reads the fixture; each text is stored as hex UTF-8 so tabs and newlines survive.
     static func load() throws -> [ChromiumCase] {
         let directory = String(#filePath.dropLast(#filePath.split(separator: "/").last!.count))
-        let path = directory + "Chromium/cases.tsv"
+        // scripts/compare-chromium --fixture points here to try other cases.
+        let path = getenv("TEXTMEASURE_CHROMIUM_FIXTURE").map { String(cString: $0) } ?? directory + "Chromium/cases.tsv"
         guard let file = fopen(path, "rb") else { throw FixtureError(message: "cannot open \(path)") }
         defer { fclose(file) }
         var bytes: [UInt8] = []
