@@ -44,7 +44,8 @@ final class LineBreakOpportunities: Sendable {
     /// - Returns: The segments in order, covering the whole text.
     func segments(of units: [UInt16]) -> [BreakSegment] {
         guard !units.isEmpty else { return [] }
-        let icuBoundaries = unicodeBoundaries(of: units)
+        // ICU is only consulted next to non-ASCII text; plain ASCII never pays for it.
+        let icuBoundaries = units.contains(where: Self.needsUnicodeRules) ? unicodeBoundaries(of: units) : [:]
         var segments: [BreakSegment] = []
         var start = 0
         for position in 1..<units.count {

@@ -1,0 +1,125 @@
+import Testing
+
+@testable import TextMeasure
+
+/// Whether fontconfig can find a font for a character, so tests that need Debian's
+/// fonts-noto-cjk or fonts-noto-color-emoji skip cleanly where they are not installed.
+func fontInstalled(for codePoint: UInt32, emoji: Bool = false) -> Bool {
+    guard let location = FontCatalog.fallback(for: codePoint, weight: 400, language: emoji ? "und-zsye" : nil, preferColor: emoji)
+    else { return false }
+    return !location.path.contains("DejaVu")
+}
+
+@Suite("Font fallback, measured against Chromium")
+struct FallbackTests {
+    @Test(.enabled(if: fontInstalled(for: 0x6F22)))
+    func cjkFallbackGrowsTheNormalLineHeight() throws {
+        // Chromium: a div with "漢字" in DejaVu Sans 14 px is 20 px tall (Noto Sans CJK's
+        // ascent and descent), "x" alone 16 px.
+        let measure = try measurer()
+        #expect(measure.measure("漢字", width: 300).height == 20)
+        #expect(measure.measure("x", width: 300).height == 16)
+        #expect(measure.measure("x\u{2028}漢字\u{2028}x", width: 300).height == 16 + 20 + 16)
+        // A fixed line height ignores the fallback font's metrics.
+        #expect(try measurer(lineHeight: .pixels(18)).measure("漢字", width: 300).height == 18)
+    }
+
+    @Test(.enabled(if: fontInstalled(for: 0xD55C)))
+    func hangulUsesTheKoreanFace() throws {
+        // Chromium 13 px: "한국어" is 35.890625 px wide (the Korean face's proportional
+        // Hangul, not the Japanese face's full-width one).
+        let measure = try measurer(size: 13)
+        #expect(measure.measure("한국어", width: 300).width == 35.890625)
+    }
+
+    @Test(.enabled(if: fontInstalled(for: 0x30E9)))
+    func kerningAcrossBreakOpportunitiesCounts() throws {
+        // Chromium 13 px: "ラーメン" is 51.484375 px: the pair "ーメ" kerns although a line
+        // may break between every kana.
+        let measure = try measurer(size: 13)
+        #expect(measure.measure("ラーメン", width: 300).width == 51.484375)
+        // Line-break: auto allows a break before the prolonged sound mark, as Chromium does.
+        #expect(measure.measure("ラーメン", width: 20).lineTexts == ["ラ", "ー", "メ", "ン"])
+    }
+
+    @Test(.enabled(if: fontInstalled(for: 0x1F389, emoji: true)))
+    func emojiUseTheColourFontsStrikeAdvances() throws {
+        // Chromium 20 px: ten "🎉" are 249.546875 px (136 px advance at 109 ppem).
+        #expect(try measurer(size: 20).measure(String(repeating: "🎉", count: 10), width: 1000).width == 249.546875)
+    }
+
+    @Test func theAuthorsFontWinsForEmojiItCovers() throws {
+        // DejaVu Sans has U+1F600; Chromium 20 px draws ten of them 208.5 px wide with it.
+        #expect(try measurer(size: 20).measure(String(repeating: "😀", count: 10), width: 1000).width == 208.5)
+    }
+
+    @Test(.enabled(if: fontInstalled(for: 0x2764, emoji: true)))
+    func emojiVariationSelectorFallsBackWhenTheFontLacksTheSequence() throws {
+        // Chromium 20 px: "❤" ×10 is 167.578125 px (DejaVu), "❤️" ×10 249.546875 (emoji font).
+        let measure = try measurer(size: 20)
+        #expect(measure.measure(String(repeating: "\u{2764}", count: 10), width: 1000).width == 167.578125)
+        #expect(measure.measure(String(repeating: "\u{2764}\u{FE0F}", count: 10), width: 1000).width == 249.546875)
+    }
+}
+
+@Suite("Blink's ASCII line-break pairs")
+struct AsciiLineBreakingTests {
+    func pair(_ previous: Character, _ next: Character, after beforePrevious: Character = "a") -> Bool? {
+        AsciiLineBreaking.breaksBetween(
+            beforePrevious: UInt16(beforePrevious.asciiValue!), previous: UInt16(previous.asciiValue!),
+            next: UInt16(next.asciiValue!))
+    }
+
+    @Test func urlsDoNotBreakAfterSlashesOrDots() {
+        #expect(pair("/", "a") == false)
+        #expect(pair(".", "c") == false)
+        #expect(pair(":", "/") == false)
+    }
+
+    @Test func breaksAfterHyphenAndQuestionMark() {
+        #expect(pair("-", "a") == true)
+        #expect(pair("?", "q") == true)
+        #expect(pair("?", "1") == true)
+        #expect(pair("-", "]") == false)
+    }
+
+    @Test func hyphenBeforeDigitDependsOnWhatPrecedesIt() {
+        #expect(pair("-", "4", after: "D") == true)  // ABCD-1234
+        #expect(pair("-", "4", after: "2") == true)  // 1234-5678
+        #expect(pair("-", "4", after: " ") == false)  // a minus sign
+    }
+
+    @Test func breaksBeforeOpeningBracketsAfterPunctuation() {
+        #expect(pair(",", "(") == true)
+        #expect(pair("a", "(") == false)
+        #expect(pair(")", "[") == true)
+    }
+
+    @Test func longUrlWrapsOnlyWhereChromiumWould() throws {
+        // No opportunity inside "example.com/photos": break-word splits it at graphemes.
+        let result = try measurer().measure("see https://example.com/photos?id=1-2", width: 120)
+        #expect(result.lineTexts.first == "see")
+        #expect(result.lineTexts.joined() == "seehttps://example.com/photos?id=1-2")
+    }
+}
+
+@Suite("Bounded cache")
+struct BoundedCacheTests {
+    @Test func neverHoldsMoreThanTwiceItsLimit() {
+        var cache = BoundedCache<Int, Int>(limit: 10)
+        for key in 0..<1000 { cache[key] = key }
+        #expect(cache.count <= 20)
+        #expect(cache[999] == 999)
+        #expect(cache[0] == nil)
+    }
+
+    @Test func recentlyReadEntriesSurvive() {
+        var cache = BoundedCache<Int, Int>(limit: 4)
+        for key in 0..<4 { cache[key] = key }
+        for key in 4..<7 {
+            _ = cache[0]  // keep 0 warm
+            cache[key] = key
+        }
+        #expect(cache[0] == 0)
+    }
+}
