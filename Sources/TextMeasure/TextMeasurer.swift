@@ -15,7 +15,7 @@ public final class TextMeasurer: Sendable {
     public let style: TextStyle
     private let fonts: FontSet
     private let breakOpportunities = LineBreakOpportunities()
-    private let segmentCache = Mutex(BoundedCache<String, SegmentMetrics>(limit: 16_384))
+    private let segmentCache = Mutex(BoundedCache<[UInt16], SegmentMetrics>(limit: 16_384))
     /// What a soft hyphen shows when a line breaks there: U+2010 when the font has it,
     /// else "-" (Blink's `HyphenString`).
     private let hyphen: String
@@ -98,6 +98,7 @@ public final class TextMeasurer: Sendable {
         let available = Self.layoutUnits(floorOf: max(0, width.isFinite ? width : 0))
         let lineLimit = maxLines.flatMap { $0 >= 1 ? $0 : nil }
         var segments = breakOpportunities.segments(of: units)
+        var memo = SegmentMemo(count: segments.count)
 
         return units.withUnsafeBufferPointer { buffer in
             var lines: [LaidOutLine] = []
@@ -108,7 +109,7 @@ public final class TextMeasurer: Sendable {
                     truncated = true
                     break
                 }
-                let line = fillLine(buffer, segments: &segments, from: index, available: available)
+                let line = fillLine(buffer, segments: &segments, memo: &memo, from: index, available: available)
                 lines.append(line)
                 index = line.lastSegment + 1
             }
@@ -155,14 +156,15 @@ public final class TextMeasurer: Sendable {
     /// not even the first segment fits, the segment is split at grapheme boundaries
     /// (`overflow-wrap: break-word`) and the fitting part fills the line.
     private func fillLine(
-        _ units: UnsafeBufferPointer<UInt16>, segments: inout [BreakSegment], from first: Int, available: Int
+        _ units: UnsafeBufferPointer<UInt16>, segments: inout [BreakSegment], memo: inout SegmentMemo, from first: Int,
+        available: Int
     ) -> LaidOutLine {
         var penPosition = 0.0
         var chosen: (segment: Int, width: Double, hyphenated: Bool)?
         var current = first
         while current < segments.count {
             let segment = segments[current]
-            let pieces = segmentMetrics(units, segment)
+            let pieces = memo.metrics(at: current) { segmentMetrics(units, segment) }
             let contentEnd = penPosition + pieces.contentWidthAtLineEnd
             guard Self.fits(contentEnd, available) else { break }
             let endsWithSoftHyphen =
@@ -179,7 +181,7 @@ public final class TextMeasurer: Sendable {
 
         if chosen == nil {
             let segment = segments[first]
-            let content = segmentMetrics(units, segment)
+            let content = memo.metrics(at: first) { segmentMetrics(units, segment) }
             if Self.fits(content.contentWidthAtLineEnd, available) {
                 // Only the hyphen of a soft-hyphen break overflows: take that break anyway,
                 // a browser would rather overflow by a hyphen than split the syllable.
@@ -189,6 +191,7 @@ public final class TextMeasurer: Sendable {
                 // A single grapheme wider than the box is the whole segment: nothing is left
                 // over to carry to the next line.
                 if split.offset < segment.contentEnd {
+                    memo.split(at: first)
                     segments[first] = BreakSegment(start: segment.start, contentEnd: split.offset, end: split.offset, forcedBreakAfter: false)
                     segments.insert(
                         BreakSegment(
@@ -204,15 +207,14 @@ public final class TextMeasurer: Sendable {
         let primaryBox = fonts.primary.metrics.halfLeadingBox
         var above = primaryBox.above
         var below = primaryBox.below
-        var text = ""
         for index in first...last {
             let segment = segments[index]
-            let piece = segmentMetrics(units, segment)
+            let piece = memo.metrics(at: index) { segmentMetrics(units, segment) }
             above = max(above, piece.lineBoxAbove)
             below = max(below, piece.lineBoxBelow)
-            let end = index == last ? segment.contentEnd : segment.end
-            text += Self.visibleText(units, segment.start..<end)
         }
+        // A line's segments are contiguous: its text is one slice.
+        var text = Self.visibleText(units, segments[first].start..<segments[last].contentEnd)
         if hyphenated {
             text += hyphen
             above = max(above, hyphenMetrics.lineBoxAbove)
@@ -262,15 +264,27 @@ public final class TextMeasurer: Sendable {
             result.width = fullWidth + ellipsisMetrics.width
             return result
         }
-        var keptEnd = line.start
-        var keptWidth = 0.0
-        for boundary in Self.graphemeBoundaries(units, contentRange) {
+        // Widths grow with the prefix, so binary search the grapheme boundaries for the
+        // longest prefix (hanging spaces dropped) that leaves room for the ellipsis.
+        let prefixEnds = Self.graphemeBoundaries(units, contentRange).map { boundary in
             var end = boundary
             while end > line.start, TextPreparation.hangsAtLineEnd(units[end - 1]) { end -= 1 }
-            let width = Self.shape(units, line.start..<end, fonts: fonts).width
-            guard Self.fits(width + ellipsisMetrics.width, available) else { break }
-            keptEnd = end
-            keptWidth = width
+            return end
+        }
+        var keptEnd = line.start
+        var keptWidth = 0.0
+        var low = 0
+        var high = prefixEnds.count - 1
+        while low <= high {
+            let middle = (low + high) / 2
+            let width = Self.shape(units, line.start..<prefixEnds[middle], fonts: fonts).width
+            if Self.fits(width + ellipsisMetrics.width, available) {
+                keptEnd = prefixEnds[middle]
+                keptWidth = width
+                low = middle + 1
+            } else {
+                high = middle - 1
+            }
         }
         result.text = Self.visibleText(units, line.start..<keptEnd) + ellipsis
         result.width = keptWidth + ellipsisMetrics.width
@@ -278,6 +292,27 @@ public final class TextMeasurer: Sendable {
     }
 
     // MARK: - Measuring pieces
+
+    /// The metrics of this measurement's segments, looked up once each: the shared cache
+    /// takes a lock per lookup, and a line asks for each segment more than once.
+    struct SegmentMemo {
+        private var entries: [SegmentMetrics?]
+
+        init(count: Int) { entries = Array(repeating: nil, count: count) }
+
+        mutating func metrics(at index: Int, compute: () -> SegmentMetrics) -> SegmentMetrics {
+            if let known = entries[index] { return known }
+            let computed = compute()
+            entries[index] = computed
+            return computed
+        }
+
+        /// A segment was cut in two: both halves need measuring afresh.
+        mutating func split(at index: Int) {
+            entries[index] = nil
+            entries.insert(nil, at: index + 1)
+        }
+    }
 
     /// What a segment contributes to a line.
     struct SegmentMetrics: Sendable {
@@ -295,15 +330,18 @@ public final class TextMeasurer: Sendable {
 
     /// The metrics of one segment, from the bounded cache when possible.
     ///
-    /// The key is the segment's text plus the first code point after it, because pair
-    /// kerning with that code point changes the segment's advance.
+    /// The key is the segment's UTF-16 text plus the first code point after it, because
+    /// pair kerning with that code point changes the segment's advance.
     private func segmentMetrics(_ units: UnsafeBufferPointer<UInt16>, _ segment: BreakSegment) -> SegmentMetrics {
         var lookAheadEnd = segment.end
         if lookAheadEnd < units.count {
             lookAheadEnd += UTF16.isLeadSurrogate(units[lookAheadEnd]) && lookAheadEnd + 1 < units.count ? 2 : 1
         }
-        var key = String(decoding: UnsafeBufferPointer(rebasing: units[segment.start..<lookAheadEnd]), as: UTF16.self)
-        key.append("\u{1}\(segment.contentEnd - segment.start)")
+        // Where the content ends follows from the text itself; the last element says how
+        // much of the key is look-ahead, so "ab" before "c" and a final "abc" differ. Raw
+        // UTF-16 hashes far faster than a String built from it.
+        var key = Array(UnsafeBufferPointer(rebasing: units[segment.start..<lookAheadEnd]))
+        key.append(UInt16(lookAheadEnd - segment.end))
         if let cached = segmentCache.withLock({ $0[key] }) { return cached }
         // Shape outside the lock so concurrent measurements do not queue behind HarfBuzz.
         let shaped = Shaper.measure(
@@ -343,7 +381,9 @@ public final class TextMeasurer: Sendable {
 
     /// The text a reader sees: soft hyphens that were not broken at are invisible.
     private static func visibleText(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>) -> String {
-        String(decoding: UnsafeBufferPointer(rebasing: units[range]).filter { $0 != TextPreparation.softHyphen }, as: UTF16.self)
+        let slice = UnsafeBufferPointer(rebasing: units[range])
+        guard slice.contains(TextPreparation.softHyphen) else { return String(decoding: slice, as: UTF16.self) }
+        return String(decoding: slice.filter { $0 != TextPreparation.softHyphen }, as: UTF16.self)
     }
 
     // MARK: - LayoutUnit arithmetic
