@@ -16,6 +16,8 @@ public final class TextMeasurer: Sendable {
     private let fonts: FontSet
     private let breakOpportunities = LineBreakOpportunities()
     private let segmentCache = Mutex(BoundedCache<[UInt16], SegmentMetrics>(limit: 16_384))
+    /// Where truncated last lines were cut, by line content and available width.
+    private let ellipsisCache = Mutex(BoundedCache<[UInt16], EllipsisCut>(limit: 4_096))
     /// What a soft hyphen shows when a line breaks there: U+2010 when the font has it,
     /// else "-" (Blink's `HyphenString`).
     private let hyphen: String
@@ -114,7 +116,7 @@ public final class TextMeasurer: Sendable {
                 index = line.lastSegment + 1
             }
             if truncated, !lines.isEmpty {
-                lines[lines.count - 1] = ellipsize(buffer, line: lines[lines.count - 1], segments: segments, available: available)
+                lines[lines.count - 1] = ellipsize(buffer, line: lines[lines.count - 1], available: available)
             }
             let height = lines.reduce(0.0) { total, line in
                 total + (fixedLineHeight ?? Double(line.lineBoxAbove + line.lineBoxBelow))
@@ -251,47 +253,67 @@ public final class TextMeasurer: Sendable {
 
     /// Cuts the last line so that "…" fits after it, at a grapheme boundary, as Blink's
     /// line truncation for `-webkit-line-clamp` does.
-    private func ellipsize(
-        _ units: UnsafeBufferPointer<UInt16>, line: LaidOutLine, segments: [BreakSegment], available: Int
-    ) -> LaidOutLine {
+    private func ellipsize(_ units: UnsafeBufferPointer<UInt16>, line: LaidOutLine, available: Int) -> LaidOutLine {
         var result = line
         result.lineBoxAbove = max(result.lineBoxAbove, ellipsisMetrics.lineBoxAbove)
         result.lineBoxBelow = max(result.lineBoxBelow, ellipsisMetrics.lineBoxBelow)
         let contentRange = line.start..<line.contentEnd
+        // Finding the cut reshapes the line several times; remember it per line and width.
+        var key = Array(UnsafeBufferPointer(rebasing: units[contentRange]))
+        key.append(UInt16(truncatingIfNeeded: available))
+        key.append(UInt16(truncatingIfNeeded: available >> 16))
+        let cut = ellipsisCache.withLock { $0[key] } ?? {
+            let computed = ellipsisCut(units, contentRange, available: available)
+            ellipsisCache.withLock { $0[key] = computed }
+            return computed
+        }()
+        let keptEnd = line.start + cut.keptLength
+        result.text = Self.visibleText(units, line.start..<keptEnd) + ellipsis
+        result.width = cut.keptWidth + ellipsisMetrics.width
+        return result
+    }
+
+    /// Where to cut a line's content so that "…" fits after it.
+    private func ellipsisCut(
+        _ units: UnsafeBufferPointer<UInt16>, _ contentRange: Range<Int>, available: Int
+    ) -> EllipsisCut {
+        let start = contentRange.lowerBound
         let fullWidth = Self.shape(units, contentRange, fonts: fonts).width
         if Self.fits(fullWidth + ellipsisMetrics.width, available) {
-            result.text = Self.visibleText(units, contentRange) + ellipsis
-            result.width = fullWidth + ellipsisMetrics.width
-            return result
+            return EllipsisCut(keptLength: contentRange.count, keptWidth: fullWidth)
         }
         // Widths grow with the prefix, so binary search the grapheme boundaries for the
         // longest prefix (hanging spaces dropped) that leaves room for the ellipsis.
         let prefixEnds = Self.graphemeBoundaries(units, contentRange).map { boundary in
             var end = boundary
-            while end > line.start, TextPreparation.hangsAtLineEnd(units[end - 1]) { end -= 1 }
+            while end > start, TextPreparation.hangsAtLineEnd(units[end - 1]) { end -= 1 }
             return end
         }
-        var keptEnd = line.start
-        var keptWidth = 0.0
+        var cut = EllipsisCut(keptLength: 0, keptWidth: 0)
         var low = 0
         var high = prefixEnds.count - 1
         while low <= high {
             let middle = (low + high) / 2
-            let width = Self.shape(units, line.start..<prefixEnds[middle], fonts: fonts).width
+            let width = Self.shape(units, start..<prefixEnds[middle], fonts: fonts).width
             if Self.fits(width + ellipsisMetrics.width, available) {
-                keptEnd = prefixEnds[middle]
-                keptWidth = width
+                cut = EllipsisCut(keptLength: prefixEnds[middle] - start, keptWidth: width)
                 low = middle + 1
             } else {
                 high = middle - 1
             }
         }
-        result.text = Self.visibleText(units, line.start..<keptEnd) + ellipsis
-        result.width = keptWidth + ellipsisMetrics.width
-        return result
+        return cut
     }
 
     // MARK: - Measuring pieces
+
+    /// How much of a truncated line's content stays before the ellipsis.
+    struct EllipsisCut: Sendable {
+        /// UTF-16 units of the content kept.
+        var keptLength: Int
+        /// Their width in pixels.
+        var keptWidth: Double
+    }
 
     /// The metrics of this measurement's segments, looked up once each: the shared cache
     /// takes a lock per lookup, and a line asks for each segment more than once.
