@@ -18,7 +18,7 @@ struct BreakSegment: Sendable, Equatable {
     var contentEnd: Int
     /// Where the next segment starts.
     var end: Int
-    /// Whether a line must end after this segment (U+2028, U+2029).
+    /// Whether a line must end after this segment (a newline kept by `pre-line`).
     var forcedBreakAfter: Bool
 }
 
@@ -45,7 +45,7 @@ final class LineBreakOpportunities: Sendable {
     func segments(of units: [UInt16]) -> [BreakSegment] {
         guard !units.isEmpty else { return [] }
         // ICU is only consulted next to non-ASCII text; plain ASCII never pays for it.
-        let icuBoundaries = units.contains(where: Self.needsUnicodeRules) ? unicodeBoundaries(of: units) : [:]
+        let icuBoundaries = units.contains(where: Self.needsUnicodeRules) ? unicodeBoundaries(of: units) : []
         var segments: [BreakSegment] = []
         var start = 0
         for position in 1..<units.count {
@@ -61,12 +61,12 @@ final class LineBreakOpportunities: Sendable {
             {
                 breaks = asciiRule
             } else if Self.needsUnicodeRules(previous) || Self.needsUnicodeRules(current) {
-                breaks = icuBoundaries[position] != nil
+                breaks = icuBoundaries.contains(position)
             } else {
                 breaks = false
             }
             if breaks {
-                segments.append(Self.segment(units, start: start, end: position, forced: icuBoundaries[position] == true))
+                segments.append(Self.segment(units, start: start, end: position, forced: previous == TextPreparation.newline))
                 start = position
             }
         }
@@ -85,11 +85,12 @@ final class LineBreakOpportunities: Sendable {
         unit > 0x7F && unit != 0xA0
     }
 
-    /// ICU's UAX #14 boundaries: offset -> whether the break there is mandatory.
-    private func unicodeBoundaries(of units: [UInt16]) -> [Int: Bool] {
-        guard let handle = checkOut() else { return [:] }
+    /// ICU's UAX #14 boundaries. Their mandatory-break status is ignored: Blink treats
+    /// U+2028 and U+2029 as ordinary break opportunities and handles newlines itself.
+    private func unicodeBoundaries(of units: [UInt16]) -> Set<Int> {
+        guard let handle = checkOut() else { return [] }
         defer { checkIn(handle) }
-        var boundaries: [Int: Bool] = [:]
+        var boundaries: Set<Int> = []
         units.withUnsafeBufferPointer { buffer in
             var status = U_ZERO_ERROR
             fl_icu_break_set_text(handle.iterator, buffer.baseAddress, Int32(buffer.count), &status)
@@ -98,7 +99,7 @@ final class LineBreakOpportunities: Sendable {
             while true {
                 let boundary = fl_icu_break_next(handle.iterator)
                 if boundary == fl_icu_break_done() { break }
-                boundaries[Int(boundary)] = fl_icu_line_break_is_hard(fl_icu_break_rule_status(handle.iterator)) != 0
+                boundaries.insert(Int(boundary))
             }
             // ICU keeps a pointer to the buffer; detach it before the buffer goes away.
             fl_icu_break_set_text(handle.iterator, nil, 0, &status)

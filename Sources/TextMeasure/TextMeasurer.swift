@@ -93,7 +93,7 @@ public final class TextMeasurer: Sendable {
     ///     value below 1 means no limit.
     /// - Returns: Lines, height, widest line, whether it was truncated, and the line texts.
     public func measure(_ text: String, width: Double, maxLines: Int? = nil) -> TextMeasurement {
-        let units = TextPreparation.collapse(text)
+        let units = TextPreparation.collapse(text, preservingNewlines: style.whiteSpace == .preLine)
         guard !units.isEmpty else {
             return TextMeasurement(lines: 0, height: 0, width: 0, truncated: false, lineTexts: [])
         }

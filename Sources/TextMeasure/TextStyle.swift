@@ -12,6 +12,17 @@ public enum LineHeight: Sendable, Hashable {
     case multiple(Double)
 }
 
+/// How whitespace and newlines are treated: the CSS `white-space` values a caption box
+/// can use.
+public enum WhiteSpace: Sendable, Hashable {
+    /// `white-space: normal`: every run of whitespace, newlines included, is one space.
+    case normal
+    /// `white-space: pre-line`: spaces and tabs collapse, but each newline ends the line
+    /// (the only mandatory break Chromium honours; U+2028 and U+2029 are ordinary
+    /// characters to it).
+    case preLine
+}
+
 /// The font and spacing a text is measured with.
 ///
 /// Equal styles measure identically, so a style can key caches.
@@ -30,6 +41,8 @@ public struct TextStyle: Sendable, Hashable {
     /// Chromium on Linux uses subpixel positioning (a run of ten DejaVu Sans "i" at 14 px
     /// measures 38.90625 px there, not 40), so that is the default.
     public var subpixelPositioning: Bool
+    /// Whether newlines force line breaks (`pre-line`) or collapse (`normal`, the default).
+    public var whiteSpace: WhiteSpace
 
     /// Creates a style.
     ///
@@ -39,18 +52,21 @@ public struct TextStyle: Sendable, Hashable {
     ///   - lineHeight: The line height.
     ///   - weight: The CSS font weight (400 regular, 700 bold).
     ///   - subpixelPositioning: Whether glyph advances keep fractional pixels.
+    ///   - whiteSpace: Whether newlines collapse or force line breaks.
     public init(
         font: String = "DejaVu Sans",
         size: Double = 14,
         lineHeight: LineHeight = .normal,
         weight: Int = 400,
-        subpixelPositioning: Bool = true
+        subpixelPositioning: Bool = true,
+        whiteSpace: WhiteSpace = .normal
     ) {
         self.font = font
         self.size = size
         self.lineHeight = lineHeight
         self.weight = weight
         self.subpixelPositioning = subpixelPositioning
+        self.whiteSpace = whiteSpace
     }
 }
 

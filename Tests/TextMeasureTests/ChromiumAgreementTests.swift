@@ -16,6 +16,7 @@ struct ChromiumCase: Sendable, CustomStringConvertible {
     var size: Double
     var width: Double
     var lineHeight: LineHeight
+    var whiteSpace: WhiteSpace
     var chromiumLines: Int
     var chromiumHeight: Double
     var text: String
@@ -41,13 +42,14 @@ struct ChromiumCase: Sendable, CustomStringConvertible {
         var cases: [ChromiumCase] = []
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 9, let id = Int(fields[0]), let size = Double(fields[3]), let width = Double(fields[4]),
-                let lineHeight = parseLineHeight(fields[5]), let lines = Double(fields[6]), let height = Double(fields[7])
+            guard fields.count == 10, let id = Int(fields[0]), let size = Double(fields[3]), let width = Double(fields[4]),
+                let lineHeight = parseLineHeight(fields[5]), let lines = Double(fields[7]), let height = Double(fields[8])
             else { throw FixtureError(message: "malformed fixture line: \(line.prefix(80))") }
             cases.append(
                 ChromiumCase(
                     id: id, kind: fields[1], fontPath: fields[2], size: size, width: width, lineHeight: lineHeight,
-                    chromiumLines: Int(lines.rounded()), chromiumHeight: height, text: decodeHex(fields[8])))
+                    whiteSpace: fields[6] == "pre-line" ? .preLine : .normal,
+                    chromiumLines: Int(lines.rounded()), chromiumHeight: height, text: decodeHex(fields[9])))
         }
         return cases
     }
@@ -84,10 +86,10 @@ struct ChromiumAgreementTests {
         var matchesByKind: [String: (lines: Int, heights: Int, total: Int)] = [:]
         let verbose = getenv("TEXTMEASURE_CHROMIUM_REPORT") != nil
         for testCase in cases {
-            let key = "\(testCase.fontPath)@\(testCase.size)@\(testCase.lineHeight)"
-            let measurer =
-                try measurers[key]
-                ?? TextMeasurer(style: TextStyle(font: testCase.fontPath, size: testCase.size, lineHeight: testCase.lineHeight))
+            let style = TextStyle(
+                font: testCase.fontPath, size: testCase.size, lineHeight: testCase.lineHeight, whiteSpace: testCase.whiteSpace)
+            let key = "\(style)"
+            let measurer = try measurers[key] ?? TextMeasurer(style: style)
             measurers[key] = measurer
             let result = measurer.measure(testCase.text, width: testCase.width)
             var tally = matchesByKind[testCase.kind] ?? (0, 0, 0)

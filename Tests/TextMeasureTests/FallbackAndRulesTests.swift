@@ -19,7 +19,8 @@ struct FallbackTests {
         let measure = try measurer()
         #expect(measure.measure("漢字", width: 300).height == 20)
         #expect(measure.measure("x", width: 300).height == 16)
-        #expect(measure.measure("x\u{2028}漢字\u{2028}x", width: 300).height == 16 + 20 + 16)
+        let preLine = try TextMeasurer(style: TextStyle(font: DejaVuSans.path, whiteSpace: .preLine))
+        #expect(preLine.measure("x\n漢字\nx", width: 300).height == 16 + 20 + 16)
         // A fixed line height ignores the fallback font's metrics.
         #expect(try measurer(lineHeight: .pixels(18)).measure("漢字", width: 300).height == 18)
     }

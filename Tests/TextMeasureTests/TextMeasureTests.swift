@@ -107,11 +107,27 @@ struct WrappingTests {
         #expect(wide.width == measure.measure(word + word, width: 100).width)
     }
 
-    @Test func lineSeparatorForcesABreak() throws {
+    @Test func lineSeparatorIsAnOrdinaryCharacterToChromium() throws {
+        // Chromium, white-space: normal: "abc\u{2028}def" is one line (U+2028 even has a
+        // width), and in a 40 px box it breaks after U+2028 like after any break opportunity.
         let measure = try measurer()
-        let result = measure.measure("a \u{2028} b", width: 300)
-        #expect(result.lineTexts == ["a", "b"])
-        #expect(measure.measure("a\u{2028}\u{2028}b", width: 300).lines == 3)
+        #expect(measure.measure("abc\u{2028}def", width: 300).lines == 1)
+        #expect(measure.measure("abc\u{2028}def ghi", width: 40).lineTexts == ["abc\u{2028}", "def", "ghi"])
+    }
+
+    /// Line counts Chromium gives these texts under `white-space: pre-line`.
+    @Test(arguments: [
+        ("a\n\nb", 3), ("a\n", 1), ("a\n\n", 2), ("\na", 2), ("a  \n  b", 2), ("a\r\nb", 2), ("a\rb", 2), ("x\u{2028}y", 1),
+    ])
+    func preLineKeepsNewlinesAsForcedBreaks(text: String, lines: Int) throws {
+        let measure = try TextMeasurer(style: TextStyle(font: DejaVuSans.path, whiteSpace: .preLine))
+        #expect(measure.measure(text, width: 300).lines == lines)
+    }
+
+    @Test func preLineDropsSpacesAroundNewlines() throws {
+        let measure = try TextMeasurer(style: TextStyle(font: DejaVuSans.path, whiteSpace: .preLine))
+        #expect(measure.measure("  one  two \n  three ", width: 300).lineTexts == ["one two", "three"])
+        #expect(measure.measure("a\n\nb", width: 300).lineTexts == ["a", "", "b"])
     }
 
     @Test func newlinesDoNotBreakUnderWhiteSpaceNormal() throws {
@@ -153,7 +169,8 @@ struct LineHeightTests {
         let measure = try measurer(size: size)
         #expect(measure.lineHeightInPixels == expected)
         #expect(measure.measure("x", width: 100).height == expected)
-        #expect(measure.measure("x\u{2028}y", width: 100).height == 2 * expected)
+        let preLine = try TextMeasurer(style: TextStyle(font: DejaVuSans.path, size: size, whiteSpace: .preLine))
+        #expect(preLine.measure("x\ny", width: 100).height == 2 * expected)
     }
 
     @Test func pixelLineHeight() throws {
