@@ -1,4 +1,5 @@
 internal import CFontconfig
+import Synchronization
 
 /// A font file and the face inside it, as fontconfig reports them.
 struct FontLocation: Sendable, Hashable {
@@ -9,9 +10,12 @@ struct FontLocation: Sendable, Hashable {
 /// Looks fonts up through fontconfig: the primary font by family and weight, and the
 /// fallback font for a character the primary font lacks.
 ///
-/// Fontconfig keeps process-wide state of its own, so callers serialise calls into this
-/// namespace behind a lock; nothing here stores state.
+/// Fontconfig keeps process-wide state of its own; every call into it here goes through
+/// one lock, so measurers on different tasks never race inside it.
 enum FontCatalog {
+    /// Serialises calls into fontconfig. A lock, not state: nothing is stored behind it.
+    private static let fontconfigLock = Mutex(())
+
     /// Families CSS treats as generic: fontconfig resolves them through its aliases, so the
     /// matched family legitimately differs from the requested name.
     private static let genericFamilies: Set<String> = [
@@ -28,6 +32,10 @@ enum FontCatalog {
     ///   that name (fontconfig would silently substitute another; a browser would too, but
     ///   then our measurements would not match what the client renders).
     static func locate(family: String, weight: Int) throws(TextMeasureError) -> FontLocation {
+        try fontconfigLock.withLock { _ throws(TextMeasureError) in try locateUnlocked(family: family, weight: weight) }
+    }
+
+    private static func locateUnlocked(family: String, weight: Int) throws(TextMeasureError) -> FontLocation {
         guard FcInit() != 0 else {
             throw TextMeasureError(code: .libraryFailure, message: "fontconfig failed to initialise")
         }
@@ -68,6 +76,12 @@ enum FontCatalog {
     ///   - preferColor: Ask for a colour font too (emoji).
     /// - Returns: The face, or nil when no installed font has the character.
     static func fallback(for codePoint: UInt32, weight: Int, language: String?, preferColor: Bool) -> FontLocation? {
+        fontconfigLock.withLock { _ in
+            fallbackUnlocked(for: codePoint, weight: weight, language: language, preferColor: preferColor)
+        }
+    }
+
+    private static func fallbackUnlocked(for codePoint: UInt32, weight: Int, language: String?, preferColor: Bool) -> FontLocation? {
         guard FcInit() != 0, let pattern = FcPatternCreate() else { return nil }
         defer { FcPatternDestroy(pattern) }
         guard let characterSet = FcCharSetCreate() else { return nil }

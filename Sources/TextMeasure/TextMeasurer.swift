@@ -41,9 +41,7 @@ public final class TextMeasurer: Sendable {
         if style.font.contains("/") {
             location = FontLocation(path: style.font, faceIndex: 0)
         } else {
-            location = try Self.fontconfigLock.withLock { _ throws(TextMeasureError) in
-                try FontCatalog.locate(family: style.font, weight: style.weight)
-            }
+            location = try FontCatalog.locate(family: style.font, weight: style.weight)
         }
         let primary = try LoadedFont(
             path: location.path, faceIndex: location.faceIndex, size: style.size,
@@ -74,9 +72,6 @@ public final class TextMeasurer: Sendable {
         hyphenMetrics = Self.shape(Array(hyphen.utf16), fonts: fonts)
         ellipsisMetrics = Self.shape(Array(ellipsis.utf16), fonts: fonts)
     }
-
-    /// Fontconfig's own state is process-wide; serialise our calls into it.
-    private static let fontconfigLock = Mutex(())
 
     /// The height of one line in pixels: the fixed line height, or for `normal` the
     /// primary font's line spacing (lines that use taller fallback fonts can be taller).
@@ -151,6 +146,9 @@ public final class TextMeasurer: Sendable {
         var contentEnd: Int
     }
 
+    /// Segments longer than this many UTF-16 units are probed with a prefix first.
+    private static let longSegmentProbe = 256
+
     /// Fills one line greedily, starting at `segments[first]`.
     ///
     /// The line ends at the last break opportunity whose content (plus a hyphen when the
@@ -166,6 +164,13 @@ public final class TextMeasurer: Sendable {
         var current = first
         while current < segments.count {
             let segment = segments[current]
+            // A very long word (a pasted URL, a run of CJK-free digits) is shaped a piece at
+            // a time when it is wrapped; do not shape all of it only to learn it overflows.
+            if segment.contentEnd - segment.start > Self.longSegmentProbe {
+                var probeEnd = segment.start + Self.longSegmentProbe
+                if UTF16.isLeadSurrogate(units[probeEnd - 1]) { probeEnd += 1 }
+                if !Self.fits(penPosition + Self.shape(units, segment.start..<probeEnd, fonts: fonts).width, available) { break }
+            }
             let pieces = memo.metrics(at: current) { segmentMetrics(units, segment) }
             let contentEnd = penPosition + pieces.contentWidthAtLineEnd
             guard Self.fits(contentEnd, available) else { break }
@@ -183,8 +188,9 @@ public final class TextMeasurer: Sendable {
 
         if chosen == nil {
             let segment = segments[first]
-            let content = memo.metrics(at: first) { segmentMetrics(units, segment) }
-            if Self.fits(content.contentWidthAtLineEnd, available) {
+            let isLong = segment.contentEnd - segment.start > Self.longSegmentProbe
+            let content = isLong ? nil : memo.metrics(at: first) { segmentMetrics(units, segment) }
+            if let content, Self.fits(content.contentWidthAtLineEnd, available) {
                 // Only the hyphen of a soft-hyphen break overflows: take that break anyway,
                 // a browser would rather overflow by a hyphen than split the syllable.
                 chosen = (first, content.contentWidthAtLineEnd + hyphenMetrics.width, true)
@@ -232,17 +238,38 @@ public final class TextMeasurer: Sendable {
     private func splitOverlongSegment(
         _ units: UnsafeBufferPointer<UInt16>, _ segment: BreakSegment, available: Int
     ) -> (offset: Int, width: Double) {
-        let boundaries = Self.graphemeBoundaries(units, segment.start..<segment.contentEnd)
-        // Widths grow with the prefix, so binary search; each probe reshapes the prefix, as
-        // Blink reshapes the text before a break that is not safe to break at.
-        var low = 0
+        // Look at a window of the word that doubles until it no longer fits, so a
+        // 10,000-character URL costs work in proportion to one line, not to the URL.
+        var windowLength = 64
+        while true {
+            var windowEnd = min(segment.contentEnd, segment.start + windowLength)
+            if windowEnd < segment.contentEnd && UTF16.isLeadSurrogate(units[windowEnd - 1]) { windowEnd += 1 }
+            let reachesEnd = windowEnd == segment.contentEnd
+            if !reachesEnd && Self.fits(Self.shape(units, segment.start..<windowEnd, fonts: fonts).width, available) {
+                windowLength *= 2
+                continue
+            }
+            var boundaries = Self.graphemeBoundaries(units, segment.start..<windowEnd)
+            // The window may end inside a cluster; only boundaries before it are real.
+            if !reachesEnd && boundaries.count > 1 { boundaries.removeLast() }
+            return longestFittingPrefix(units, from: segment.start, boundaries: boundaries, available: available)
+        }
+    }
+
+    /// Binary search over grapheme boundaries (widths grow with the prefix); each probe
+    /// reshapes the prefix, as Blink reshapes the text before a break that is not safe to
+    /// break at. Returns at least the first cluster.
+    private func longestFittingPrefix(
+        _ units: UnsafeBufferPointer<UInt16>, from start: Int, boundaries: [Int], available: Int
+    ) -> (offset: Int, width: Double) {
+        var low = 1
         var high = boundaries.count - 1
-        var best = (offset: boundaries[0], width: Self.shape(units, segment.start..<boundaries[0], fonts: fonts).width)
+        var best = (offset: boundaries[0], width: Self.shape(units, start..<boundaries[0], fonts: fonts).width)
         while low <= high {
             let middle = (low + high) / 2
-            let width = Self.shape(units, segment.start..<boundaries[middle], fonts: fonts).width
+            let width = Self.shape(units, start..<boundaries[middle], fonts: fonts).width
             if Self.fits(width, available) {
-                if boundaries[middle] > best.offset || middle == 0 { best = (boundaries[middle], width) }
+                best = (boundaries[middle], width)
                 low = middle + 1
             } else {
                 high = middle - 1

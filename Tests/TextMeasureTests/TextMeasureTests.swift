@@ -141,6 +141,17 @@ struct WrappingTests {
         #expect(result.lineTexts.allSatisfy { $0 == String(repeating: "i", count: 10) })
     }
 
+    @Test func hugeWordsWrapInWorkProportionalToALine() throws {
+        // 10,000 characters with no break opportunity: 1,000 lines of ten "i".
+        let result = try measurer().measure(String(repeating: "i", count: 10_000), width: 40)
+        #expect(result.lines == 1000)
+        #expect(result.lineTexts.allSatisfy { $0 == String(repeating: "i", count: 10) })
+        // Surrogate pairs never split at the edge of the search window.
+        let faces = try measurer().measure(String(repeating: "😀", count: 300), width: 100)
+        #expect(faces.lineTexts.joined() == String(repeating: "😀", count: 300))
+        #expect(faces.lineTexts.allSatisfy { !$0.unicodeScalars.contains("\u{FFFD}") })
+    }
+
     @Test func overlongWordMovesToItsOwnLineFirst() throws {
         let result = try measurer().measure("ab " + String(repeating: "i", count: 15), width: 40)
         #expect(result.lineTexts == ["ab", String(repeating: "i", count: 10), String(repeating: "i", count: 5)])
