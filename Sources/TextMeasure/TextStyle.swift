@@ -27,7 +27,8 @@ public enum WhiteSpace: Sendable, Hashable {
 ///
 /// Equal styles measure identically, so a style can key caches.
 public struct TextStyle: Sendable, Hashable {
-    /// A font file path (anything containing a `/`) or a family name looked up with fontconfig.
+    /// A font file path (anything containing a `/` or ending in .ttf, .otf, .ttc or .otc;
+    /// the first face of a collection) or a family name looked up with fontconfig.
     public var font: String
     /// The font size in CSS pixels.
     public var size: Double
