@@ -442,11 +442,12 @@ public final class TextMeasurer: Sendable {
 
     // MARK: - LayoutUnit arithmetic
 
-    /// Blink's fit test: a line fits when its width, truncated to a LayoutUnit, is at most
-    /// the available LayoutUnits. Measured in Chromium: "iiii" (15.5586 px in DejaVu Sans
-    /// 14 px) fits a box 15.55 px wide (995/64 px) but not one 15.53 px wide (993/64 px).
+    /// Blink's fit test: a line fits when its width, rounded up to a LayoutUnit, is at most
+    /// the available width plus one LayoutUnit (`LineBreaker::AvailableWidthToFit` adds
+    /// that epsilon against rounding errors). Measured in Chromium: "iiii" (15.5586 px in
+    /// DejaVu Sans 14 px, 996/64 rounded up) fits boxes 995/64 px wide but not 994/64.
     private static func fits(_ width: Double, _ available: Int) -> Bool {
-        layoutUnits(floorOf: width) <= available
+        layoutUnits(ceilingOf: width) <= available + 1
     }
 
     /// Pixels to LayoutUnits (1/64 px), rounding up; a hair of tolerance absorbs the float

@@ -78,8 +78,8 @@ public struct TextMeasurement: Sendable, Equatable {
     /// The block height in CSS pixels: the sum of the line box heights, 0 for empty text.
     public var height: Double
     /// The width of the widest line in CSS pixels, trailing spaces excluded, rounded up to
-    /// a LayoutUnit (1/64 px) as Chromium reports a text's extent. Because Blink's fit
-    /// test truncates instead, a full line can exceed the available width by under 1/64 px.
+    /// a LayoutUnit (1/64 px) as Chromium reports a text's extent. Blink's fit test allows
+    /// one LayoutUnit of slack, so a full line can exceed the available width by 1/64 px.
     public var width: Double
     /// Whether lines were cut off by `maxLines` (the last line then ends with "…").
     public var truncated: Bool
