@@ -6,9 +6,10 @@ internal import CHarfBuzz
 /// Blink (`SimpleFontData::PlatformInit` with `FontMetrics::AscentDescentWithHacks`) takes
 /// Skia's FreeType metrics: ascent, descent and line gap from the face's `hhea`-derived
 /// values, or from the OS/2 typo values when the font sets USE_TYPO_METRICS, scaled to the
-/// size in single precision. Ascent and descent are rounded to whole pixels; on Linux with
-/// subpixel positioning a descent that was rounded down borrows a pixel from the ascent so
-/// descenders are not clipped. The line spacing is the sum of the three rounded values.
+/// size in single precision. Ascent and descent are rounded to whole pixels (Blink's
+/// Linux-only "borrow a pixel for a rounded-down descent" hack does not fire in Chromium's
+/// Linux builds: its font render style reports no subpixel positioning). The line spacing
+/// is the sum of the three rounded values.
 struct FontVerticalMetrics: Sendable, Equatable {
     /// Rounded ascent in pixels.
     var ascent: Int
@@ -156,19 +157,26 @@ final class LoadedFont: @unchecked Sendable {
         var bitmapAdvances: [Int32]?
         let isScalable = (face.face_flags & FT_Long(FT_FACE_FLAG_SCALABLE)) != 0
         if !isScalable, face.num_fixed_sizes > 0, let strikes = face.available_sizes {
-            // Skia picks a bitmap strike and scales it to the requested size; its ascent,
-            // descent and advances are the strike's, relative to the strike's ppem.
+            // A bitmap-only face (colour emoji): Chromium lays its glyphs out with the
+            // bitmap strike's advances scaled to the size, but its line metrics come from
+            // the hhea table over head's units per em (FreeType reports no outline metrics
+            // for such faces). Both measured: ten U+1F389 at 20 px are 249.546875 px wide
+            // (136 px at 109 ppem), and line heights over 10-30 px in quarter pixels only
+            // match with hhea.
             let strikeCount = Int(face.num_fixed_sizes)
             let requested = FT_Pos(size * 64)
             let strikeIndex = (0..<strikeCount).first { strikes[$0].y_ppem >= requested } ?? (strikeCount - 1)
-            if FT_Select_Size(faceHandle, FT_Int(strikeIndex)) == 0, let sizeObject = face.size {
-                let ppem = Float(strikes[strikeIndex].y_ppem) / 64
-                let strikeMetrics = sizeObject.pointee.metrics
-                if ppem > 0 {
-                    ascentPerEm = -Float(strikeMetrics.ascender) / 64 / ppem
-                    descentPerEm = -Float(strikeMetrics.descender) / 64 / ppem
-                    leadingPerEm = Float(strikeMetrics.height - strikeMetrics.ascender + strikeMetrics.descender) / 64 / ppem
-                    bitmapAdvances = Self.strikeAdvances(faceHandle, ppem: Double(ppem), size: size)
+            if FT_Select_Size(faceHandle, FT_Int(strikeIndex)) == 0 {
+                let ppem = Double(strikes[strikeIndex].y_ppem) / 64
+                if ppem > 0 { bitmapAdvances = Self.strikeAdvances(faceHandle, ppem: ppem, size: size) }
+            }
+            if let hheaTable = FT_Get_Sfnt_Table(faceHandle, FT_SFNT_HHEA), let headTable = FT_Get_Sfnt_Table(faceHandle, FT_SFNT_HEAD) {
+                let hhea = hheaTable.assumingMemoryBound(to: TT_HoriHeader.self).pointee
+                let designUnitsPerEm = Float(headTable.assumingMemoryBound(to: TT_Header.self).pointee.Units_Per_EM)
+                if designUnitsPerEm > 0 {
+                    ascentPerEm = -Float(hhea.Ascender) / designUnitsPerEm
+                    descentPerEm = -Float(hhea.Descender) / designUnitsPerEm
+                    leadingPerEm = Float(hhea.Line_Gap) / designUnitsPerEm
                 }
             }
         }
@@ -177,12 +185,11 @@ final class LoadedFont: @unchecked Sendable {
         let skiaDescent = descentPerEm * textSize
         let skiaLeading = leadingPerEm * textSize
 
-        var ascent = (-skiaAscent).rounded(.toNearestOrAwayFromZero)
-        var descent = skiaDescent.rounded(.toNearestOrAwayFromZero)
-        if descent < skiaDescent && subpixelPositioning && ascent >= 1 {
-            descent += 1
-            ascent -= 1
-        }
+        // Blink would move a pixel from the ascent to a rounded-down descent when the font's
+        // render style asks for subpixel positioning (AscentDescentWithHacks); Chromium on
+        // Linux never does here: mixed-font line heights over 10-30 px only match without.
+        let ascent = (-skiaAscent).rounded(.toNearestOrAwayFromZero)
+        let descent = skiaDescent.rounded(.toNearestOrAwayFromZero)
         let lineSpacing = Int(ascent.rounded(.toNearestOrAwayFromZero)) + Int(descent.rounded(.toNearestOrAwayFromZero))
             + Int(skiaLeading.rounded(.toNearestOrAwayFromZero))
         let metrics = FontVerticalMetrics(ascent: Int(ascent), descent: Int(descent), lineGap: skiaLeading, lineSpacing: lineSpacing)

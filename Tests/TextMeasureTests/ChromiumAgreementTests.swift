@@ -22,7 +22,7 @@ struct ChromiumCase: Sendable, CustomStringConvertible {
     var text: String
 
     var description: String {
-        "#\(id) \(kind) \(Int(size))px w=\(Int(width)) lh=\(lineHeight) \(fontPath.split(separator: "/").last ?? "")"
+        "#\(id) \(kind) \(size)px w=\(Int(width)) lh=\(lineHeight) \(whiteSpace) \(fontPath.split(separator: "/").last ?? "")"
     }
 
     /// Reads the fixture; each text is stored as hex UTF-8 so tabs and newlines survive.
