@@ -69,7 +69,7 @@ final class LoadedFont: @unchecked Sendable {
         self.path = path
         self.faceIndex = faceIndex
         self.subpixelPositioning = subpixelPositioning
-        let faceFacts = try Self.readFaceFacts(path: path, faceIndex: faceIndex, size: size, subpixelPositioning: subpixelPositioning)
+        let faceFacts = try Self.readFaceFacts(path: path, faceIndex: faceIndex, size: size)
         self.metrics = faceFacts.metrics
         self.bitmapAdvances = faceFacts.bitmapAdvances
 
@@ -112,18 +112,18 @@ final class LoadedFont: @unchecked Sendable {
         return hb_font_get_variation_glyph(harfBuzzFont, codePoint, selector, &glyph) != 0
     }
 
-    /// The unshaped advance of a glyph in 16.16 pixels, rounded to a whole pixel unless
-    /// subpixel positioning is on (Blink's `SkiaTextMetrics::GetGlyphWidthForHarfBuzz`).
+    /// The unshaped (`hmtx`) advance of a glyph in 16.16 pixels. The shaper swaps it for
+    /// what Blink's font functions would give (`SkiaTextMetrics::GetGlyphWidthForHarfBuzz`):
+    /// rounded without subpixel positioning, the strike's advance for bitmap faces.
     func nominalAdvance(ofGlyph glyph: UInt32) -> Int32 {
         hb_font_get_glyph_h_advance(harfBuzzFont, glyph)
     }
 
-    /// Reads ascent, descent and line gap through FreeType exactly as Skia's FreeType
-    /// scaler does, then rounds them as Blink does; for bitmap-only faces (colour emoji)
-    /// also the factor that turns `hmtx` advances into the bitmap strike's advances,
-    /// which are what Skia reports and therefore what Chromium lays out with.
+    /// Reads ascent, descent and line gap through FreeType as Skia's FreeType scaler does,
+    /// then rounds them as Blink does; for bitmap-only faces (colour emoji) also every
+    /// glyph's strike advance, which is what Skia reports and Chromium lays out with.
     private static func readFaceFacts(
-        path: String, faceIndex: Int, size: Double, subpixelPositioning: Bool
+        path: String, faceIndex: Int, size: Double
     ) throws(TextMeasureError) -> (metrics: FontVerticalMetrics, bitmapAdvances: [Int32]?) {
         var library: FT_Library?
         guard FT_Init_FreeType(&library) == 0, let library else {
