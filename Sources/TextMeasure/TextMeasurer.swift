@@ -321,8 +321,11 @@ public final class TextMeasurer: Sendable {
             while end > start, TextPreparation.hangsAtLineEnd(units[end - 1]) { end -= 1 }
             return end
         }
-        var cut = EllipsisCut(keptLength: 0, keptWidth: 0)
-        var low = 0
+        // Blink keeps at least one character on the line (`leave_one_character`), even
+        // when it and the ellipsis overflow.
+        var cut = EllipsisCut(
+            keptLength: prefixEnds[0] - start, keptWidth: Self.shape(units, start..<prefixEnds[0], fonts: fonts).width)
+        var low = 1
         var high = prefixEnds.count - 1
         while low <= high {
             let middle = (low + high) / 2

@@ -235,6 +235,13 @@ struct TruncationTests {
         #expect(cut.lineTexts[0].count < "iiii iiii\u{2026}".count)
     }
 
+    @Test func truncationKeepsAtLeastOneCharacter() throws {
+        // Too narrow for even "m…": Blink still shows the first character.
+        let cut = try measurer().measure("mmmm mmmm", width: 12, maxLines: 1)
+        #expect(cut.truncated)
+        #expect(cut.lineTexts == ["m\u{2026}"])
+    }
+
     @Test func noTruncationWhenItFits() throws {
         let result = try measurer().measure("iiii iiii", width: 36, maxLines: 1)
         #expect(!result.truncated)
