@@ -27,7 +27,8 @@ enum AsciiLineBreaking {
         // "-" before a digit may be a minus sign: break only inside things like
         // "ABCD-1234" or "1234-5678", which occur in long URLs.
         if previous == 0x2D, next < 0x80, digits.contains(UInt8(next)) {
-            return beforePrevious < 0x80 && (letters.contains(UInt8(beforePrevious)) || digits.contains(UInt8(beforePrevious)))
+            return beforePrevious < 0x80
+                && (letters.contains(UInt8(beforePrevious)) || digits.contains(UInt8(beforePrevious)))
         }
         guard (0x21...0x7F).contains(previous), (0x21...0x7F).contains(next) else { return nil }
         let before = UInt8(previous)

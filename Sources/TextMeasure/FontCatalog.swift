@@ -55,7 +55,8 @@ enum FontCatalog {
         defer { FcPatternDestroy(match) }
         let matchedFamilies = strings(of: match, property: FC_FAMILY)
         let requested = family.lowercased()
-        guard genericFamilies.contains(requested) || matchedFamilies.contains(where: { $0.lowercased() == requested }) else {
+        guard genericFamilies.contains(requested) || matchedFamilies.contains(where: { $0.lowercased() == requested })
+        else {
             throw notFound(family: family, matched: matchedFamilies.first)
         }
         guard let location = location(of: match) else {
@@ -81,7 +82,9 @@ enum FontCatalog {
         }
     }
 
-    private static func fallbackUnlocked(for codePoint: UInt32, weight: Int, language: String?, preferColor: Bool) -> FontLocation? {
+    private static func fallbackUnlocked(for codePoint: UInt32, weight: Int, language: String?, preferColor: Bool)
+        -> FontLocation?
+    {
         guard FcInit() != 0, let pattern = FcPatternCreate() else { return nil }
         defer { FcPatternDestroy(pattern) }
         guard let characterSet = FcCharSetCreate() else { return nil }

@@ -66,7 +66,8 @@ final class LineBreakOpportunities: Sendable {
                 breaks = false
             }
             if breaks {
-                segments.append(Self.segment(units, start: start, end: position, forced: previous == TextPreparation.newline))
+                segments.append(
+                    Self.segment(units, start: start, end: position, forced: previous == TextPreparation.newline))
                 start = position
             }
         }

@@ -134,7 +134,8 @@ final class LoadedFont: @unchecked Sendable {
         guard FT_New_Face(library, path, FT_Long(faceIndex), &faceHandle) == 0, let faceHandle else {
             throw TextMeasureError(
                 code: .fontFileUnreadable,
-                message: "cannot open font file '\(path)' (face \(faceIndex)): check the path, or pass a family name such as \"DejaVu Sans\"")
+                message: "cannot open font file '\(path)' (face \(faceIndex)): check the path, "
+                    + "or pass a family name such as \"DejaVu Sans\"")
         }
         defer { FT_Done_Face(faceHandle) }
         let face = faceHandle.pointee
@@ -170,7 +171,9 @@ final class LoadedFont: @unchecked Sendable {
                 let ppem = Double(strikes[strikeIndex].y_ppem) / 64
                 if ppem > 0 { bitmapAdvances = Self.strikeAdvances(faceHandle, ppem: ppem, size: size) }
             }
-            if let hheaTable = FT_Get_Sfnt_Table(faceHandle, FT_SFNT_HHEA), let headTable = FT_Get_Sfnt_Table(faceHandle, FT_SFNT_HEAD) {
+            if let hheaTable = FT_Get_Sfnt_Table(faceHandle, FT_SFNT_HHEA),
+                let headTable = FT_Get_Sfnt_Table(faceHandle, FT_SFNT_HEAD)
+            {
                 let hhea = hheaTable.assumingMemoryBound(to: TT_HoriHeader.self).pointee
                 let designUnitsPerEm = Float(headTable.assumingMemoryBound(to: TT_Header.self).pointee.Units_Per_EM)
                 if designUnitsPerEm > 0 {
@@ -190,9 +193,11 @@ final class LoadedFont: @unchecked Sendable {
         // Linux never does here: mixed-font line heights over 10-30 px only match without.
         let ascent = (-skiaAscent).rounded(.toNearestOrAwayFromZero)
         let descent = skiaDescent.rounded(.toNearestOrAwayFromZero)
-        let lineSpacing = Int(ascent.rounded(.toNearestOrAwayFromZero)) + Int(descent.rounded(.toNearestOrAwayFromZero))
+        let lineSpacing =
+            Int(ascent.rounded(.toNearestOrAwayFromZero)) + Int(descent.rounded(.toNearestOrAwayFromZero))
             + Int(skiaLeading.rounded(.toNearestOrAwayFromZero))
-        let metrics = FontVerticalMetrics(ascent: Int(ascent), descent: Int(descent), lineGap: skiaLeading, lineSpacing: lineSpacing)
+        let metrics = FontVerticalMetrics(
+            ascent: Int(ascent), descent: Int(descent), lineGap: skiaLeading, lineSpacing: lineSpacing)
         return (metrics, bitmapAdvances)
     }
 

@@ -81,19 +81,23 @@ final class FontSet: Sendable {
             }
             if chosen == nil,
                 let location = FontCatalog.fallback(
-                    for: codePoint, weight: weight, language: language.isEmpty ? nil : language, preferColor: wantsEmoji)
+                    for: codePoint, weight: weight, language: language.isEmpty ? nil : language, preferColor: wantsEmoji
+                )
             {
                 if let loaded = state.facesByLocation[location] {
                     chosen = loaded
                 } else if let loaded = try? LoadedFont(
-                    path: location.path, faceIndex: location.faceIndex, size: size, subpixelPositioning: subpixelPositioning)
+                    path: location.path, faceIndex: location.faceIndex, size: size,
+                    subpixelPositioning: subpixelPositioning)
                 {
                     state.facesByLocation[location] = loaded
                     chosen = loaded
                 }
                 if let chosen, !wantsEmoji { state.fallbackOrder[language, default: []].append(chosen) }
             }
-            if state.byCodePoint.count >= Self.codePointCacheLimit { state.byCodePoint.removeAll(keepingCapacity: true) }
+            if state.byCodePoint.count >= Self.codePointCacheLimit {
+                state.byCodePoint.removeAll(keepingCapacity: true)
+            }
             state.byCodePoint[key] = .some(chosen)
             return chosen
         }
@@ -151,7 +155,8 @@ enum Shaper {
     ///   - fonts: The primary and fallback faces.
     /// - Returns: The width and the line-box extent of the faces used.
     static func measure(_ units: UnsafeBufferPointer<UInt16>, range: Range<Int>, fonts: FontSet) -> ShapedMetrics {
-        let piece = measure(units, range: range, boundaries: [range.upperBound], fontsUpTo: range.upperBound, fonts: fonts)
+        let piece = measure(
+            units, range: range, boundaries: [range.upperBound], fontsUpTo: range.upperBound, fonts: fonts)
         return ShapedMetrics(width: piece.widths[0], lineBoxAbove: piece.lineBoxAbove, lineBoxBelow: piece.lineBoxBelow)
     }
 

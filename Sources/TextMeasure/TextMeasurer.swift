@@ -38,7 +38,8 @@ public final class TextMeasurer: Sendable {
     ///   installed, or the size or line height is not a positive finite number.
     public init(style: TextStyle) throws(TextMeasureError) {
         guard style.size.isFinite, style.size > 0 else {
-            throw TextMeasureError(code: .invalidStyle, message: "font size \(style.size) must be a positive number of pixels")
+            throw TextMeasureError(
+                code: .invalidStyle, message: "font size \(style.size) must be a positive number of pixels")
         }
         self.style = style
         let location: FontLocation
@@ -51,20 +52,23 @@ public final class TextMeasurer: Sendable {
         let primary = try LoadedFont(
             path: location.path, faceIndex: location.faceIndex, size: style.size,
             subpixelPositioning: style.subpixelPositioning)
-        fonts = FontSet(primary: primary, size: style.size, weight: style.weight, subpixelPositioning: style.subpixelPositioning)
+        fonts = FontSet(
+            primary: primary, size: style.size, weight: style.weight, subpixelPositioning: style.subpixelPositioning)
 
         switch style.lineHeight {
         case .normal:
             fixedLineHeight = nil
         case .pixels(let pixels):
             guard pixels.isFinite, pixels > 0 else {
-                throw TextMeasureError(code: .invalidStyle, message: "line height \(pixels)px must be a positive number of pixels")
+                throw TextMeasureError(
+                    code: .invalidStyle, message: "line height \(pixels)px must be a positive number of pixels")
             }
             // ComputedLineHeightAsFixed: LayoutUnit::FromFloatRound.
             fixedLineHeight = (Double(Float(pixels)) * 64).rounded(.toNearestOrAwayFromZero) / 64
         case .multiple(let factor):
             guard factor.isFinite, factor > 0 else {
-                throw TextMeasureError(code: .invalidStyle, message: "line height multiple \(factor) must be a positive number")
+                throw TextMeasureError(
+                    code: .invalidStyle, message: "line height multiple \(factor) must be a positive number")
             }
             // A unitless line-height is a percentage of the font size rounded to a
             // LayoutUnit; the product is computed in float and truncated to a LayoutUnit.
@@ -174,7 +178,10 @@ public final class TextMeasurer: Sendable {
             if segment.contentEnd - segment.start > Self.longSegmentProbe {
                 var probeEnd = segment.start + Self.longSegmentProbe
                 if UTF16.isLeadSurrogate(units[probeEnd - 1]) { probeEnd += 1 }
-                if !Self.fits(penPosition + Self.shape(units, segment.start..<probeEnd, fonts: fonts).width, available) { break }
+                if !Self.fits(penPosition + Self.shape(units, segment.start..<probeEnd, fonts: fonts).width, available)
+                {
+                    break
+                }
             }
             let pieces = memo.metrics(at: current) { segmentMetrics(units, segment) }
             let contentEnd = penPosition + pieces.contentWidthAtLineEnd
@@ -205,7 +212,8 @@ public final class TextMeasurer: Sendable {
                 // over to carry to the next line.
                 if split.offset < segment.contentEnd {
                     memo.split(at: first)
-                    segments[first] = BreakSegment(start: segment.start, contentEnd: split.offset, end: split.offset, forcedBreakAfter: false)
+                    segments[first] = BreakSegment(
+                        start: segment.start, contentEnd: split.offset, end: split.offset, forcedBreakAfter: false)
                     segments.insert(
                         BreakSegment(
                             start: split.offset, contentEnd: segment.contentEnd, end: segment.end,
@@ -294,11 +302,13 @@ public final class TextMeasurer: Sendable {
         var key = Array(UnsafeBufferPointer(rebasing: units[contentRange]))
         key.append(UInt16(truncatingIfNeeded: available))
         key.append(UInt16(truncatingIfNeeded: available >> 16))
-        let cut = ellipsisCache.withLock { $0[key] } ?? {
-            let computed = ellipsisCut(units, contentRange, available: available)
-            ellipsisCache.withLock { $0[key] = computed }
-            return computed
-        }()
+        let cut =
+            ellipsisCache.withLock { $0[key] }
+            ?? {
+                let computed = ellipsisCut(units, contentRange, available: available)
+                ellipsisCache.withLock { $0[key] = computed }
+                return computed
+            }()
         let keptEnd = line.start + cut.keptLength
         result.text = Self.visibleText(units, line.start..<keptEnd) + ellipsis
         result.width = cut.keptWidth + ellipsisMetrics.width
@@ -409,13 +419,16 @@ public final class TextMeasurer: Sendable {
             atLineEnd = Self.shape(units, segment.start..<segment.contentEnd, fonts: fonts).width
         }
         let metrics = SegmentMetrics(
-            contentWidth: shaped.widths[0], contentWidthAtLineEnd: atLineEnd, trailingWidth: shaped.widths[1] - shaped.widths[0],
+            contentWidth: shaped.widths[0], contentWidthAtLineEnd: atLineEnd,
+            trailingWidth: shaped.widths[1] - shaped.widths[0],
             lineBoxAbove: shaped.lineBoxAbove, lineBoxBelow: shaped.lineBoxBelow)
         segmentCache.withLock { $0[key] = metrics }
         return metrics
     }
 
-    private static func shape(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>, fonts: FontSet) -> ShapedMetrics {
+    private static func shape(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>, fonts: FontSet)
+        -> ShapedMetrics
+    {
         Shaper.measure(units, range: range, fonts: fonts)
     }
 

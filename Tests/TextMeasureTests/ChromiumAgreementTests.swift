@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Testing
 
 @testable import TextMeasure
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// One layout Chromium measured: `scripts/compare-chromium` writes these to
 /// `Chromium/cases.tsv` next to this file.
@@ -22,14 +23,16 @@ struct ChromiumCase: Sendable, CustomStringConvertible {
     var text: String
 
     var description: String {
-        "#\(id) \(kind) \(size)px w=\(Int(width)) lh=\(lineHeight) \(whiteSpace) \(fontPath.split(separator: "/").last ?? "")"
+        let file = fontPath.split(separator: "/").last ?? ""
+        return "#\(id) \(kind) \(size)px w=\(Int(width)) lh=\(lineHeight) \(whiteSpace) \(file)"
     }
 
     /// Reads the fixture; each text is stored as hex UTF-8 so tabs and newlines survive.
     static func load() throws -> [ChromiumCase] {
         let directory = String(#filePath.dropLast(#filePath.split(separator: "/").last!.count))
         // scripts/compare-chromium --fixture points here to try other cases.
-        let path = getenv("TEXTMEASURE_CHROMIUM_FIXTURE").map { String(cString: $0) } ?? directory + "Chromium/cases.tsv"
+        let path =
+            getenv("TEXTMEASURE_CHROMIUM_FIXTURE").map { String(cString: $0) } ?? directory + "Chromium/cases.tsv"
         guard let file = fopen(path, "rb") else { throw FixtureError(message: "cannot open \(path)") }
         defer { fclose(file) }
         var bytes: [UInt8] = []
@@ -42,8 +45,10 @@ struct ChromiumCase: Sendable, CustomStringConvertible {
         var cases: [ChromiumCase] = []
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 10, let id = Int(fields[0]), let size = Double(fields[3]), let width = Double(fields[4]),
-                let lineHeight = parseLineHeight(fields[5]), let lines = Double(fields[7]), let height = Double(fields[8])
+            guard fields.count == 10, let id = Int(fields[0]), let size = Double(fields[3]),
+                let width = Double(fields[4]),
+                let lineHeight = parseLineHeight(fields[5]), let lines = Double(fields[7]),
+                let height = Double(fields[8])
             else { throw FixtureError(message: "malformed fixture line: \(line.prefix(80))") }
             cases.append(
                 ChromiumCase(
@@ -87,7 +92,8 @@ struct ChromiumAgreementTests {
         let verbose = getenv("TEXTMEASURE_CHROMIUM_REPORT") != nil
         for testCase in cases {
             let style = TextStyle(
-                font: testCase.fontPath, size: testCase.size, lineHeight: testCase.lineHeight, whiteSpace: testCase.whiteSpace)
+                font: testCase.fontPath, size: testCase.size, lineHeight: testCase.lineHeight,
+                whiteSpace: testCase.whiteSpace)
             let key = "\(style)"
             let measurer = try measurers[key] ?? TextMeasurer(style: style)
             measurers[key] = measurer
@@ -98,8 +104,9 @@ struct ChromiumAgreementTests {
             if result.height == testCase.chromiumHeight { tally.heights += 1 }
             matchesByKind[testCase.kind] = tally
             if verbose && (result.lines != testCase.chromiumLines || result.height != testCase.chromiumHeight) {
-                print("MISMATCH \(testCase): chromium \(testCase.chromiumLines) lines \(testCase.chromiumHeight)px, "
-                    + "ours \(result.lines) lines \(result.height)px \(result.lineTexts)")
+                print(
+                    "MISMATCH \(testCase): chromium \(testCase.chromiumLines) lines \(testCase.chromiumHeight)px, "
+                        + "ours \(result.lines) lines \(result.height)px \(result.lineTexts)")
             }
         }
         let total = matchesByKind.values.reduce(0) { $0 + $1.total }

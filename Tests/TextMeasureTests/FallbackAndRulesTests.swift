@@ -5,7 +5,9 @@ import Testing
 /// Whether fontconfig can find a font for a character, so tests that need Debian's
 /// fonts-noto-cjk or fonts-noto-color-emoji skip cleanly where they are not installed.
 func fontInstalled(for codePoint: UInt32, emoji: Bool = false) -> Bool {
-    guard let location = FontCatalog.fallback(for: codePoint, weight: 400, language: emoji ? "und-zsye" : nil, preferColor: emoji)
+    guard
+        let location = FontCatalog.fallback(
+            for: codePoint, weight: 400, language: emoji ? "und-zsye" : nil, preferColor: emoji)
     else { return false }
     return !location.path.contains("DejaVu")
 }
@@ -51,8 +53,16 @@ struct FallbackTests {
 
     /// Chromium's heights of a one-line div holding "🎉" (colour emoji fallback) and "x"
     /// in DejaVu Sans, for font sizes 10, 10.25, … 30 px.
-    static let chromiumEmojiLineHeights = [11, 13, 13, 13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16, 16, 17, 18, 18, 18, 18, 19, 19, 19, 19, 20, 20, 20, 20, 20, 21, 21, 22, 22, 23, 23, 23, 23, 24, 24, 24, 24, 24, 25, 25, 25, 25, 26, 26, 27, 27, 28, 28, 28, 28, 29, 29, 29, 29, 29, 30, 30, 30, 30, 31, 32, 32, 32, 33, 33, 33, 33, 33, 34, 34, 34, 34, 35, 35]
-    static let chromiumTextLineHeights = [11, 12, 12, 13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16, 16, 16, 17, 18, 18, 18, 19, 19, 19, 19, 20, 20, 20, 20, 20, 21, 21, 21, 21, 22, 23, 23, 23, 24, 24, 24, 24, 24, 25, 25, 25, 25, 26, 26, 26, 26, 27, 28, 28, 28, 29, 29, 29, 29, 29, 30, 30, 30, 30, 31, 31, 31, 31, 32, 33, 33, 33, 33, 34, 34, 34, 34, 35, 35]
+    static let chromiumEmojiLineHeights = [
+        11, 13, 13, 13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16, 16, 17, 18, 18, 18, 18, 19, 19, 19, 19, 20,
+        20, 20, 20, 20, 21, 21, 22, 22, 23, 23, 23, 23, 24, 24, 24, 24, 24, 25, 25, 25, 25, 26, 26, 27, 27, 28, 28, 28,
+        28, 29, 29, 29, 29, 29, 30, 30, 30, 30, 31, 32, 32, 32, 33, 33, 33, 33, 33, 34, 34, 34, 34, 35, 35,
+    ]
+    static let chromiumTextLineHeights = [
+        11, 12, 12, 13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16, 16, 16, 17, 18, 18, 18, 19, 19, 19, 19, 20,
+        20, 20, 20, 20, 21, 21, 21, 21, 22, 23, 23, 23, 24, 24, 24, 24, 24, 25, 25, 25, 25, 26, 26, 26, 26, 27, 28, 28,
+        28, 29, 29, 29, 29, 29, 30, 30, 30, 30, 31, 31, 31, 31, 32, 33, 33, 33, 33, 34, 34, 34, 34, 35, 35,
+    ]
 
     @Test(.enabled(if: fontInstalled(for: 0x1F389, emoji: true)))
     func emojiLineHeightsMatchChromiumAtQuarterPixelSizes() throws {
@@ -60,7 +70,8 @@ struct FallbackTests {
             let size = 10 + Double(index) / 4
             let measure = try measurer(size: size)
             #expect(measure.measure("🎉", width: 500).height == Double(expected), "\(size) px")
-            #expect(measure.measure("x", width: 500).height == Double(Self.chromiumTextLineHeights[index]), "\(size) px")
+            #expect(
+                measure.measure("x", width: 500).height == Double(Self.chromiumTextLineHeights[index]), "\(size) px")
         }
     }
 

@@ -39,13 +39,16 @@ struct WidthTests {
 
     @Test func familyNameAndPathGiveTheSameFont() throws {
         let byPath = try measurer().measure("Hamburgefonstiv", width: 1000)
-        let byFamily = try TextMeasurer(style: TextStyle(font: "DejaVu Sans", size: 14)).measure("Hamburgefonstiv", width: 1000)
+        let byFamily = try TextMeasurer(style: TextStyle(font: "DejaVu Sans", size: 14)).measure(
+            "Hamburgefonstiv", width: 1000)
         #expect(byPath == byFamily)
     }
 
     @Test func boldIsWiderThanRegular() throws {
-        let regular = try TextMeasurer(style: TextStyle(font: "DejaVu Sans", weight: 400)).measure("Hamburgefonstiv", width: 1000)
-        let bold = try TextMeasurer(style: TextStyle(font: "DejaVu Sans", weight: 700)).measure("Hamburgefonstiv", width: 1000)
+        let regular = try TextMeasurer(style: TextStyle(font: "DejaVu Sans", weight: 400)).measure(
+            "Hamburgefonstiv", width: 1000)
+        let bold = try TextMeasurer(style: TextStyle(font: "DejaVu Sans", weight: 700)).measure(
+            "Hamburgefonstiv", width: 1000)
         #expect(bold.width > regular.width)
     }
 }
@@ -91,9 +94,12 @@ struct WrappingTests {
 
     @Test func whitespaceCollapses() throws {
         let measure = try measurer()
-        #expect(measure.measure("  \(word) \n\t  \(word)\r\n ", width: 300) == measure.measure("\(word) \(word)", width: 300))
-        #expect(measure.measure("\(word) \(word)", width: 300).width
-            == snapped(DejaVuSans.pixels(8 * DejaVuSans.advanceOfI + DejaVuSans.advanceOfSpace, size: 14)))
+        #expect(
+            measure.measure("  \(word) \n\t  \(word)\r\n ", width: 300)
+                == measure.measure("\(word) \(word)", width: 300))
+        #expect(
+            measure.measure("\(word) \(word)", width: 300).width
+                == snapped(DejaVuSans.pixels(8 * DejaVuSans.advanceOfI + DejaVuSans.advanceOfSpace, size: 14)))
     }
 
     @Test func noBreakSpaceKeepsWordsTogether() throws {
@@ -124,7 +130,8 @@ struct WrappingTests {
 
     /// Line counts Chromium gives these texts under `white-space: pre-line`.
     @Test(arguments: [
-        ("a\n\nb", 3), ("a\n", 1), ("a\n\n", 2), ("\na", 2), ("a  \n  b", 2), ("a\r\nb", 2), ("a\rb", 2), ("x\u{2028}y", 1),
+        ("a\n\nb", 3), ("a\n", 1), ("a\n\n", 2), ("\na", 2), ("a  \n  b", 2), ("a\r\nb", 2), ("a\rb", 2),
+        ("x\u{2028}y", 1),
     ])
     func preLineKeepsNewlinesAsForcedBreaks(text: String, lines: Int) throws {
         let measure = try TextMeasurer(style: TextStyle(font: DejaVuSans.path, whiteSpace: .preLine))
@@ -174,7 +181,9 @@ struct WrappingTests {
     @Test func emptyTextHasNoLines() throws {
         let measure = try measurer()
         for text in ["", "   ", "\n\t", "\u{1}\u{2}"] {
-            #expect(measure.measure(text, width: 100) == TextMeasurement(lines: 0, height: 0, width: 0, truncated: false, lineTexts: []))
+            #expect(
+                measure.measure(text, width: 100)
+                    == TextMeasurement(lines: 0, height: 0, width: 0, truncated: false, lineTexts: []))
         }
     }
 }
@@ -295,7 +304,7 @@ struct ConcurrencyTests {
     @Test func concurrentMeasurementsAgreeWithSequentialOnes() async throws {
         let measure = try measurer()
         let texts = (0..<40).map { index in
-            "Caption \(index): a quick brown fox jumps over the lazy dog, naïve café 漢字 \(String(repeating: "x", count: index))"
+            "Caption \(index): a quick brown fox, naïve café 漢字 \(String(repeating: "x", count: index))"
         }
         let expected = texts.map { measure.measure($0, width: 120, maxLines: 3) }
         let fresh = try measurer()

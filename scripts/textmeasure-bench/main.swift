@@ -1,7 +1,7 @@
 // Ad-hoc warm-cache timing for TextMeasure, compiled with the module's sources so it can
 // run optimised without a release build of the whole package. Run scripts/bench-textmeasure.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs `body` `iterations` times and prints the mean in microseconds.
@@ -17,9 +17,15 @@ func report(_ label: String, iterations: Int = 20_000, _ body: () -> Void) {
 
 let measurer = try TextMeasurer(style: TextStyle(font: "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", size: 14))
 let captions = [
-    ("latin, 100 characters", "Sunset over the harbour, with boats coming home after a long day at sea; fishermen unload the catch."),
+    (
+        "latin, 100 characters",
+        "Sunset over the harbour, with boats coming home after a long day at sea; fishermen unload the catch."
+    ),
     ("chinese, 50 characters", "夕阳西下，港口的渔船缓缓归来。渔民们一边收网，一边谈论着今天的天气和收成。摄影师在码头上等待最好的光线。"),
-    ("cyrillic, 100 characters", "Закат над рекой был особенно красив: лодки медленно возвращались к берегу, а рыбаки разбирали сети."),
+    (
+        "cyrillic, 100 characters",
+        "Закат над рекой был особенно красив: лодки медленно возвращались к берегу, а рыбаки разбирали сети."
+    ),
 ]
 for (label, text) in captions {
     _ = measurer.measure(text, width: 200)  // warm the caches
