@@ -61,7 +61,7 @@ final class LineBreakOpportunities: Sendable {
             {
                 breaks = asciiRule
             } else if Self.needsUnicodeRules(previous) || Self.needsUnicodeRules(current) {
-                breaks = icuBoundaries.contains(position)
+                breaks = icuBoundaries.contains(position) || Self.breaksAroundEastAsianQuote(units, at: position)
             } else {
                 breaks = false
             }
@@ -73,6 +73,58 @@ final class LineBreakOpportunities: Sendable {
         }
         segments.append(Self.segment(units, start: start, end: units.count, forced: false))
         return segments
+    }
+
+    /// Unicode 15.1's rule LB19a, which Chromium's newer ICU has and Debian's ICU 72 lacks:
+    /// a quotation mark between East Asian characters no longer glues to its neighbours,
+    /// so a line may break before an opening quote (“) or after a closing one (”) there.
+    /// Earlier rules still hold: never after an opening bracket, never before closing
+    /// punctuation.
+    static func breaksAroundEastAsianQuote(_ units: [UInt16], at position: Int) -> Bool {
+        let current = units[position]
+        let previous = units[position - 1]
+        if isInitialQuote(current), position + 1 < units.count {
+            return isEastAsian(previous) && isEastAsian(units[position + 1]) && !isOpeningPunctuation(previous)
+        }
+        if isFinalQuote(previous), position >= 2 {
+            return isEastAsian(units[position - 2]) && isEastAsian(current) && !isClosingOrNonStarter(current)
+        }
+        return false
+    }
+
+    private static func isInitialQuote(_ unit: UInt16) -> Bool {
+        unit == 0x2018 || unit == 0x201C || unit == 0x201B || unit == 0x201F
+    }
+
+    private static func isFinalQuote(_ unit: UInt16) -> Bool {
+        unit == 0x2019 || unit == 0x201D
+    }
+
+    /// East Asian Width F, W or H, by block (enough for the scripts that use these quotes).
+    private static func isEastAsian(_ unit: UInt16) -> Bool {
+        switch unit {
+        case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA960...0xA97F,
+            0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6:
+            return true
+        default:
+            // Supplementary ideographs arrive as surrogates; treat them as East Asian.
+            return UTF16.isLeadSurrogate(unit) || UTF16.isTrailSurrogate(unit)
+        }
+    }
+
+    private static func isOpeningPunctuation(_ unit: UInt16) -> Bool {
+        fl_icu_char_type(Int32(unit)) == 20  // U_START_PUNCTUATION
+    }
+
+    /// Closing punctuation and the marks that may not start a line (。、！？ and the like).
+    private static func isClosingOrNonStarter(_ unit: UInt16) -> Bool {
+        let category = fl_icu_char_type(Int32(unit))
+        let endPunctuation: Int32 = 21
+        let otherPunctuation: Int32 = 23
+        return category == endPunctuation || category == otherPunctuation
+            || (0x3041...0x30FF).contains(unit) && [0x3041, 0x3043, 0x3045, 0x3047, 0x3049, 0x3063, 0x3083, 0x3085, 0x3087,
+                0x308E, 0x30A1, 0x30A3, 0x30A5, 0x30A7, 0x30A9, 0x30C3, 0x30E3, 0x30E5, 0x30E7, 0x30EE, 0x30F5,
+                0x30F6, 0x30FC].contains(unit)
     }
 
     /// Blink's breakable spaces: the characters `white-space: normal` lets a line break

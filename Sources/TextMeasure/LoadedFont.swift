@@ -55,6 +55,8 @@ final class LoadedFont: @unchecked Sendable {
     /// bitmap strike gives it, scaled to the size: Skia reports these, not `hmtx`, so they
     /// are what Chromium lays out with. Nil for outline fonts.
     let bitmapAdvances: [Int32]?
+    /// How Chromium's punctuation trimming treats this font, or nil when it has no `halt`.
+    let hanKerning: HanKerning.FontData?
 
     /// Loads a face and scales it.
     ///
@@ -93,6 +95,7 @@ final class LoadedFont: @unchecked Sendable {
         hb_font_set_scale(font, scale, scale)
         hb_font_make_immutable(font)
         self.harfBuzzFont = font
+        self.hanKerning = HanKerning.fontData(for: font)
     }
 
     deinit {

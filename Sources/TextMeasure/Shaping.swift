@@ -147,6 +147,12 @@ final class FontSet: Sendable {
 
 /// Shapes text with HarfBuzz, one font run at a time.
 enum Shaper {
+    /// The OpenType `chws` feature (contextual half-width spacing) over the whole buffer.
+    static let contextualHalfWidthSpacing = hb_feature_t(
+        tag: (UInt32(UInt8(ascii: "c")) << 24) | (UInt32(UInt8(ascii: "h")) << 16) | (UInt32(UInt8(ascii: "w")) << 8)
+            | UInt32(UInt8(ascii: "s")),
+        value: 1, start: 0, end: UInt32.max)
+
     /// Shapes `units[range]` and sums its advances.
     ///
     /// - Parameters:
@@ -174,14 +180,18 @@ enum Shaper {
     /// - Parameters:
     ///   - units: The text content.
     ///   - range: The UTF-16 range to shape.
+    ///   - countStart: Glyphs of clusters before this offset shape look-behind context
+    ///     only and count towards nothing (defaults to the start of `range`).
     ///   - boundaries: Offsets in `range`; for each, the advance of the glyphs whose
     ///     cluster starts before it.
     ///   - fontsUpTo: Faces of runs starting at or after this offset do not count
     ///     towards the line box (they shape look-ahead context only).
     ///   - fonts: The primary and fallback faces.
     static func measure(
-        _ units: UnsafeBufferPointer<UInt16>, range: Range<Int>, boundaries: [Int], fontsUpTo: Int, fonts: FontSet
+        _ units: UnsafeBufferPointer<UInt16>, range: Range<Int>, countingFrom countStart: Int? = nil, boundaries: [Int],
+        fontsUpTo: Int, fonts: FontSet
     ) -> (widths: [Double], lineBoxAbove: Int, lineBoxBelow: Int) {
+        let countStart = countStart ?? range.lowerBound
         let primaryBox = fonts.primary.metrics.halfLeadingBox
         var above = primaryBox.above
         var below = primaryBox.below
@@ -210,7 +220,17 @@ enum Shaper {
                 buffer, base + range.lowerBound, Int32(range.count),
                 UInt32(run.range.lowerBound - range.lowerBound), Int32(run.range.count))
             hb_buffer_guess_segment_properties(buffer)
-            hb_shape(run.face.harfBuzzFont, buffer, nil, 0)
+            // Chromium's default `text-spacing-trim: normal` collapses the space between
+            // adjacent CJK punctuation: through the font's `chws` feature when it has one,
+            // else by setting single marks half-width with `halt`, as Blink's HanKerning.
+            var features = [Self.contextualHalfWidthSpacing]
+            if let hanKerning = run.face.hanKerning {
+                features += HanKerning.features(
+                    for: UnsafeBufferPointer(rebasing: units[range]),
+                    runRange: (run.range.lowerBound - range.lowerBound)..<(run.range.upperBound - range.lowerBound),
+                    data: hanKerning)
+            }
+            hb_shape(run.face.harfBuzzFont, buffer, features, UInt32(features.count))
             var glyphCount: UInt32 = 0
             guard let positions = hb_buffer_get_glyph_positions(buffer, &glyphCount),
                 let infos = hb_buffer_get_glyph_infos(buffer, &glyphCount)
@@ -230,11 +250,12 @@ enum Shaper {
                 // Clusters are offsets into the text handed to HarfBuzz, which starts at
                 // range.lowerBound.
                 let cluster = Int(infos[index].cluster) + range.lowerBound
+                guard cluster >= countStart else { continue }
                 for (boundaryIndex, boundary) in boundaries.enumerated() where cluster < boundary {
                     sums[boundaryIndex] += advance
                 }
             }
-            if run.face !== fonts.primary && run.range.lowerBound < fontsUpTo {
+            if run.face !== fonts.primary && run.range.lowerBound < fontsUpTo && run.range.upperBound > countStart {
                 let box = run.face.metrics.halfLeadingBox
                 above = max(above, box.above)
                 below = max(below, box.below)

@@ -183,7 +183,10 @@ public final class TextMeasurer: Sendable {
                     break
                 }
             }
-            let pieces = memo.metrics(at: current) { segmentMetrics(units, segment) }
+            let pieces =
+                current == first
+                ? segmentMetrics(units, segment, startsLine: true)
+                : memo.metrics(at: current) { segmentMetrics(units, segment) }
             let contentEnd = penPosition + pieces.contentWidthAtLineEnd
             guard Self.fits(contentEnd, available) else { break }
             let endsWithSoftHyphen =
@@ -399,24 +402,38 @@ public final class TextMeasurer: Sendable {
     ///
     /// The key is the segment's UTF-16 text plus the first code point after it, because
     /// pair kerning with that code point changes the segment's advance.
-    private func segmentMetrics(_ units: UnsafeBufferPointer<UInt16>, _ segment: BreakSegment) -> SegmentMetrics {
+    private func segmentMetrics(
+        _ units: UnsafeBufferPointer<UInt16>, _ segment: BreakSegment, startsLine: Bool = false
+    ) -> SegmentMetrics {
         var lookAheadEnd = segment.end
         if lookAheadEnd < units.count {
             lookAheadEnd += UTF16.isLeadSurrogate(units[lookAheadEnd]) && lookAheadEnd + 1 < units.count ? 2 : 1
         }
-        // Where the content ends follows from the text itself; the last element says how
-        // much of the key is look-ahead, so "ab" before "c" and a final "abc" differ. Raw
-        // UTF-16 hashes far faster than a String built from it.
-        var key = Array(UnsafeBufferPointer(rebasing: units[segment.start..<lookAheadEnd]))
+        // CJK punctuation after punctuation can be narrowed by the pair (`chws`), so such a
+        // segment is shaped after its predecessor, unless it starts the line: Blink
+        // reshapes a line start that is not safe to break, losing that context.
+        var lookBehindStart = segment.start
+        if !startsLine && segment.start > 0 && Self.narrowsFollowingPunctuation(units[segment.start - 1]) {
+            lookBehindStart -= 1
+        }
+        // Where the content ends follows from the text itself; the first and last elements
+        // say how much of the key is context, so "ab" before "c" and a final "abc" differ.
+        // Raw UTF-16 hashes far faster than a String built from it.
+        var key: [UInt16] = [UInt16(segment.start - lookBehindStart)]
+        key.append(contentsOf: UnsafeBufferPointer(rebasing: units[lookBehindStart..<lookAheadEnd]))
         key.append(UInt16(lookAheadEnd - segment.end))
         if let cached = segmentCache.withLock({ $0[key] }) { return cached }
         // Shape outside the lock so concurrent measurements do not queue behind HarfBuzz.
         let shaped = Shaper.measure(
-            units, range: segment.start..<lookAheadEnd, boundaries: [segment.contentEnd, segment.end],
-            fontsUpTo: segment.end, fonts: fonts)
+            units, range: lookBehindStart..<lookAheadEnd, countingFrom: segment.start,
+            boundaries: [segment.contentEnd, segment.end], fontsUpTo: segment.end, fonts: fonts)
         var atLineEnd = shaped.widths[0]
         if segment.contentEnd == segment.end && lookAheadEnd > segment.end {
-            atLineEnd = Self.shape(units, segment.start..<segment.contentEnd, fonts: fonts).width
+            atLineEnd =
+                Shaper.measure(
+                    units, range: lookBehindStart..<segment.contentEnd, countingFrom: segment.start,
+                    boundaries: [segment.contentEnd], fontsUpTo: segment.contentEnd, fonts: fonts
+                ).widths[0]
         }
         let metrics = SegmentMetrics(
             contentWidth: shaped.widths[0], contentWidthAtLineEnd: atLineEnd,
@@ -424,6 +441,15 @@ public final class TextMeasurer: Sendable {
             lineBoxAbove: shaped.lineBoxAbove, lineBoxBelow: shaped.lineBoxBelow)
         segmentCache.withLock { $0[key] = metrics }
         return metrics
+    }
+
+    /// Full-width CJK punctuation and quotes: the characters after which `chws` may
+    /// narrow the next punctuation mark.
+    private static func narrowsFollowingPunctuation(_ unit: UInt16) -> Bool {
+        switch unit {
+        case 0x2018...0x201F, 0x3000...0x303F, 0x30FB, 0xFE10...0xFE1F, 0xFE30...0xFE4F, 0xFF01...0xFF65: return true
+        default: return false
+        }
     }
 
     private static func shape(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>, fonts: FontSet)
