@@ -61,7 +61,8 @@ enum HanKerning {
         let startPunctuation: Int32 = 20  // U_START_PUNCTUATION
         let endPunctuation: Int32 = 21  // U_END_PUNCTUATION
         guard category == startPunctuation || category == endPunctuation else { return .other }
-        let isWide = (0x3000...0x303F).contains(codePoint) || (0xFF01...0xFF60).contains(codePoint)
+        let isWide =
+            (0x3000...0x303F).contains(codePoint) || (0xFF01...0xFF60).contains(codePoint)
             || (0xFFE0...0xFFE6).contains(codePoint)
         if category == startPunctuation { return isWide ? .open : .openNarrow }
         return isWide ? .close : .closeNarrow

@@ -187,8 +187,13 @@ public final class TextMeasurer: Sendable {
                 current == first
                 ? segmentMetrics(units, segment, startsLine: true)
                 : memo.metrics(at: current) { segmentMetrics(units, segment) }
-            let contentEnd = penPosition + pieces.contentWidthAtLineEnd
-            guard Self.fits(contentEnd, available) else { break }
+            var contentEnd = penPosition + pieces.contentWidthAtLineEnd
+            if !Self.fits(contentEnd, available) {
+                // `text-spacing-trim: normal` allows the end: a fullwidth closing mark that
+                // ends the line is set half-width when that makes the line fit.
+                guard pieces.lineEndTrim > 0, Self.fits(contentEnd - pieces.lineEndTrim, available) else { break }
+                contentEnd -= pieces.lineEndTrim
+            }
             let endsWithSoftHyphen =
                 segment.contentEnd > segment.start && units[segment.contentEnd - 1] == TextPreparation.softHyphen
                 && !segment.forcedBreakAfter && current + 1 < segments.count
@@ -392,6 +397,10 @@ public final class TextMeasurer: Sendable {
         /// The content's width when the line ends after it: Blink reshapes a line end
         /// that is not safe to break, so kerning across a break without a space is lost.
         var contentWidthAtLineEnd: Double
+        /// How much narrower the content gets when its final fullwidth closing mark is set
+        /// half-width at the end of a line that would not fit otherwise; 0 when it does not
+        /// end with one.
+        var lineEndTrim: Double
         /// The advance of the hanging spaces after the content.
         var trailingWidth: Double
         var lineBoxAbove: Int
@@ -437,10 +446,27 @@ public final class TextMeasurer: Sendable {
         }
         let metrics = SegmentMetrics(
             contentWidth: shaped.widths[0], contentWidthAtLineEnd: atLineEnd,
+            lineEndTrim: lineEndTrim(units, segment),
             trailingWidth: shaped.widths[1] - shaped.widths[0],
             lineBoxAbove: shaped.lineBoxAbove, lineBoxBelow: shaped.lineBoxBelow)
         segmentCache.withLock { $0[key] = metrics }
         return metrics
+    }
+
+    /// Half the advance of a segment's last character when it is a fullwidth closing
+    /// bracket the font can set half-width, else 0. Measured in Chromium: "（笑）" ends a
+    /// line with its ")" halved to fit, while "。" and "、" are never halved there.
+    private func lineEndTrim(_ units: UnsafeBufferPointer<UInt16>, _ segment: BreakSegment) -> Double {
+        guard segment.contentEnd > segment.start else { return 0 }
+        var lastStart = segment.contentEnd - 1
+        if UTF16.isTrailSurrogate(units[lastStart]) && lastStart > segment.start { lastStart -= 1 }
+        let last = String(
+            decoding: UnsafeBufferPointer(rebasing: units[lastStart..<segment.contentEnd]), as: UTF16.self)
+        guard let scalar = last.unicodeScalars.first,
+            fonts.face(for: Substring(last).unicodeScalars).hanKerning != nil,
+            HanKerning.characterClass(of: scalar.value) == .close
+        else { return 0 }
+        return Self.shape(units, lastStart..<segment.contentEnd, fonts: fonts).width / 2
     }
 
     /// Full-width CJK punctuation and quotes: the characters after which `chws` may
