@@ -89,6 +89,29 @@ struct FallbackTests {
     }
 }
 
+@Suite("CJK punctuation, measured against Chromium")
+struct CJKPunctuationTests {
+    @Test(.enabled(if: fontInstalled(for: 0x300C)))
+    func adjacentPunctuationCollapses() throws {
+        // Chromium 16 px: 152 px, where ten fullwidth marks and ideographs would be 192.
+        #expect(try measurer(size: 16).measure("「本」。（笑）、『本』。", width: 500).width == 152)
+    }
+
+    @Test(.enabled(if: fontInstalled(for: 0x300C)))
+    func closingBracketIsHalvedToFitAtLineEnd() throws {
+        // Chromium 16 px, 115 px box: "は言った。（笑）" fits only with its "）" halved.
+        let result = try measurer(size: 16).measure("は言った。（笑）『本当に？』", width: 115)
+        #expect(result.lineTexts.first == "は言った。（笑）")
+    }
+
+    @Test(.enabled(if: fontInstalled(for: 0x4ED6)))
+    func linesMayBreakBeforeAQuoteBetweenIdeographs() throws {
+        // Chromium 18 px, 119 px box (Unicode 15.1 rule LB19a).
+        let result = try measurer(size: 18).measure("いた。他说：“你好！”（笑）。“真的", width: 119)
+        #expect(result.lineTexts == ["いた。他说：", "“你好！”", "（笑）。“真的"])
+    }
+}
+
 @Suite("Blink's ASCII line-break pairs")
 struct AsciiLineBreakingTests {
     func pair(_ previous: Character, _ next: Character, after beforePrevious: Character = "a") -> Bool? {
