@@ -8,7 +8,9 @@ struct ShapedMetrics: Sendable {
     var width: Double
     /// The tallest half-leading box among the fonts the piece uses (see
     /// ``FontVerticalMetrics/halfLeadingBox``); only consulted for `line-height: normal`.
+    /// Pixels above the baseline.
     var lineBoxAbove: Int
+    /// Pixels below the baseline.
     var lineBoxBelow: Int
 }
 
@@ -22,7 +24,8 @@ final class FontSet: Sendable {
     private let subpixelPositioning: Bool
 
     private struct FallbackState {
-        /// Faces already opened, by location, so each file is loaded once.
+        /// Faces already opened, by location, so each file is loaded once (bounded by the
+        /// fonts installed).
         var facesByLocation: [FontLocation: LoadedFont] = [:]
         /// Fallback faces in the order they were first needed, per language asked for;
         /// consulted before asking fontconfig again, because a face that covered one CJK
@@ -48,10 +51,9 @@ final class FontSet: Sendable {
     /// The face to shape a grapheme cluster with.
     ///
     /// The primary face wins when it has every visible character of the cluster;
-    /// otherwise fontconfig's fallback (asking for colour emoji when the cluster wants
-    /// emoji presentation) for the
-    /// cluster's first visible character. When nothing covers it, the primary face (which
-    /// then shows its .notdef glyph, as a browser does).
+    /// otherwise fontconfig's fallback for the cluster's first visible character (asking
+    /// for colour emoji when the cluster wants emoji presentation). When nothing covers
+    /// it, the primary face, which then shows its .notdef glyph as a browser does.
     func face(for cluster: Substring.UnicodeScalarView) -> LoadedFont {
         let wantsEmoji = Self.wantsEmojiPresentation(cluster)
         let visible = cluster.filter { !Self.isDefaultIgnorable($0.value) }
