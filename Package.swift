@@ -75,9 +75,11 @@ let package = Package(
         ),
 
         // Tests.
-        .testTarget(name: "FeedIngestTests", dependencies: ["FeedIngest"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "FeedIngestTests", dependencies: ["FeedIngest"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "ImageProbeTests", dependencies: ["ImageProbe"], swiftSettings: swiftSettings),
-        .testTarget(name: "TextMeasureTests", dependencies: ["TextMeasure"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "TextMeasureTests", dependencies: ["TextMeasure"], exclude: ["Chromium"], swiftSettings: swiftSettings),
         .testTarget(name: "WaterfallLayoutTests", dependencies: ["WaterfallLayout"], swiftSettings: swiftSettings),
         .testTarget(name: "FeedLayoutTests", dependencies: ["FeedLayout"], swiftSettings: swiftSettings),
         .testTarget(name: "EndToEndTests", dependencies: ["feedlayout"], swiftSettings: swiftSettings),

@@ -3,6 +3,9 @@
 // Swift cannot name libxml2's variadic error callbacks (warningSAXFunc and friends), so the
 // parts of handler setup that touch them live here; everything else is done from Swift.
 #pragma once
+// Hide libxml2's ICU members before any libxml2 header: CLibXML2/shim.h says why.
+#include <libxml/xmlversion.h>
+#undef LIBXML_ICU_ENABLED
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>
 #include <libxml/HTMLparser.h>

@@ -1,0 +1,42 @@
+/// Blink's line-break rules between two printable ASCII characters.
+///
+/// Blink (`kAsciiLineBreakTable` in `text_break_iterator.cc`) deliberately departs from
+/// UAX #14 here, for compatibility with older browsers: it breaks before an opening
+/// bracket after certain punctuation, after "-" and after "?", and nowhere else — not
+/// after "/" or "." inside URLs, for example. This type restates those rules as sets.
+enum AsciiLineBreaking {
+    /// The opening brackets a line may start with after closing-ish punctuation.
+    private static let openingBrackets: Set<UInt8> = Set("(<[{".utf8)
+    /// Characters after which a line may break before an opening bracket.
+    private static let breaksBeforeOpeningBracket: Set<UInt8> = Set("!\"#%&)*+,.:;=>\\]|}~".utf8)
+    /// What may follow "-" on the next line (digits are decided by context, see below).
+    private static let afterHyphen: Set<UInt8> = Set("\"#%&'(*+-<=>@[\\^_`{|~".utf8).union(letters).union([0x7F])
+    /// What may follow "?" on the next line.
+    private static let afterQuestionMark: Set<UInt8> = Set("#$%&(*+-<=>@[\\^_`{|~0123456789".utf8).union(letters)
+    private static let letters: Set<UInt8> = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
+    private static let digits: Set<UInt8> = Set("0123456789".utf8)
+
+    /// Whether Blink breaks between `previous` and `next`, or nil when these rules do not
+    /// decide (then ICU does, if either character is outside ASCII).
+    ///
+    /// - Parameters:
+    ///   - beforePrevious: The character before `previous` (0 at the start).
+    ///   - previous: The character before the candidate break.
+    ///   - next: The character after it.
+    static func breaksBetween(beforePrevious: UInt16, previous: UInt16, next: UInt16) -> Bool? {
+        // "-" before a digit may be a minus sign: break only inside things like
+        // "ABCD-1234" or "1234-5678", which occur in long URLs.
+        if previous == 0x2D, next < 0x80, digits.contains(UInt8(next)) {
+            return beforePrevious < 0x80
+                && (letters.contains(UInt8(beforePrevious)) || digits.contains(UInt8(beforePrevious)))
+        }
+        guard (0x21...0x7F).contains(previous), (0x21...0x7F).contains(next) else { return nil }
+        let before = UInt8(previous)
+        let after = UInt8(next)
+        switch before {
+        case 0x2D: return afterHyphen.contains(after)
+        case 0x3F: return afterQuestionMark.contains(after)
+        default: return breaksBeforeOpeningBracket.contains(before) && openingBrackets.contains(after)
+        }
+    }
+}

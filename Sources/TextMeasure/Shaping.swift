@@ -1,0 +1,268 @@
+internal import CFeedLayoutShims
+internal import CHarfBuzz
+import Synchronization
+
+/// What one piece of text measures when shaped on its own.
+struct ShapedMetrics: Sendable {
+    /// The advance width in pixels (sum of the HarfBuzz advances, 16.16 converted exactly).
+    var width: Double
+    /// The tallest half-leading box among the fonts the piece uses (see
+    /// ``FontVerticalMetrics/halfLeadingBox``); only consulted for `line-height: normal`.
+    /// Pixels above the baseline.
+    var lineBoxAbove: Int
+    /// Pixels below the baseline.
+    var lineBoxBelow: Int
+}
+
+/// The fonts one measurer shapes with: the primary face and the fallback faces fontconfig
+/// picks for characters it lacks. Fallback lookups are cached; all mutable state sits
+/// behind one lock.
+final class FontSet: Sendable {
+    let primary: LoadedFont
+    private let size: Double
+    private let weight: Int
+    private let subpixelPositioning: Bool
+
+    private struct FallbackState {
+        /// Faces already opened, by location, so each file is loaded once (bounded by the
+        /// fonts installed).
+        var facesByLocation: [FontLocation: LoadedFont] = [:]
+        /// Fallback faces in the order they were first needed, per language asked for;
+        /// consulted before asking fontconfig again, because a face that covered one CJK
+        /// ideograph almost always covers its neighbours and `FcFontSort` costs
+        /// milliseconds.
+        var fallbackOrder: [String: [LoadedFont]] = [:]
+        /// The answer per code point (the high bit marks an emoji-presentation request);
+        /// nil means no installed font has it.
+        var byCodePoint: [UInt32: LoadedFont?] = [:]
+    }
+    /// Bounds the per-code-point cache; a feed in many scripts could otherwise grow it to
+    /// every code point seen.
+    private static let codePointCacheLimit = 8192
+    private let fallbackState = Mutex(FallbackState())
+
+    init(primary: LoadedFont, size: Double, weight: Int, subpixelPositioning: Bool) {
+        self.primary = primary
+        self.size = size
+        self.weight = weight
+        self.subpixelPositioning = subpixelPositioning
+    }
+
+    /// The face to shape a grapheme cluster with.
+    ///
+    /// The primary face wins when it has every visible character of the cluster;
+    /// otherwise fontconfig's fallback for the cluster's first visible character (asking
+    /// for colour emoji when the cluster wants emoji presentation). When nothing covers
+    /// it, the primary face, which then shows its .notdef glyph as a browser does.
+    func face(for cluster: Substring.UnicodeScalarView) -> LoadedFont {
+        let wantsEmoji = Self.wantsEmojiPresentation(cluster)
+        let visible = cluster.filter { !Self.isDefaultIgnorable($0.value) }
+        guard let first = visible.first else { return primary }
+        // The font the author chose wins whenever it covers the cluster, emoji included:
+        // Chromium only asks the system for a colour emoji font when it falls back. An
+        // explicit emoji variation selector counts as part of the cluster: the font must
+        // list the sequence, as Chromium's variation-selector-aware fallback requires.
+        let asksForEmojiVariation = cluster.contains { $0.value == 0xFE0F }
+        let primaryCovers =
+            visible.allSatisfy { primary.hasGlyph(for: $0.value) }
+            && (!asksForEmojiVariation || primary.hasVariationGlyph(for: first.value, selector: 0xFE0F))
+        if primaryCovers {
+            return primary
+        }
+        return fallbackFace(for: first.value, wantsEmoji: wantsEmoji) ?? primary
+    }
+
+    private func fallbackFace(for codePoint: UInt32, wantsEmoji: Bool) -> LoadedFont? {
+        let key = codePoint | (wantsEmoji ? 0x8000_0000 : 0)
+        return fallbackState.withLock { state -> LoadedFont? in
+            if let known = state.byCodePoint[key] { return known }
+            var chosen: LoadedFont?
+            let language = wantsEmoji ? "und-zsye" : Self.fallbackLanguage(for: codePoint)
+            if !wantsEmoji {
+                chosen = state.fallbackOrder[language, default: []].first { $0.hasGlyph(for: codePoint) }
+            }
+            if chosen == nil,
+                let location = FontCatalog.fallback(
+                    for: codePoint, weight: weight, language: language.isEmpty ? nil : language, preferColor: wantsEmoji
+                )
+            {
+                if let loaded = state.facesByLocation[location] {
+                    chosen = loaded
+                } else if let loaded = try? LoadedFont(
+                    path: location.path, faceIndex: location.faceIndex, size: size,
+                    subpixelPositioning: subpixelPositioning)
+                {
+                    state.facesByLocation[location] = loaded
+                    chosen = loaded
+                }
+                if let chosen, !wantsEmoji { state.fallbackOrder[language, default: []].append(chosen) }
+            }
+            if state.byCodePoint.count >= Self.codePointCacheLimit {
+                state.byCodePoint.removeAll(keepingCapacity: true)
+            }
+            state.byCodePoint[key] = .some(chosen)
+            return chosen
+        }
+    }
+
+    /// The language Chromium asks fontconfig for when falling back for a character:
+    /// scripts used by one language carry it (Hangul is Korean, kana Japanese), which
+    /// picks the matching face of a pan-CJK collection (their Hangul and kana differ in
+    /// width); anything else asks for no language.
+    static func fallbackLanguage(for codePoint: UInt32) -> String {
+        switch codePoint {
+        case 0x1100...0x11FF, 0x3130...0x318F, 0xA960...0xA97F, 0xAC00...0xD7FF: return "ko"
+        case 0x3040...0x30FF, 0x31F0...0x31FF, 0xFF66...0xFF9F: return "ja"
+        default: return ""
+        }
+    }
+
+    /// Emoji presentation as Blink's run segmenter decides it, simplified: an explicit
+    /// U+FE0F, a code point that defaults to emoji presentation, a skin-tone modifier,
+    /// a keycap, or a flag (regional indicators); U+FE0E asks for text.
+    static func wantsEmojiPresentation(_ cluster: Substring.UnicodeScalarView) -> Bool {
+        var sawPictographic = false
+        for scalar in cluster {
+            switch scalar.value {
+            case 0xFE0E: return false
+            case 0xFE0F, 0x20E3, 0x1F3FB...0x1F3FF, 0x1F1E6...0x1F1FF: return true
+            default:
+                if fl_icu_is_emoji_presentation(Int32(bitPattern: scalar.value)) != 0 { sawPictographic = true }
+            }
+        }
+        return sawPictographic
+    }
+
+    /// Code points HarfBuzz renders invisibly with no advance (default ignorables); they
+    /// must not force a fallback font.
+    static func isDefaultIgnorable(_ value: UInt32) -> Bool {
+        switch value {
+        case 0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B...0x180F, 0x200B...0x200F, 0x202A...0x202E,
+            0x2060...0x206F, 0x3164, 0xFE00...0xFE0F, 0xFEFF, 0xFFA0, 0xFFF0...0xFFF8, 0x1BCA0...0x1BCA3,
+            0x1D173...0x1D17A, 0xE0000...0xE0FFF:
+            return true
+        default:
+            return false
+        }
+    }
+}
+
+/// Shapes text with HarfBuzz, one font run at a time.
+enum Shaper {
+    /// The OpenType `chws` feature (contextual half-width spacing) over the whole buffer.
+    static let contextualHalfWidthSpacing = hb_feature_t(
+        tag: (UInt32(UInt8(ascii: "c")) << 24) | (UInt32(UInt8(ascii: "h")) << 16) | (UInt32(UInt8(ascii: "w")) << 8)
+            | UInt32(UInt8(ascii: "s")),
+        value: 1, start: 0, end: UInt32.max)
+
+    /// Shapes `units[range]` and sums its advances.
+    ///
+    /// - Parameters:
+    ///   - units: The text content.
+    ///   - range: The UTF-16 range to shape.
+    ///   - fonts: The primary and fallback faces.
+    /// - Returns: The width and the line-box extent of the faces used.
+    static func measure(_ units: UnsafeBufferPointer<UInt16>, range: Range<Int>, fonts: FontSet) -> ShapedMetrics {
+        let piece = measure(
+            units, range: range, boundaries: [range.upperBound], fontsUpTo: range.upperBound, fonts: fonts)
+        return ShapedMetrics(width: piece.widths[0], lineBoxAbove: piece.lineBoxAbove, lineBoxBelow: piece.lineBoxBelow)
+    }
+
+    /// Shapes `units[range]` and reports the advance of everything before each boundary.
+    ///
+    /// The range is split into runs of grapheme clusters that use the same face (so marks
+    /// stay with their base); each run is shaped with the whole range as context. Pair
+    /// kerning lands on the first glyph of a pair, so shaping a little past the piece of
+    /// interest and summing the glyphs before a boundary gives that piece's width as the
+    /// whole paragraph's shaping would, which is what Blink measures lines with. Without
+    /// subpixel positioning each glyph's nominal advance is rounded to a whole pixel while
+    /// kerning and other GPOS adjustments keep their fractions, as Blink's HarfBuzz font
+    /// functions produce.
+    ///
+    /// - Parameters:
+    ///   - units: The text content.
+    ///   - range: The UTF-16 range to shape.
+    ///   - countStart: Glyphs of clusters before this offset shape look-behind context
+    ///     only and count towards nothing (defaults to the start of `range`).
+    ///   - boundaries: Offsets in `range`; for each, the advance of the glyphs whose
+    ///     cluster starts before it.
+    ///   - fontsUpTo: Faces of runs starting at or after this offset do not count
+    ///     towards the line box (they shape look-ahead context only).
+    ///   - fonts: The primary and fallback faces.
+    static func measure(
+        _ units: UnsafeBufferPointer<UInt16>, range: Range<Int>, countingFrom countStart: Int? = nil, boundaries: [Int],
+        fontsUpTo: Int, fonts: FontSet
+    ) -> (widths: [Double], lineBoxAbove: Int, lineBoxBelow: Int) {
+        let countStart = countStart ?? range.lowerBound
+        let primaryBox = fonts.primary.metrics.halfLeadingBox
+        var above = primaryBox.above
+        var below = primaryBox.below
+        var sums = [Int64](repeating: 0, count: boundaries.count)
+        guard !range.isEmpty, let base = units.baseAddress else { return (sums.map { _ in 0 }, above, below) }
+        let piece = String(decoding: UnsafeBufferPointer(rebasing: units[range]), as: UTF16.self)
+
+        var runs: [(face: LoadedFont, range: Range<Int>)] = []
+        var offset = range.lowerBound
+        for cluster in piece {
+            let length = cluster.utf16.count
+            let face = fonts.face(for: Substring(String(cluster)).unicodeScalars)
+            if let last = runs.last, last.face === face {
+                runs[runs.count - 1].range = last.range.lowerBound..<(offset + length)
+            } else {
+                runs.append((face, offset..<(offset + length)))
+            }
+            offset += length
+        }
+
+        guard let buffer = hb_buffer_create() else { return (sums.map { _ in 0 }, above, below) }
+        defer { hb_buffer_destroy(buffer) }
+        for run in runs {
+            hb_buffer_clear_contents(buffer)
+            hb_buffer_add_utf16(
+                buffer, base + range.lowerBound, Int32(range.count),
+                UInt32(run.range.lowerBound - range.lowerBound), Int32(run.range.count))
+            hb_buffer_guess_segment_properties(buffer)
+            // Chromium's default `text-spacing-trim: normal` collapses the space between
+            // adjacent CJK punctuation: through the font's `chws` feature when it has one,
+            // else by setting single marks half-width with `halt`, as Blink's HanKerning.
+            var features = [Self.contextualHalfWidthSpacing]
+            if let hanKerning = run.face.hanKerning {
+                features += HanKerning.features(
+                    for: UnsafeBufferPointer(rebasing: units[range]),
+                    runRange: (run.range.lowerBound - range.lowerBound)..<(run.range.upperBound - range.lowerBound),
+                    data: hanKerning)
+            }
+            hb_shape(run.face.harfBuzzFont, buffer, features, UInt32(features.count))
+            var glyphCount: UInt32 = 0
+            guard let positions = hb_buffer_get_glyph_positions(buffer, &glyphCount),
+                let infos = hb_buffer_get_glyph_infos(buffer, &glyphCount)
+            else { continue }
+            for index in 0..<Int(glyphCount) {
+                var advance = Int64(positions[index].x_advance)
+                let glyph = Int(infos[index].codepoint)
+                if let strike = run.face.bitmapAdvances, glyph < strike.count {
+                    // Keep HarfBuzz's adjustments, swap its hmtx advance for the strike's.
+                    advance += Int64(strike[glyph]) - Int64(run.face.nominalAdvance(ofGlyph: UInt32(glyph)))
+                }
+                if !run.face.subpixelPositioning {
+                    let nominal = Int64(run.face.nominalAdvance(ofGlyph: infos[index].codepoint))
+                    let rounded = ((nominal + 0x8000) >> 16) << 16
+                    advance += rounded - nominal
+                }
+                // Clusters are offsets into the text handed to HarfBuzz, which starts at
+                // range.lowerBound.
+                let cluster = Int(infos[index].cluster) + range.lowerBound
+                guard cluster >= countStart else { continue }
+                for (boundaryIndex, boundary) in boundaries.enumerated() where cluster < boundary {
+                    sums[boundaryIndex] += advance
+                }
+            }
+            if run.face !== fonts.primary && run.range.lowerBound < fontsUpTo && run.range.upperBound > countStart {
+                let box = run.face.metrics.halfLeadingBox
+                above = max(above, box.above)
+                below = max(below, box.below)
+            }
+        }
+        return (sums.map { Double($0) / 65536 }, above, below)
+    }
+}

@@ -1,1 +1,0 @@
-// TextMeasure module.

@@ -1,0 +1,127 @@
+import Testing
+
+@testable import TextMeasure
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One layout Chromium measured: `scripts/compare-chromium` writes these to
+/// `Chromium/cases.tsv` next to this file.
+struct ChromiumCase: Sendable, CustomStringConvertible {
+    var id: Int
+    var kind: String
+    var fontPath: String
+    var size: Double
+    var width: Double
+    var lineHeight: LineHeight
+    var whiteSpace: WhiteSpace
+    var chromiumLines: Int
+    var chromiumHeight: Double
+    var text: String
+
+    var description: String {
+        let file = fontPath.split(separator: "/").last ?? ""
+        return "#\(id) \(kind) \(size)px w=\(Int(width)) lh=\(lineHeight) \(whiteSpace) \(file)"
+    }
+
+    /// Reads the fixture; each text is stored as hex UTF-8 so tabs and newlines survive.
+    static func load() throws -> [ChromiumCase] {
+        let directory = String(#filePath.dropLast(#filePath.split(separator: "/").last!.count))
+        // scripts/compare-chromium --fixture points here to try other cases.
+        let path =
+            getenv("TEXTMEASURE_CHROMIUM_FIXTURE").map { String(cString: $0) } ?? directory + "Chromium/cases.tsv"
+        guard let file = fopen(path, "rb") else { throw FixtureError(message: "cannot open \(path)") }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count <= 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        var cases: [ChromiumCase] = []
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count == 10, let id = Int(fields[0]), let size = Double(fields[3]),
+                let width = Double(fields[4]),
+                let lineHeight = parseLineHeight(fields[5]), let lines = Double(fields[7]),
+                let height = Double(fields[8])
+            else { throw FixtureError(message: "malformed fixture line: \(line.prefix(80))") }
+            cases.append(
+                ChromiumCase(
+                    id: id, kind: fields[1], fontPath: fields[2], size: size, width: width, lineHeight: lineHeight,
+                    whiteSpace: fields[6] == "pre-line" ? .preLine : .normal,
+                    chromiumLines: Int(lines.rounded()), chromiumHeight: height, text: decodeHex(fields[9])))
+        }
+        return cases
+    }
+
+    /// CSS `line-height` as the fixture spells it: `normal`, `20px` or `1.4`.
+    private static func parseLineHeight(_ value: String) -> LineHeight? {
+        if value == "normal" { return .normal }
+        if value.hasSuffix("px") { return Double(value.dropLast(2)).map(LineHeight.pixels) }
+        return Double(value).map(LineHeight.multiple)
+    }
+
+    private static func decodeHex(_ hex: String) -> String {
+        var bytes: [UInt8] = []
+        var high: UInt8?
+        for character in hex.utf8 {
+            let nibble = character <= 0x39 ? character - 0x30 : character - 0x57
+            if let pending = high { bytes.append(pending << 4 | nibble); high = nil } else { high = nibble }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+struct FixtureError: Error { var message: String }
+
+@Suite("Agreement with headless Chromium")
+struct ChromiumAgreementTests {
+    /// Line counts are compared exactly; the figure is printed, and the floors below keep
+    /// it from regressing. Regenerate the fixture and the figure with
+    /// `scripts/compare-chromium`.
+    @Test func lineCountsMatchChromium() throws {
+        let cases = try ChromiumCase.load()
+        #expect(cases.count >= 2000)
+        var measurers: [String: TextMeasurer] = [:]
+        var matchesByKind: [String: (lines: Int, heights: Int, total: Int)] = [:]
+        let verbose = getenv("TEXTMEASURE_CHROMIUM_REPORT") != nil
+        for testCase in cases {
+            let style = TextStyle(
+                font: testCase.fontPath, size: testCase.size, lineHeight: testCase.lineHeight,
+                whiteSpace: testCase.whiteSpace)
+            let key = "\(style)"
+            let measurer = try measurers[key] ?? TextMeasurer(style: style)
+            measurers[key] = measurer
+            let result = measurer.measure(testCase.text, width: testCase.width)
+            var tally = matchesByKind[testCase.kind] ?? (0, 0, 0)
+            tally.total += 1
+            if result.lines == testCase.chromiumLines { tally.lines += 1 }
+            if result.height == testCase.chromiumHeight { tally.heights += 1 }
+            matchesByKind[testCase.kind] = tally
+            if verbose && (result.lines != testCase.chromiumLines || result.height != testCase.chromiumHeight) {
+                print(
+                    "MISMATCH \(testCase): chromium \(testCase.chromiumLines) lines \(testCase.chromiumHeight)px, "
+                        + "ours \(result.lines) lines \(result.height)px \(result.lineTexts)")
+            }
+        }
+        let total = matchesByKind.values.reduce(0) { $0 + $1.total }
+        let lineMatches = matchesByKind.values.reduce(0) { $0 + $1.lines }
+        let heightMatches = matchesByKind.values.reduce(0) { $0 + $1.heights }
+        for (kind, tally) in matchesByKind.sorted(by: { $0.key < $1.key }) {
+            print("agreement \(kind): lines \(tally.lines)/\(tally.total), heights \(tally.heights)/\(tally.total)")
+        }
+        let percentage = Double(lineMatches * 1000 / total) / 10
+        print("agreement overall: lines \(lineMatches)/\(total) (\(percentage)%), heights \(heightMatches)/\(total)")
+        // The goals of issue 5: at least 99.5% exact, and every Latin and Cyrillic case.
+        #expect(Double(lineMatches) >= 0.995 * Double(total))
+        for kind in ["latin", "french", "cyrillic"] {
+            let tally = matchesByKind[kind] ?? (0, 0, 0)
+            #expect(tally.total > 0 && tally.lines == tally.total, "\(kind): \(tally.lines)/\(tally.total)")
+        }
+    }
+}

@@ -1,0 +1,175 @@
+import Testing
+
+@testable import TextMeasure
+
+/// Whether fontconfig can find a font for a character, so tests that need Debian's
+/// fonts-noto-cjk or fonts-noto-color-emoji skip cleanly where they are not installed.
+func fontInstalled(for codePoint: UInt32, emoji: Bool = false) -> Bool {
+    guard
+        let location = FontCatalog.fallback(
+            for: codePoint, weight: 400, language: emoji ? "und-zsye" : nil, preferColor: emoji)
+    else { return false }
+    return !location.path.contains("DejaVu")
+}
+
+@Suite("Font fallback, measured against Chromium")
+struct FallbackTests {
+    @Test(.enabled(if: fontInstalled(for: 0x6F22)))
+    func cjkFallbackGrowsTheNormalLineHeight() throws {
+        // Chromium: a div with "漢字" in DejaVu Sans 14 px is 20 px tall (Noto Sans CJK's
+        // ascent and descent), "x" alone 16 px.
+        let measure = try measurer()
+        #expect(measure.measure("漢字", width: 300).height == 20)
+        #expect(measure.measure("x", width: 300).height == 16)
+        let preLine = try TextMeasurer(style: TextStyle(font: DejaVuSans.path, whiteSpace: .preLine))
+        #expect(preLine.measure("x\n漢字\nx", width: 300).height == 16 + 20 + 16)
+        // A fixed line height ignores the fallback font's metrics.
+        #expect(try measurer(lineHeight: .pixels(18)).measure("漢字", width: 300).height == 18)
+    }
+
+    @Test(.enabled(if: fontInstalled(for: 0xD55C)))
+    func hangulUsesTheKoreanFace() throws {
+        // Chromium 13 px: "한국어" is 35.890625 px wide (the Korean face's proportional
+        // Hangul, not the Japanese face's full-width one).
+        let measure = try measurer(size: 13)
+        #expect(measure.measure("한국어", width: 300).width == 35.890625)
+    }
+
+    @Test(.enabled(if: fontInstalled(for: 0x30E9)))
+    func kerningAcrossBreakOpportunitiesCounts() throws {
+        // Chromium 13 px: "ラーメン" is 51.484375 px: the pair "ーメ" kerns although a line
+        // may break between every kana.
+        let measure = try measurer(size: 13)
+        #expect(measure.measure("ラーメン", width: 300).width == 51.484375)
+        // Line-break: auto allows a break before the prolonged sound mark, as Chromium does.
+        #expect(measure.measure("ラーメン", width: 20).lineTexts == ["ラ", "ー", "メ", "ン"])
+    }
+
+    @Test(.enabled(if: fontInstalled(for: 0x1F389, emoji: true)))
+    func emojiUseTheColourFontsStrikeAdvances() throws {
+        // Chromium 20 px: ten "🎉" are 249.546875 px (136 px advance at 109 ppem).
+        #expect(try measurer(size: 20).measure(String(repeating: "🎉", count: 10), width: 1000).width == 249.546875)
+    }
+
+    /// Chromium's heights of a one-line div holding "🎉" (colour emoji fallback) and "x"
+    /// in DejaVu Sans, for font sizes 10, 10.25, … 30 px.
+    static let chromiumEmojiLineHeights = [
+        11, 13, 13, 13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16, 16, 17, 18, 18, 18, 18, 19, 19, 19, 19, 20,
+        20, 20, 20, 20, 21, 21, 22, 22, 23, 23, 23, 23, 24, 24, 24, 24, 24, 25, 25, 25, 25, 26, 26, 27, 27, 28, 28, 28,
+        28, 29, 29, 29, 29, 29, 30, 30, 30, 30, 31, 32, 32, 32, 33, 33, 33, 33, 33, 34, 34, 34, 34, 35, 35,
+    ]
+    static let chromiumTextLineHeights = [
+        11, 12, 12, 13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16, 16, 16, 17, 18, 18, 18, 19, 19, 19, 19, 20,
+        20, 20, 20, 20, 21, 21, 21, 21, 22, 23, 23, 23, 24, 24, 24, 24, 24, 25, 25, 25, 25, 26, 26, 26, 26, 27, 28, 28,
+        28, 29, 29, 29, 29, 29, 30, 30, 30, 30, 31, 31, 31, 31, 32, 33, 33, 33, 33, 34, 34, 34, 34, 35, 35,
+    ]
+
+    @Test(.enabled(if: fontInstalled(for: 0x1F389, emoji: true)))
+    func emojiLineHeightsMatchChromiumAtQuarterPixelSizes() throws {
+        for (index, expected) in Self.chromiumEmojiLineHeights.enumerated() {
+            let size = 10 + Double(index) / 4
+            let measure = try measurer(size: size)
+            #expect(measure.measure("🎉", width: 500).height == Double(expected), "\(size) px")
+            #expect(
+                measure.measure("x", width: 500).height == Double(Self.chromiumTextLineHeights[index]), "\(size) px")
+        }
+    }
+
+    @Test func theAuthorsFontWinsForEmojiItCovers() throws {
+        // DejaVu Sans has U+1F600; Chromium 20 px draws ten of them 208.5 px wide with it.
+        #expect(try measurer(size: 20).measure(String(repeating: "😀", count: 10), width: 1000).width == 208.5)
+    }
+
+    @Test(.enabled(if: fontInstalled(for: 0x2764, emoji: true)))
+    func emojiVariationSelectorFallsBackWhenTheFontLacksTheSequence() throws {
+        // Chromium 20 px: "❤" ×10 is 167.578125 px (DejaVu), "❤️" ×10 249.546875 (emoji font).
+        let measure = try measurer(size: 20)
+        #expect(measure.measure(String(repeating: "\u{2764}", count: 10), width: 1000).width == 167.578125)
+        #expect(measure.measure(String(repeating: "\u{2764}\u{FE0F}", count: 10), width: 1000).width == 249.546875)
+    }
+}
+
+@Suite("CJK punctuation, measured against Chromium")
+struct CJKPunctuationTests {
+    @Test(.enabled(if: fontInstalled(for: 0x300C)))
+    func adjacentPunctuationCollapses() throws {
+        // Chromium 16 px: 152 px, where ten fullwidth marks and ideographs would be 192.
+        #expect(try measurer(size: 16).measure("「本」。（笑）、『本』。", width: 500).width == 152)
+    }
+
+    @Test(.enabled(if: fontInstalled(for: 0x300C)))
+    func closingBracketIsHalvedToFitAtLineEnd() throws {
+        // Chromium 16 px, 115 px box: "は言った。（笑）" fits only with its "）" halved.
+        let result = try measurer(size: 16).measure("は言った。（笑）『本当に？』", width: 115)
+        #expect(result.lineTexts.first == "は言った。（笑）")
+    }
+
+    @Test(.enabled(if: fontInstalled(for: 0x4ED6)))
+    func linesMayBreakBeforeAQuoteBetweenIdeographs() throws {
+        // Chromium 18 px, 119 px box (Unicode 15.1 rule LB19a).
+        let result = try measurer(size: 18).measure("いた。他说：“你好！”（笑）。“真的", width: 119)
+        #expect(result.lineTexts == ["いた。他说：", "“你好！”", "（笑）。“真的"])
+    }
+}
+
+@Suite("Blink's ASCII line-break pairs")
+struct AsciiLineBreakingTests {
+    func pair(_ previous: Character, _ next: Character, after beforePrevious: Character = "a") -> Bool? {
+        AsciiLineBreaking.breaksBetween(
+            beforePrevious: UInt16(beforePrevious.asciiValue!), previous: UInt16(previous.asciiValue!),
+            next: UInt16(next.asciiValue!))
+    }
+
+    @Test func urlsDoNotBreakAfterSlashesOrDots() {
+        #expect(pair("/", "a") == false)
+        #expect(pair(".", "c") == false)
+        #expect(pair(":", "/") == false)
+    }
+
+    @Test func breaksAfterHyphenAndQuestionMark() {
+        #expect(pair("-", "a") == true)
+        #expect(pair("?", "q") == true)
+        #expect(pair("?", "1") == true)
+        #expect(pair("-", "]") == false)
+    }
+
+    @Test func hyphenBeforeDigitDependsOnWhatPrecedesIt() {
+        #expect(pair("-", "4", after: "D") == true)  // ABCD-1234
+        #expect(pair("-", "4", after: "2") == true)  // 1234-5678
+        #expect(pair("-", "4", after: " ") == false)  // a minus sign
+    }
+
+    @Test func breaksBeforeOpeningBracketsAfterPunctuation() {
+        #expect(pair(",", "(") == true)
+        #expect(pair("a", "(") == false)
+        #expect(pair(")", "[") == true)
+    }
+
+    @Test func longUrlWrapsOnlyWhereChromiumWould() throws {
+        // No opportunity inside "example.com/photos": break-word splits it at graphemes.
+        let result = try measurer().measure("see https://example.com/photos?id=1-2", width: 120)
+        #expect(result.lineTexts.first == "see")
+        #expect(result.lineTexts.joined() == "seehttps://example.com/photos?id=1-2")
+    }
+}
+
+@Suite("Bounded cache")
+struct BoundedCacheTests {
+    @Test func neverHoldsMoreThanTwiceItsLimit() {
+        var cache = BoundedCache<Int, Int>(limit: 10)
+        for key in 0..<1000 { cache[key] = key }
+        #expect(cache.count <= 20)
+        #expect(cache[999] == 999)
+        #expect(cache[0] == nil)
+    }
+
+    @Test func recentlyReadEntriesSurvive() {
+        var cache = BoundedCache<Int, Int>(limit: 4)
+        for key in 0..<4 { cache[key] = key }
+        for key in 4..<7 {
+            _ = cache[0]  // keep 0 warm
+            cache[key] = key
+        }
+        #expect(cache[0] == 0)
+    }
+}
