@@ -1,0 +1,109 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Probes image files on the local file system (or standard input) by reading only their header.
+///
+/// The first read takes ``firstReadSize`` bytes, which holds the whole header of nearly every
+/// web image and of most camera JPEGs. Only when ``ImageHeaderParser`` asks for more does the
+/// prober read again, at least doubling what it holds, so a long run of APPn segments costs a
+/// few reads rather than one per segment.
+public struct LocalImageProber: Sendable {
+    /// How many bytes the first read asks for.
+    public var firstReadSize: Int
+    /// The most bytes the prober will read from one input before giving up on its header.
+    public var maximumHeaderSize: Int
+
+    /// Creates a prober with a 16 KiB first read and a 64 MiB header limit.
+    public init() {
+        self.init(firstReadSize: 16 * 1024, maximumHeaderSize: 64 * 1024 * 1024)
+    }
+
+    /// Creates a prober with explicit read sizes.
+    /// - Parameters:
+    ///   - firstReadSize: Bytes of the first read (at least 16 are used).
+    ///   - maximumHeaderSize: Past this many bytes the header is considered missing.
+    public init(firstReadSize: Int, maximumHeaderSize: Int) {
+        self.firstReadSize = max(16, firstReadSize)
+        self.maximumHeaderSize = max(self.firstReadSize, maximumHeaderSize)
+    }
+
+    /// Reads the header of one image.
+    ///
+    /// - Parameter path: A file path, or `-` for standard input.
+    /// - Returns: The header's description; ``ImageInfo/bytesRead`` is what was read from the file.
+    /// - Throws: ``ImageProbeError`` with `source` set to `path`: `.notFound`, `.unreadable`, or
+    ///   the parser's error (`.unknownFormat`, `.truncated`, `.invalidHeader`, ...).
+    public func probe(path: String) throws(ImageProbeError) -> ImageInfo {
+        let isStandardInput = path == "-"
+        let descriptor = isStandardInput ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let error = errno
+            throw ImageProbeError(
+                code: error == ENOENT || error == ENOTDIR ? .notFound : .unreadable,
+                message: "cannot open the file (\(systemMessage(error))); check the path and its permissions",
+                source: path)
+        }
+        defer { if !isStandardInput { close(descriptor) } }
+
+        var buffer = [UInt8](repeating: 0, count: firstReadSize)
+        var filled = 0
+        var isComplete = false
+        var wanted = firstReadSize
+        while true {
+            if buffer.count < wanted { buffer.append(contentsOf: repeatElement(0, count: wanted - buffer.count)) }
+            // A pipe or a slow disk may return short reads: keep reading until the block is full.
+            while filled < wanted && !isComplete {
+                let result = buffer.withUnsafeMutableBytes { storage in
+                    read(descriptor, storage.baseAddress! + filled, wanted - filled)
+                }
+                if result > 0 {
+                    filled += result
+                } else if result == 0 {
+                    isComplete = true
+                } else if errno != EINTR {
+                    let error = errno
+                    throw ImageProbeError(
+                        code: .unreadable,
+                        message: "reading failed at byte \(filled) (\(systemMessage(error))); "
+                            + (error == EISDIR ? "give a file, not a directory" : "check the disk or the file"),
+                        source: path, offset: filled)
+                }
+            }
+            let result = buffer.withUnsafeBytes { storage in
+                ImageHeaderParser.parse(UnsafeRawBufferPointer(rebasing: storage[0..<filled]), isComplete: isComplete)
+            }
+            switch result {
+            case .info(var info):
+                info.bytesRead = filled
+                return info
+            case .failure(let error):
+                throw error.attributed(to: path)
+            case .needMoreBytes(let atLeast):
+                // The parser never asks for more once told the input is complete; stay safe anyway.
+                guard !isComplete else {
+                    throw ImageProbeError(
+                        code: .truncated, message: "the file ends at byte \(filled), inside its header; copy it again",
+                        source: path, offset: filled)
+                }
+                guard atLeast <= maximumHeaderSize else {
+                    throw ImageProbeError(
+                        code: .invalidHeader,
+                        message: "the header continues past \(maximumHeaderSize) bytes (it asks for \(atLeast)); "
+                            + "the file is damaged or hides its header behind huge metadata",
+                        source: path, offset: filled)
+                }
+                wanted = min(maximumHeaderSize, max(atLeast, 2 * filled))
+            }
+        }
+    }
+
+    private func systemMessage(_ error: Int32) -> String {
+        guard let text = strerror(error) else { return "errno \(error)" }
+        return String(cString: text)
+    }
+}
