@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+import ImageProbe
+
+/// Checks our answers against Pillow's, recorded in `Fixtures/pillow.json` by
+/// `make_fixtures.py` (`Image.open(p).size`, `getexif()[0x0112]`, `is_animated`).
+///
+/// Where Pillow refuses a file it has no opinion. Where it has one, we agree except in the
+/// deliberate disagreements listed here, each with its reason.
+struct PillowAgreementTests {
+    static let deliberateDisagreements: [String: String] = [
+        "jpeg-orientation-invalid.jpg": "Pillow reports orientation 9; EXIF defines only 1...8, so we use 1 and warn",
+        "png-exif-after-idat.png": "Pillow reads eXIf after IDAT; the PNG specification and issue 4 say to ignore it",
+        "png-chunk-before-ihdr.png": "Pillow accepts a chunk before IHDR; PNG requires IHDR first",
+        "jpeg-segment-length-too-small.jpg": "Pillow skips a segment of length 1; no reader can know where it ends",
+        "jpeg-mpo.jpg/animated": "Pillow counts the MPO stereo pair as frames; we describe the first frame only",
+    ]
+
+    struct Opinion: Decodable {
+        var width: Int?
+        var height: Int?
+        var orientation: Int?
+        var animated: Bool?
+        var error: String?
+    }
+
+    static func opinions() throws -> [String: Opinion] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("pillow.json")))
+        return try JSONDecoder().decode([String: Opinion].self, from: data)
+    }
+
+    @Test func everyFixtureHasAPillowOpinion() throws {
+        #expect(Set(try Self.opinions().keys) == Set(try Fixtures.allNames()))
+    }
+
+    @Test func sizeOrientationAndAnimationAgreeWithPillow() throws {
+        var compared = 0
+        for (name, opinion) in try Self.opinions().sorted(by: { $0.key < $1.key }) {
+            guard opinion.error == nil, Self.deliberateDisagreements[name] == nil else { continue }
+            let info = try #require(Fixtures.parse(try Fixtures.bytes(name)).info, "\(name)")
+            #expect(info.width == opinion.width, "\(name)")
+            #expect(info.height == opinion.height, "\(name)")
+            #expect(info.orientation == opinion.orientation, "\(name)")
+            if Self.deliberateDisagreements["\(name)/animated"] == nil {
+                #expect(info.isAnimated == opinion.animated, "\(name)")
+            }
+            compared += 1
+        }
+        #expect(compared >= 50)
+    }
+
+    /// The listed disagreements really are disagreements (so the list cannot go stale).
+    @Test func deliberateDisagreementsStillDiffer() throws {
+        let opinions = try Self.opinions()
+        for (key, _) in Self.deliberateDisagreements {
+            let name = String(key.split(separator: "/")[0])
+            let opinion = try #require(opinions[name])
+            let result = Fixtures.parse(try Fixtures.bytes(name))
+            if key.hasSuffix("/animated") {
+                #expect(result.info?.isAnimated != opinion.animated, "\(key)")
+            } else {
+                #expect(
+                    result.info == nil || result.info?.orientation != opinion.orientation
+                        || result.info?.width != opinion.width, "\(key)")
+            }
+        }
+    }
+}
