@@ -50,12 +50,19 @@ public struct LocalImageProber: Sendable {
         }
         defer { if !isStandardInput { close(descriptor) } }
 
-        var buffer = [UInt8](repeating: 0, count: firstReadSize)
+        // Uninitialised storage: only bytes that `read` filled are ever looked at.
+        var buffer = [UInt8](unsafeUninitializedCapacity: firstReadSize) { _, count in count = firstReadSize }
         var filled = 0
         var isComplete = false
         var wanted = firstReadSize
         while true {
-            if buffer.count < wanted { buffer.append(contentsOf: repeatElement(0, count: wanted - buffer.count)) }
+            if buffer.count < wanted {
+                let grown = [UInt8](unsafeUninitializedCapacity: wanted) { storage, count in
+                    _ = storage.initialize(from: buffer[..<filled])
+                    count = wanted
+                }
+                buffer = grown
+            }
             // A pipe or a slow disk may return short reads: keep reading until the block is full.
             while filled < wanted && !isComplete {
                 let result = buffer.withUnsafeMutableBytes { storage in
