@@ -109,6 +109,36 @@ public struct LocalImageProber: Sendable {
         }
     }
 
+    /// Reads a whole file, for decoders that need every byte.
+    /// - Parameter path: A file path.
+    /// - Returns: The file's bytes.
+    /// - Throws: `.notFound` or `.unreadable`, naming `path`.
+    func readWholeFile(path: String) throws(ImageProbeError) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let error = errno
+            throw ImageProbeError(
+                code: error == ENOENT || error == ENOTDIR ? .notFound : .unreadable,
+                message: "cannot open the file (\(systemMessage(error))); check the path and its permissions", source: path)
+        }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let result = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+            if result > 0 {
+                bytes.append(contentsOf: chunk[..<result])
+            } else if result == 0 {
+                return bytes
+            } else if errno != EINTR {
+                let error = errno
+                throw ImageProbeError(
+                    code: .unreadable, message: "reading failed at byte \(bytes.count) (\(systemMessage(error)))",
+                    source: path, offset: bytes.count)
+            }
+        }
+    }
+
     private func systemMessage(_ error: Int32) -> String {
         guard let text = strerror(error) else { return "errno \(error)" }
         return String(cString: text)

@@ -70,6 +70,7 @@ struct FixtureExpectationTests {
         ("jpeg-segment-length-past-end.jpg", .failure(.truncated, messageFragment: "before the frame header")),
         ("jpeg-truncated-before-sof.jpg", .failure(.truncated, messageFragment: "before the frame header")),
         ("jpeg-truncated-after-sof.jpg", .info(jpeg(), warningFragments: ["before the first scan"])),
+        ("jpeg-truncated-in-scan.jpg", .info(jpeg())),
         ("jpeg-height-zero-dnl.jpg", .failure(.invalidDimensions, messageFragment: "height 0")),
         ("jpeg-huge-dimensions.jpg", .info(jpeg(65535, 65500))),
 
@@ -83,6 +84,7 @@ struct FixtureExpectationTests {
         ("png-chunk-before-ihdr.png", .failure(.invalidHeader, messageFragment: "the first chunk is 'tEXt'")),
         ("png-bad-ihdr-crc.png", .failure(.invalidHeader, messageFragment: "IHDR CRC is 0x12345678")),
         ("png-bad-colour-depth.png", .failure(.invalidHeader, messageFragment: "colour type 2 with bit depth 4")),
+        ("png-bad-idat-crc.png", .info(png())),
         ("png-huge-dimensions.png", .info(png(2_147_483_647, 2_147_483_647))),
         ("png-truncated-in-ihdr.png", .failure(.truncated, messageFragment: "inside the IHDR chunk")),
         ("png-apple-cgbi.png", .info(png(5, 3, apple: true))),

@@ -22,6 +22,7 @@ struct PillowAgreementTests {
         var orientation: Int?
         var animated: Bool?
         var error: String?
+        var meanColor: [Int]?
     }
 
     static func opinions() throws -> [String: Opinion] {

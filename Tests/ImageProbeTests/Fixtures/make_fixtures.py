@@ -199,6 +199,7 @@ save("jpeg-segment-length-too-small.jpg", b"\xff\xd8\xff\xe0\x00\x01" + base[4:]
 save("jpeg-segment-length-past-end.jpg", b"\xff\xd8\xff\xe1\xff\xf0Exif\0\0" + base[2:200])
 save("jpeg-truncated-before-sof.jpg", base[:sof_offset(base) + 5])
 save("jpeg-truncated-after-sof.jpg", base[:sof_offset(base) + 40])
+save("jpeg-truncated-in-scan.jpg", base[:-2])  # header intact, the EOI missing: libjpeg warns
 save("jpeg-height-zero-dnl.jpg", patch_sof(base, height=0))
 save("jpeg-huge-dimensions.jpg", patch_sof(base, width=65535, height=65500))
 
@@ -257,6 +258,8 @@ save("png-bad-ihdr-crc.png", PNG_SIGNATURE + chunk(b"IHDR", struct.pack(">IIBBBB
      + chunk(b"IDAT", zlib.compress(raw_rows(6, 4))) + chunk(b"IEND", b""))
 save("png-bad-colour-depth.png", PNG_SIGNATURE + ihdr(6, 4, depth=4, colour=2)
      + chunk(b"IDAT", zlib.compress(raw_rows(6, 4))) + chunk(b"IEND", b""))
+save("png-bad-idat-crc.png", PNG_SIGNATURE + ihdr(6, 4)
+     + chunk(b"IDAT", zlib.compress(raw_rows(6, 4)), crc=0xDEADBEEF) + chunk(b"IEND", b""))
 save("png-huge-dimensions.png", PNG_SIGNATURE + ihdr(2147483647, 2147483647)
      + chunk(b"IDAT", zlib.compress(b"\0" * 16)) + chunk(b"IEND", b""))
 save("png-truncated-in-ihdr.png", simple_png()[:20])
@@ -314,6 +317,17 @@ for name in sorted(written):
             orientation = image.getexif().get(0x0112, 1)
             opinions[name] = {"width": image.size[0], "height": image.size[1], "orientation": orientation,
                               "format": image.format, "animated": bool(getattr(image, "is_animated", False))}
+        if name.endswith((".jpg", ".png")):
+            try:
+                with Image.open(os.path.join(HERE, name)) as image:
+                    rgba = image.convert("RGBA")
+                    data = rgba.tobytes()
+                    pixels = [data[i:i + 4] for i in range(0, len(data), 4)]
+                    alpha = sum(p[3] for p in pixels)
+                    if alpha:
+                        opinions[name]["meanColor"] = [round(sum(p[c] * p[3] for p in pixels) / alpha) for c in range(3)]
+            except Exception:  # Pillow could read the header but not the pixels
+                pass
     except Exception as error:  # Pillow's refusal is an opinion too
         opinions[name] = {"error": type(error).__name__}
 with open(os.path.join(HERE, "pillow.json"), "w") as f:
