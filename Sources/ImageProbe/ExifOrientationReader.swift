@@ -54,7 +54,8 @@ enum ExifOrientationReader {
         for entryIndex in 0..<entryCount {
             let entry = directoryStart + 2 + entryIndex * 12
             guard entry + 12 <= tiffEnd else {
-                warnings.append("\(container): IFD0 entry \(entryIndex) at byte \(entry) is truncated; orientation ignored")
+                warnings.append(
+                    "\(container): IFD0 entry \(entryIndex) at byte \(entry) is truncated; orientation ignored")
                 return 1
             }
             guard uint16(entry) == orientationTag else { continue }
@@ -64,7 +65,8 @@ enum ExifOrientationReader {
             case 4, 9: value = uint32(entry + 8)  // LONG / SLONG, written by a few tools
             case 1, 6: value = Int(bytes[entry + 8])  // BYTE / SBYTE
             default:
-                warnings.append("\(container): orientation tag at byte \(entry) has type \(uint16(entry + 2)); orientation ignored")
+                warnings.append(
+                    "\(container): orientation tag at byte \(entry) has type \(uint16(entry + 2)); orientation ignored")
                 return 1
             }
             guard (1...8).contains(value) else {

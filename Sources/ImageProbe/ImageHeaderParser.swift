@@ -51,16 +51,18 @@ public enum ImageHeaderParser {
             return .needMoreBytes(atLeast: signatureLength)
         }
         if count == 0 {
-            return .failure(ImageProbeError(
-                code: .truncated,
-                message: "the input is empty (0 bytes); check that the file was fully written or downloaded",
-                offset: 0))
+            return .failure(
+                ImageProbeError(
+                    code: .truncated,
+                    message: "the input is empty (0 bytes); check that the file was fully written or downloaded",
+                    offset: 0))
         }
-        return .failure(ImageProbeError(
-            code: .unknownFormat,
-            message: "unrecognised signature at byte 0 (first bytes \(hexPrefix(bytes))); "
-                + "supported formats are JPEG, PNG, GIF, WebP and BMP",
-            offset: 0))
+        return .failure(
+            ImageProbeError(
+                code: .unknownFormat,
+                message: "unrecognised signature at byte 0 (first bytes \(hexPrefix(bytes))); "
+                    + "supported formats are JPEG, PNG, GIF, WebP and BMP",
+                offset: 0))
     }
 
     /// Whether a short prefix could still turn out to be one of the signatures.
@@ -83,18 +85,21 @@ public enum ImageHeaderParser {
 
     /// The failure for an input that ended before its header did.
     static func truncated(_ format: String, at offset: Int, needed: Int, what: String) -> ImageHeaderParseResult {
-        .failure(ImageProbeError(
-            code: .truncated,
-            message: "\(format) ends at byte \(offset) \(what) (needs at least \(needed) bytes); "
-                + "the file is incomplete: download or copy it again",
-            offset: offset))
+        .failure(
+            ImageProbeError(
+                code: .truncated,
+                message: "\(format) ends at byte \(offset) \(what) (needs at least \(needed) bytes); "
+                    + "the file is incomplete: download or copy it again",
+                offset: offset))
     }
 
     /// The failure for a malformed header.
     static func invalid(_ format: String, at offset: Int, _ what: String) -> ImageHeaderParseResult {
-        .failure(ImageProbeError(
-            code: .invalidHeader,
-            message: "\(format) header is invalid at byte \(offset): \(what); the file is damaged or not really \(format)",
-            offset: offset))
+        .failure(
+            ImageProbeError(
+                code: .invalidHeader,
+                message:
+                    "\(format) header is invalid at byte \(offset): \(what); the file is damaged or not really \(format)",
+                offset: offset))
     }
 }

@@ -14,7 +14,10 @@ public struct PixelDecodeOptions: Sendable, Equatable {
     public var jpegScaleDenominator: Int
 
     /// Creates options; the defaults verify at full size within 100 megapixels and 100 scans.
-    public init(pixelBudget: Int = ImageInfo.defaultPixelBudget, maximumProgressiveScans: Int = 100, jpegScaleDenominator: Int = 1) {
+    public init(
+        pixelBudget: Int = ImageInfo.defaultPixelBudget, maximumProgressiveScans: Int = 100,
+        jpegScaleDenominator: Int = 1
+    ) {
         self.pixelBudget = pixelBudget
         self.maximumProgressiveScans = maximumProgressiveScans
         self.jpegScaleDenominator = jpegScaleDenominator
@@ -88,18 +91,21 @@ public enum ImagePixelDecoder {
         switch ImageHeaderParser.parse(bytes, isComplete: true) {
         case .info(let parsed): info = parsed
         case .failure(let error): throw error.attributed(to: source)
-        case .needMoreBytes: throw ImageProbeError(code: .truncated, message: "the image ends inside its header", source: source)
+        case .needMoreBytes:
+            throw ImageProbeError(code: .truncated, message: "the image ends inside its header", source: source)
         }
         guard info.format == .jpeg || info.format == .png else {
             throw ImageProbeError(
                 code: .unknownFormat,
-                message: "pixel decoding supports JPEG and PNG only, this is \(info.format.rawValue); its header size is still valid",
+                message:
+                    "pixel decoding supports JPEG and PNG only, this is \(info.format.rawValue); its header size is still valid",
                 source: source)
         }
         guard !info.exceedsPixelBudget(options.pixelBudget) else {
             throw ImageProbeError(
                 code: .exceedsPixelBudget,
-                message: "\(info.width)×\(info.height) is above the pixel budget of \(options.pixelBudget); raise the budget to decode it",
+                message:
+                    "\(info.width)×\(info.height) is above the pixel budget of \(options.pixelBudget); raise the budget to decode it",
                 source: source)
         }
         var shimOptions = fl_image_decode_options(
@@ -128,26 +134,33 @@ public enum ImagePixelDecoder {
                 alpha: UInt8(clamping: alpha)))
     }
 
-    private static func error(for result: fl_image_decode_result, format: ImageFormat, source: String) -> ImageProbeError {
+    private static func error(for result: fl_image_decode_result, format: ImageFormat, source: String)
+        -> ImageProbeError
+    {
         let libraryMessage = withUnsafeBytes(of: result.message) { raw in
             String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
         }
         let library = format == .jpeg ? "libjpeg" : "libpng"
         switch UInt32(result.status) {
         case FL_IMAGE_OVER_PIXEL_BUDGET.rawValue:
-            return ImageProbeError(code: .exceedsPixelBudget, message: "\(library): \(libraryMessage); raise the budget to decode it", source: source)
+            return ImageProbeError(
+                code: .exceedsPixelBudget, message: "\(library): \(libraryMessage); raise the budget to decode it",
+                source: source)
         case FL_IMAGE_TOO_MANY_SCANS.rawValue:
             return ImageProbeError(
                 code: .notDecodable,
-                message: "\(library): \(libraryMessage) (after \(result.scan_count)); such files decode very slowly, re-encode it or raise the scan limit",
+                message:
+                    "\(library): \(libraryMessage) (after \(result.scan_count)); such files decode very slowly, re-encode it or raise the scan limit",
                 source: source)
         case FL_IMAGE_WARNING_AS_ERROR.rawValue:
             return ImageProbeError(
-                code: .notDecodable, message: "\(library) warned: \(libraryMessage); the pixel data is damaged, re-encode or re-download it",
+                code: .notDecodable,
+                message: "\(library) warned: \(libraryMessage); the pixel data is damaged, re-encode or re-download it",
                 source: source)
         default:
             return ImageProbeError(
-                code: .notDecodable, message: "\(library) failed: \(libraryMessage); the pixel data is damaged, re-encode or re-download it",
+                code: .notDecodable,
+                message: "\(library) failed: \(libraryMessage); the pixel data is damaged, re-encode or re-download it",
                 source: source)
         }
     }
@@ -163,18 +176,23 @@ extension LocalImageProber {
     ///   - options: Pixel budget, scan cap, JPEG scaling.
     /// - Returns: What the decode found.
     /// - Throws: ``ImageProbeError`` naming `path`.
-    public func verifyDecodable(path: String, options: PixelDecodeOptions = PixelDecodeOptions()) throws(ImageProbeError) -> PixelDecodeReport {
+    public func verifyDecodable(path: String, options: PixelDecodeOptions = PixelDecodeOptions())
+        throws(ImageProbeError) -> PixelDecodeReport
+    {
         let info = try probe(path: path)
         guard !info.exceedsPixelBudget(options.pixelBudget) else {
             throw ImageProbeError(
                 code: .exceedsPixelBudget,
-                message: "\(info.width)×\(info.height) is above the pixel budget of \(options.pixelBudget); raise the budget to decode it",
+                message:
+                    "\(info.width)×\(info.height) is above the pixel budget of \(options.pixelBudget); raise the budget to decode it",
                 source: path)
         }
         let bytes = try readWholeFile(path: path)
         // `withUnsafeBytes` only rethrows untyped errors, so the typed one travels in a Result.
         let result = bytes.withUnsafeBytes { raw in
-            Result { () throws(ImageProbeError) in try ImagePixelDecoder.verifyDecodable(raw, source: path, options: options) }
+            Result { () throws(ImageProbeError) in
+                try ImagePixelDecoder.verifyDecodable(raw, source: path, options: options)
+            }
         }
         return try result.get()
     }

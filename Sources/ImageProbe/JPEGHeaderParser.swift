@@ -40,20 +40,24 @@ enum JPEGHeaderParser {
             guard let frame else {
                 return ImageHeaderParser.invalid("JPEG", at: end, "no frame header (SOFn) before the scan data")
             }
-            return .info(ImageInfo(
-                format: .jpeg, width: frame.width, height: frame.height, orientation: orientation,
-                bytesRead: min(end, count), isProgressive: isProgressive(frame.marker),
-                isCMYK: frame.componentCount == 4, bitDepth: frame.precision, warnings: warnings))
+            return .info(
+                ImageInfo(
+                    format: .jpeg, width: frame.width, height: frame.height, orientation: orientation,
+                    bytesRead: min(end, count), isProgressive: isProgressive(frame.marker),
+                    isCMYK: frame.componentCount == 4, bitDepth: frame.precision, warnings: warnings))
         }
 
         /// The buffer ends before `needed`: ask for more, or report truncation.
         func ranOut(needing needed: Int) -> ImageHeaderParseResult {
             if !isComplete { return .needMoreBytes(atLeast: max(needed, count + 1)) }
             if frame != nil {
-                warnings.append("JPEG: the data ends at byte \(count), before the first scan; the size comes from the frame header but the file is truncated")
+                warnings.append(
+                    "JPEG: the data ends at byte \(count), before the first scan; the size comes from the frame header but the file is truncated"
+                )
                 return finish(at: count)
             }
-            return ImageHeaderParser.truncated("JPEG", at: count, needed: needed, what: "before the frame header (SOFn)")
+            return ImageHeaderParser.truncated(
+                "JPEG", at: count, needed: needed, what: "before the frame header (SOFn)")
         }
 
         while true {
@@ -61,7 +65,8 @@ enum JPEGHeaderParser {
             if bytes[position] != 0xFF {
                 let junkStart = position
                 while position < count && bytes[position] != 0xFF { position += 1 }
-                warnings.append("JPEG: skipped \(position - junkStart) junk byte(s) between segments at byte \(junkStart)")
+                warnings.append(
+                    "JPEG: skipped \(position - junkStart) junk byte(s) between segments at byte \(junkStart)")
                 continue
             }
             // Any number of 0xFF fill bytes may precede a marker.
@@ -80,13 +85,15 @@ enum JPEGHeaderParser {
                 continue  // TEM, RSTn and a stray SOI stand alone: no length follows.
             case 0xD9:
                 guard frame != nil else {
-                    return ImageHeaderParser.invalid("JPEG", at: markerOffset, "end of image (EOI) before any frame header (SOFn)")
+                    return ImageHeaderParser.invalid(
+                        "JPEG", at: markerOffset, "end of image (EOI) before any frame header (SOFn)")
                 }
                 warnings.append("JPEG: end of image (EOI) at byte \(markerOffset) before any scan")
                 return finish(at: position)
             case 0xDA:
                 guard frame != nil else {
-                    return ImageHeaderParser.invalid("JPEG", at: markerOffset, "scan (SOS) before any frame header (SOFn)")
+                    return ImageHeaderParser.invalid(
+                        "JPEG", at: markerOffset, "scan (SOS) before any frame header (SOFn)")
                 }
                 return finish(at: position)
             default:
@@ -97,7 +104,8 @@ enum JPEGHeaderParser {
             let length = bytes.uint16BigEndian(at: position)
             guard length >= 2 else {
                 return ImageHeaderParser.invalid(
-                    "JPEG", at: position, "segment FF \(hex(marker)) at byte \(markerOffset) declares length \(length), the minimum is 2")
+                    "JPEG", at: position,
+                    "segment FF \(hex(marker)) at byte \(markerOffset) declares length \(length), the minimum is 2")
             }
             let payloadStart = position + 2
             let segmentEnd = position + length
@@ -105,27 +113,34 @@ enum JPEGHeaderParser {
             if isStartOfFrame(marker) {
                 if frame == nil {
                     guard length >= 8 else {
-                        return ImageHeaderParser.invalid("JPEG", at: position, "frame header FF \(hex(marker)) is \(length) bytes long, too short for its fields")
+                        return ImageHeaderParser.invalid(
+                            "JPEG", at: position,
+                            "frame header FF \(hex(marker)) is \(length) bytes long, too short for its fields")
                     }
                     guard payloadStart + 6 <= count else { return ranOut(needing: payloadStart + 6) }
                     let height = bytes.uint16BigEndian(at: payloadStart + 1)
                     let width = bytes.uint16BigEndian(at: payloadStart + 3)
                     let componentCount = bytes.byte(at: payloadStart + 5)
                     guard height != 0 else {
-                        return .failure(ImageProbeError(
-                            code: .invalidDimensions,
-                            message: "JPEG frame header at byte \(markerOffset) declares height 0 (the height follows later in a DNL marker, which a header probe cannot read); decode the file or re-encode it",
-                            offset: payloadStart + 1))
+                        return .failure(
+                            ImageProbeError(
+                                code: .invalidDimensions,
+                                message:
+                                    "JPEG frame header at byte \(markerOffset) declares height 0 (the height follows later in a DNL marker, which a header probe cannot read); decode the file or re-encode it",
+                                offset: payloadStart + 1))
                     }
                     guard width != 0 else {
-                        return .failure(ImageProbeError(
-                            code: .invalidDimensions,
-                            message: "JPEG frame header at byte \(markerOffset) declares width 0; the file is damaged",
-                            offset: payloadStart + 3))
+                        return .failure(
+                            ImageProbeError(
+                                code: .invalidDimensions,
+                                message:
+                                    "JPEG frame header at byte \(markerOffset) declares width 0; the file is damaged",
+                                offset: payloadStart + 3))
                     }
                     guard componentCount >= 1, length >= 8 + 3 * componentCount else {
                         return ImageHeaderParser.invalid(
-                            "JPEG", at: payloadStart + 5, "frame header declares \(componentCount) components but is \(length) bytes long")
+                            "JPEG", at: payloadStart + 5,
+                            "frame header declares \(componentCount) components but is \(length) bytes long")
                     }
                     frame = Frame(
                         marker: marker, precision: bytes.byte(at: payloadStart), width: width, height: height,
@@ -133,7 +148,9 @@ enum JPEGHeaderParser {
                     // Orientation can only come from an Exif segment seen so far or still to come.
                     if hasSeenExif { return finish(at: payloadStart + 6) }
                 } else {
-                    warnings.append("JPEG: extra frame header FF \(hex(marker)) at byte \(markerOffset) ignored; the first one counts")
+                    warnings.append(
+                        "JPEG: extra frame header FF \(hex(marker)) at byte \(markerOffset) ignored; the first one counts"
+                    )
                 }
             } else if marker == 0xE1 && !hasSeenExif && length >= 2 + ExifOrientationReader.identifierLength {
                 guard payloadStart + ExifOrientationReader.identifierLength <= count else {

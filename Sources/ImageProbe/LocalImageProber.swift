@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Probes image files on the local file system (or standard input) by reading only their header.
@@ -119,7 +119,8 @@ public struct LocalImageProber: Sendable {
             let error = errno
             throw ImageProbeError(
                 code: error == ENOENT || error == ENOTDIR ? .notFound : .unreadable,
-                message: "cannot open the file (\(systemMessage(error))); check the path and its permissions", source: path)
+                message: "cannot open the file (\(systemMessage(error))); check the path and its permissions",
+                source: path)
         }
         defer { close(descriptor) }
         var bytes: [UInt8] = []

@@ -43,7 +43,8 @@ enum PNGHeaderParser {
         }
         guard bytes.uint32BigEndian(at: position + 4) == ChunkType.header else {
             return ImageHeaderParser.invalid(
-                "PNG", at: position + 4, "the first chunk is '\(chunkName(bytes, at: position + 4))', but IHDR must come first")
+                "PNG", at: position + 4,
+                "the first chunk is '\(chunkName(bytes, at: position + 4))', but IHDR must come first")
         }
         let headerLength = bytes.uint32BigEndian(at: position)
         guard headerLength == 13 else {
@@ -55,24 +56,29 @@ enum PNGHeaderParser {
         let computedCRC = crc32(bytes, from: position + 4, to: data + 13)
         guard storedCRC == computedCRC else {
             return ImageHeaderParser.invalid(
-                "PNG", at: data + 13, "IHDR CRC is \(hex32(storedCRC)) but the chunk's bytes give \(hex32(computedCRC))")
+                "PNG", at: data + 13, "IHDR CRC is \(hex32(storedCRC)) but the chunk's bytes give \(hex32(computedCRC))"
+            )
         }
         let width = bytes.uint32BigEndian(at: data)
         let height = bytes.uint32BigEndian(at: data + 4)
         let bitDepth = bytes.byte(at: data + 8)
         let colourType = bytes.byte(at: data + 9)
         guard width != 0, height != 0 else {
-            return .failure(ImageProbeError(
-                code: .invalidDimensions,
-                message: "PNG IHDR at byte \(position) declares \(width)×\(height) pixels; zero is not allowed, the file is damaged",
-                offset: data))
+            return .failure(
+                ImageProbeError(
+                    code: .invalidDimensions,
+                    message:
+                        "PNG IHDR at byte \(position) declares \(width)×\(height) pixels; zero is not allowed, the file is damaged",
+                    offset: data))
         }
         guard width <= maximumValue, height <= maximumValue else {
-            return ImageHeaderParser.invalid("PNG", at: data, "IHDR declares \(width)×\(height), above the limit of 2³¹−1")
+            return ImageHeaderParser.invalid(
+                "PNG", at: data, "IHDR declares \(width)×\(height), above the limit of 2³¹−1")
         }
         guard isValid(colourType: colourType, bitDepth: bitDepth) else {
             return ImageHeaderParser.invalid(
-                "PNG", at: data + 8, "colour type \(colourType) with bit depth \(bitDepth) is not a combination PNG allows")
+                "PNG", at: data + 8,
+                "colour type \(colourType) with bit depth \(bitDepth) is not a combination PNG allows")
         }
         guard bytes[data + 10] == 0, bytes[data + 11] == 0 else {
             return ImageHeaderParser.invalid("PNG", at: data + 10, "unknown compression or filter method")
@@ -93,7 +99,8 @@ enum PNGHeaderParser {
             guard position + 8 <= count else {
                 if hasSeenImageData { break }
                 if !isComplete { return .needMoreBytes(atLeast: max(position + 8, count + 1)) }
-                info.warnings.append("PNG: the data ends at byte \(count), before any image data (IDAT); the file is truncated")
+                info.warnings.append(
+                    "PNG: the data ends at byte \(count), before any image data (IDAT); the file is truncated")
                 info.bytesRead = count
                 return .info(info)
             }
@@ -101,7 +108,9 @@ enum PNGHeaderParser {
             let type = bytes.uint32BigEndian(at: position + 4)
             guard length <= maximumValue else {
                 if hasSeenImageData {
-                    info.warnings.append("PNG: chunk at byte \(position) declares length \(length), above 2³¹−1; chunks after it ignored")
+                    info.warnings.append(
+                        "PNG: chunk at byte \(position) declares length \(length), above 2³¹−1; chunks after it ignored"
+                    )
                     break
                 }
                 return ImageHeaderParser.invalid("PNG", at: position, "chunk declares length \(length), above 2³¹−1")
@@ -124,14 +133,17 @@ enum PNGHeaderParser {
                 info.isAnimated = bytes.uint32BigEndian(at: chunkData) > 1
             } else if type == ChunkType.exif {
                 if hasSeenImageData {
-                    info.warnings.append("PNG: eXIf chunk at byte \(position) comes after the image data (IDAT) and is ignored, as the PNG specification requires")
+                    info.warnings.append(
+                        "PNG: eXIf chunk at byte \(position) comes after the image data (IDAT) and is ignored, as the PNG specification requires"
+                    )
                 } else if !hasSeenExif {
                     let dataEnd = chunkData + length
                     if dataEnd > count && !isComplete { return .needMoreBytes(atLeast: dataEnd) }
                     hasSeenExif = true
                     let available = min(dataEnd, count)
                     // The specification says raw TIFF; some writers keep JPEG's Exif identifier.
-                    let tiffStart = ExifOrientationReader.hasIdentifier(bytes, at: chunkData)
+                    let tiffStart =
+                        ExifOrientationReader.hasIdentifier(bytes, at: chunkData)
                         ? chunkData + ExifOrientationReader.identifierLength : chunkData
                     info.orientation = ExifOrientationReader.orientation(
                         in: bytes, tiffStart: tiffStart, tiffEnd: available, container: "PNG eXIf",
@@ -141,7 +153,9 @@ enum PNGHeaderParser {
             }
             if hasSeenImageData && chunkEnd > count {
                 if isComplete {
-                    info.warnings.append("PNG: the data ends at byte \(count), inside the chunk that starts at byte \(position); the image data is truncated")
+                    info.warnings.append(
+                        "PNG: the data ends at byte \(count), inside the chunk that starts at byte \(position); the image data is truncated"
+                    )
                 }
                 break
             }
@@ -176,10 +190,11 @@ enum PNGHeaderParser {
 
     /// A chunk type as text, with non-letters shown as `?`, for messages.
     static func chunkName(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> String {
-        String(decoding: (0..<4).map { index -> UInt8 in
-            let byte = bytes[offset + index]
-            return (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) ? byte : 0x3F
-        }, as: UTF8.self)
+        String(
+            decoding: (0..<4).map { index -> UInt8 in
+                let byte = bytes[offset + index]
+                return (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) ? byte : 0x3F
+            }, as: UTF8.self)
     }
 
     /// `0x` and eight hex digits.

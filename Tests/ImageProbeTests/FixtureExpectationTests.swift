@@ -1,5 +1,5 @@
-import Testing
 import ImageProbe
+import Testing
 
 /// The nastiest cases from issue 4, one fixture each (see `Fixtures/make_fixtures.py`):
 /// orientation 1–8 in both byte orders, IFD0 not at offset 8, Exif after SOF, a thumbnail SOF
@@ -42,67 +42,76 @@ struct FixtureExpectationTests {
     }
 
     static let orientationCases: [(String, Expectation)] = (1...8).flatMap { value in
-        ["le", "be"].map { order in ("jpeg-orientation-\(value)-\(order).jpg", Expectation.info(jpeg(orientation: value))) }
+        ["le", "be"].map { order in
+            ("jpeg-orientation-\(value)-\(order).jpg", Expectation.info(jpeg(orientation: value)))
+        }
     }
 
-    static let cases: [(String, Expectation)] = orientationCases + [
-        ("jpeg-baseline.jpg", .info(jpeg())),
-        ("jpeg-ifd0-far-offset.jpg", .info(jpeg(orientation: 6))),
-        ("jpeg-exif-after-sof.jpg", .info(jpeg(orientation: 8))),
-        ("jpeg-thumbnail-sof-in-exif.jpg", .info(jpeg(orientation: 3))),
-        ("jpeg-orientation-only-in-ifd1.jpg", .info(jpeg(orientation: 1))),
-        ("jpeg-second-exif-ignored.jpg", .info(jpeg(orientation: 1))),
-        ("jpeg-orientation-invalid.jpg", .info(jpeg(orientation: 1), warningFragments: ["orientation value 9"])),
-        ("jpeg-orientation-long-type.jpg", .info(jpeg(orientation: 7))),
-        ("jpeg-mpo.jpg", .info(jpeg())),
-        ("jpeg-sof1-extended-12bit.jpg", .info(jpeg(bitDepth: 12))),
-        ("jpeg-sof2-progressive.jpg", .info(jpeg(progressive: true))),
-        ("jpeg-sof3-lossless.jpg", .info(jpeg())),
-        ("jpeg-sof9-arithmetic.jpg", .info(jpeg())),
-        ("jpeg-sof10-progressive-arithmetic.jpg", .info(jpeg(progressive: true))),
-        ("jpeg-sof15-lossless-arithmetic.jpg", .info(jpeg())),
-        ("jpeg-cmyk-adobe.jpg", .info(jpeg(cmyk: true))),
-        ("jpeg-grayscale.jpg", .info(jpeg())),
-        ("jpeg-fill-bytes.jpg", .info(jpeg(orientation: 5))),
-        ("jpeg-junk-between-segments.jpg", .info(jpeg(), warningFragments: ["skipped 6 junk byte(s) between segments at byte 20"])),
-        ("jpeg-standalone-markers.jpg", .info(jpeg())),
-        ("jpeg-segment-length-too-small.jpg", .failure(.invalidHeader, messageFragment: "declares length 1, the minimum is 2")),
-        ("jpeg-segment-length-past-end.jpg", .failure(.truncated, messageFragment: "before the frame header")),
-        ("jpeg-truncated-before-sof.jpg", .failure(.truncated, messageFragment: "before the frame header")),
-        ("jpeg-truncated-after-sof.jpg", .info(jpeg(), warningFragments: ["before the first scan"])),
-        ("jpeg-truncated-in-scan.jpg", .info(jpeg())),
-        ("jpeg-height-zero-dnl.jpg", .failure(.invalidDimensions, messageFragment: "height 0")),
-        ("jpeg-huge-dimensions.jpg", .info(jpeg(65535, 65500))),
+    static let cases: [(String, Expectation)] =
+        orientationCases + [
+            ("jpeg-baseline.jpg", .info(jpeg())),
+            ("jpeg-ifd0-far-offset.jpg", .info(jpeg(orientation: 6))),
+            ("jpeg-exif-after-sof.jpg", .info(jpeg(orientation: 8))),
+            ("jpeg-thumbnail-sof-in-exif.jpg", .info(jpeg(orientation: 3))),
+            ("jpeg-orientation-only-in-ifd1.jpg", .info(jpeg(orientation: 1))),
+            ("jpeg-second-exif-ignored.jpg", .info(jpeg(orientation: 1))),
+            ("jpeg-orientation-invalid.jpg", .info(jpeg(orientation: 1), warningFragments: ["orientation value 9"])),
+            ("jpeg-orientation-long-type.jpg", .info(jpeg(orientation: 7))),
+            ("jpeg-mpo.jpg", .info(jpeg())),
+            ("jpeg-sof1-extended-12bit.jpg", .info(jpeg(bitDepth: 12))),
+            ("jpeg-sof2-progressive.jpg", .info(jpeg(progressive: true))),
+            ("jpeg-sof3-lossless.jpg", .info(jpeg())),
+            ("jpeg-sof9-arithmetic.jpg", .info(jpeg())),
+            ("jpeg-sof10-progressive-arithmetic.jpg", .info(jpeg(progressive: true))),
+            ("jpeg-sof15-lossless-arithmetic.jpg", .info(jpeg())),
+            ("jpeg-cmyk-adobe.jpg", .info(jpeg(cmyk: true))),
+            ("jpeg-grayscale.jpg", .info(jpeg())),
+            ("jpeg-fill-bytes.jpg", .info(jpeg(orientation: 5))),
+            (
+                "jpeg-junk-between-segments.jpg",
+                .info(jpeg(), warningFragments: ["skipped 6 junk byte(s) between segments at byte 20"])
+            ),
+            ("jpeg-standalone-markers.jpg", .info(jpeg())),
+            (
+                "jpeg-segment-length-too-small.jpg",
+                .failure(.invalidHeader, messageFragment: "declares length 1, the minimum is 2")
+            ),
+            ("jpeg-segment-length-past-end.jpg", .failure(.truncated, messageFragment: "before the frame header")),
+            ("jpeg-truncated-before-sof.jpg", .failure(.truncated, messageFragment: "before the frame header")),
+            ("jpeg-truncated-after-sof.jpg", .info(jpeg(), warningFragments: ["before the first scan"])),
+            ("jpeg-truncated-in-scan.jpg", .info(jpeg())),
+            ("jpeg-height-zero-dnl.jpg", .failure(.invalidDimensions, messageFragment: "height 0")),
+            ("jpeg-huge-dimensions.jpg", .info(jpeg(65535, 65500))),
 
-        ("png-rgb.png", .info(png())),
-        ("png-16bit-gray.png", .info(png(bitDepth: 16))),
-        ("png-palette.png", .info(png(bitDepth: 1))),
-        ("png-interlaced.png", .info(png(7, 5, interlaced: true))),
-        ("png-exif-before-idat.png", .info(png(orientation: 6))),
-        ("png-exif-after-idat.png", .info(png(), warningFragments: ["after the image data (IDAT) and is ignored"])),
-        ("png-exif-with-identifier.png", .info(png(orientation: 7))),
-        ("png-chunk-before-ihdr.png", .failure(.invalidHeader, messageFragment: "the first chunk is 'tEXt'")),
-        ("png-bad-ihdr-crc.png", .failure(.invalidHeader, messageFragment: "IHDR CRC is 0x12345678")),
-        ("png-bad-colour-depth.png", .failure(.invalidHeader, messageFragment: "colour type 2 with bit depth 4")),
-        ("png-bad-idat-crc.png", .info(png())),
-        ("png-huge-dimensions.png", .info(png(2_147_483_647, 2_147_483_647))),
-        ("png-truncated-in-ihdr.png", .failure(.truncated, messageFragment: "inside the IHDR chunk")),
-        ("png-apple-cgbi.png", .info(png(5, 3, apple: true))),
-        ("png-apng.png", .info(png(animated: true))),
+            ("png-rgb.png", .info(png())),
+            ("png-16bit-gray.png", .info(png(bitDepth: 16))),
+            ("png-palette.png", .info(png(bitDepth: 1))),
+            ("png-interlaced.png", .info(png(7, 5, interlaced: true))),
+            ("png-exif-before-idat.png", .info(png(orientation: 6))),
+            ("png-exif-after-idat.png", .info(png(), warningFragments: ["after the image data (IDAT) and is ignored"])),
+            ("png-exif-with-identifier.png", .info(png(orientation: 7))),
+            ("png-chunk-before-ihdr.png", .failure(.invalidHeader, messageFragment: "the first chunk is 'tEXt'")),
+            ("png-bad-ihdr-crc.png", .failure(.invalidHeader, messageFragment: "IHDR CRC is 0x12345678")),
+            ("png-bad-colour-depth.png", .failure(.invalidHeader, messageFragment: "colour type 2 with bit depth 4")),
+            ("png-bad-idat-crc.png", .info(png())),
+            ("png-huge-dimensions.png", .info(png(2_147_483_647, 2_147_483_647))),
+            ("png-truncated-in-ihdr.png", .failure(.truncated, messageFragment: "inside the IHDR chunk")),
+            ("png-apple-cgbi.png", .info(png(5, 3, apple: true))),
+            ("png-apng.png", .info(png(animated: true))),
 
-        ("gif-static.gif", .info(ImageInfo(format: .gif, width: 6, height: 4))),
-        ("gif-animated.gif", .info(ImageInfo(format: .gif, width: 6, height: 4, isAnimated: true))),
-        ("gif-truncated-screen.gif", .failure(.truncated, messageFragment: "logical screen descriptor")),
-        ("webp-lossy.webp", .info(ImageInfo(format: .webp, width: 6, height: 4))),
-        ("webp-lossless.webp", .info(ImageInfo(format: .webp, width: 6, height: 4))),
-        ("webp-animated.webp", .info(ImageInfo(format: .webp, width: 6, height: 4, isAnimated: true))),
-        ("webp-exif.webp", .info(ImageInfo(format: .webp, width: 6, height: 4, orientation: 6))),
-        ("bmp-bottom-up.bmp", .info(ImageInfo(format: .bmp, width: 6, height: 4, bitDepth: 24))),
-        ("bmp-top-down.bmp", .info(ImageInfo(format: .bmp, width: 6, height: 4, bitDepth: 24))),
-        ("bmp-os2-core.bmp", .info(ImageInfo(format: .bmp, width: 5, height: 2, bitDepth: 24))),
-        ("unknown-format.bin", .failure(.unknownFormat, messageFragment: "25 50 44 46")),
-        ("empty.bin", .failure(.truncated, messageFragment: "empty")),
-    ]
+            ("gif-static.gif", .info(ImageInfo(format: .gif, width: 6, height: 4))),
+            ("gif-animated.gif", .info(ImageInfo(format: .gif, width: 6, height: 4, isAnimated: true))),
+            ("gif-truncated-screen.gif", .failure(.truncated, messageFragment: "logical screen descriptor")),
+            ("webp-lossy.webp", .info(ImageInfo(format: .webp, width: 6, height: 4))),
+            ("webp-lossless.webp", .info(ImageInfo(format: .webp, width: 6, height: 4))),
+            ("webp-animated.webp", .info(ImageInfo(format: .webp, width: 6, height: 4, isAnimated: true))),
+            ("webp-exif.webp", .info(ImageInfo(format: .webp, width: 6, height: 4, orientation: 6))),
+            ("bmp-bottom-up.bmp", .info(ImageInfo(format: .bmp, width: 6, height: 4, bitDepth: 24))),
+            ("bmp-top-down.bmp", .info(ImageInfo(format: .bmp, width: 6, height: 4, bitDepth: 24))),
+            ("bmp-os2-core.bmp", .info(ImageInfo(format: .bmp, width: 5, height: 2, bitDepth: 24))),
+            ("unknown-format.bin", .failure(.unknownFormat, messageFragment: "25 50 44 46")),
+            ("empty.bin", .failure(.truncated, messageFragment: "empty")),
+        ]
 
     @Test(arguments: cases)
     func fixtureParsesAsExpected(name: String, expectation: Expectation) throws {

@@ -1,5 +1,5 @@
-import Testing
 import ImageProbe
+import Testing
 
 struct LocalImageProberTests {
     @Test func probesAFileWithOneRead() throws {

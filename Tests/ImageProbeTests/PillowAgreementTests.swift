@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import ImageProbe
+import Testing
 
 /// Checks our answers against Pillow's, recorded in `Fixtures/pillow.json` by
 /// `make_fixtures.py` (`Image.open(p).size`, `getexif()[0x0112]`, `is_animated`).

@@ -1,13 +1,17 @@
 import Foundation
-import Testing
 import ImageProbe
+import Testing
 
 /// libjpeg-turbo and libpng through the C shim: verification, limits and placeholder colours.
 struct PixelDecoderTests {
-    static func verify(_ name: String, options: PixelDecodeOptions = PixelDecodeOptions()) throws -> Result<PixelDecodeReport, ImageProbeError> {
+    static func verify(_ name: String, options: PixelDecodeOptions = PixelDecodeOptions()) throws -> Result<
+        PixelDecodeReport, ImageProbeError
+    > {
         let bytes = try Fixtures.bytes(name)
         return bytes.withUnsafeBytes { raw in
-            Result { () throws(ImageProbeError) in try ImagePixelDecoder.verifyDecodable(raw, source: name, options: options) }
+            Result { () throws(ImageProbeError) in
+                try ImagePixelDecoder.verifyDecodable(raw, source: name, options: options)
+            }
         }
     }
 
@@ -48,7 +52,8 @@ struct PixelDecoderTests {
     @Test func progressiveScanCap() throws {
         let uncapped = try Self.verify("jpeg-sof2-progressive.jpg").get()
         #expect(uncapped.scanCount > 2)
-        let capped = try Self.verify("jpeg-sof2-progressive.jpg", options: PixelDecodeOptions(maximumProgressiveScans: 2))
+        let capped = try Self.verify(
+            "jpeg-sof2-progressive.jpg", options: PixelDecodeOptions(maximumProgressiveScans: 2))
         #expect(throws: ImageProbeError.self) { try capped.get() }
         if case .failure(let error) = capped {
             #expect(error.code == .notDecodable)

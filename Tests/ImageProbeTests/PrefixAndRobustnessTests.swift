@@ -1,5 +1,5 @@
-import Testing
 import ImageProbe
+import Testing
 
 /// The parser works on a prefix that grows; these tests hold it to that contract.
 struct PrefixAndRobustnessTests {
