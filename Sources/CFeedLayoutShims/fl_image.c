@@ -10,6 +10,10 @@
 #include <jerror.h>
 #include <png.h>
 
+void fl_image_free_pixels(uint8_t *pixels) {
+    free(pixels);
+}
+
 // MARK: - libjpeg
 
 /// Everything a JPEG decode touches lives on the heap, so that nothing the decode changes is a
@@ -21,6 +25,7 @@ typedef struct fl_jpeg_state {
     jmp_buf jump;
     int status;
     int max_scans;
+    uint8_t *pixels;  // owned until handed to the result; freed here on failure
     char message[JMSG_LENGTH_MAX];
 } fl_jpeg_state;
 
@@ -87,6 +92,7 @@ int fl_jpeg_decode(const void *data, size_t size, const fl_image_decode_options 
         fl_image_copy_message(result, state->message);
         result->scan_count = (uint32_t)state->decompressor.input_scan_number;
         jpeg_destroy_decompress(&state->decompressor);
+        free(state->pixels);
         free(state);
         return result->status;
     }
@@ -115,9 +121,19 @@ int fl_jpeg_decode(const void *data, size_t size, const fl_image_decode_options 
     JSAMPARRAY row = (*decompressor->mem->alloc_sarray)(
         (j_common_ptr)decompressor, JPOOL_IMAGE,
         decompressor->output_width * (JDIMENSION)decompressor->output_components, 1);
+    if (options->keep_pixels) {
+        state->pixels = malloc((size_t)decompressor->output_width * decompressor->output_height * 4);
+        if (state->pixels == NULL) {
+            snprintf(state->message, sizeof state->message, "out of memory for the decoded image");
+            state->status = FL_IMAGE_OUT_OF_MEMORY;
+            longjmp(state->jump, 1);
+        }
+    }
     // Photoshop writes CMYK inverted (0 = full ink) and marks it with an Adobe APP14 segment.
     int is_inverted = decompressor->saw_Adobe_marker;
     while (decompressor->output_scanline < decompressor->output_height) {
+        uint8_t *output = state->pixels == NULL ? NULL
+            : state->pixels + (size_t)decompressor->output_scanline * decompressor->output_width * 4;
         jpeg_read_scanlines(decompressor, row, 1);
         const JSAMPLE *pixel = row[0];
         for (JDIMENSION x = 0; x < decompressor->output_width; x++) {
@@ -131,6 +147,10 @@ int fl_jpeg_decode(const void *data, size_t size, const fl_image_decode_options 
                 red = pixel[0]; green = pixel[1]; blue = pixel[2];
                 pixel += 3;
             }
+            if (output != NULL) {
+                output[0] = (uint8_t)red; output[1] = (uint8_t)green; output[2] = (uint8_t)blue; output[3] = 255;
+                output += 4;
+            }
             result->sum_red += red * 255u;
             result->sum_green += green * 255u;
             result->sum_blue += blue * 255u;
@@ -141,6 +161,7 @@ int fl_jpeg_decode(const void *data, size_t size, const fl_image_decode_options 
     jpeg_finish_decompress(decompressor);
     result->scan_count = (uint32_t)decompressor->input_scan_number;
     jpeg_destroy_decompress(decompressor);
+    result->pixels = state->pixels;
     free(state);
     result->status = FL_IMAGE_OK;
     return result->status;
@@ -201,7 +222,12 @@ int fl_png_decode(const void *data, size_t size, const fl_image_decode_options *
         }
     }
     result->pixel_count = (uint64_t)image.width * image.height;
-    free(pixels);
+    // PNG_FORMAT_RGBA rows are packed (stride == width * 4), as fl_image_decode_result promises.
+    if (options->keep_pixels) {
+        result->pixels = pixels;
+    } else {
+        free(pixels);
+    }
     png_image_free(&image);
     result->status = FL_IMAGE_OK;
     return result->status;

@@ -49,6 +49,17 @@ public struct PlaceholderColor: Sendable, Equatable, CustomStringConvertible {
     public var description: String { hexString }
 }
 
+/// What a client paints in an image's slot before the image arrives.
+public struct ImagePlaceholder: Sendable, Equatable {
+    /// The alpha-weighted mean colour.
+    public var averageColor: PlaceholderColor
+    /// A ThumbHash (https://evanw.github.io/thumbhash/) of the image as displayed.
+    public var thumbHash: [UInt8]
+
+    /// ``thumbHash`` in standard base64, the form clients decode.
+    public var thumbHashBase64: String { ThumbHash.base64(thumbHash) }
+}
+
 /// What a successful decode found.
 public struct PixelDecodeReport: Sendable, Equatable {
     /// The decoded format (JPEG or PNG).
@@ -87,6 +98,45 @@ public enum ImagePixelDecoder {
     public static func verifyDecodable(
         _ bytes: UnsafeRawBufferPointer, source: String = "", options: PixelDecodeOptions = PixelDecodeOptions()
     ) throws(ImageProbeError) -> PixelDecodeReport {
+        try decode(bytes, source: source, options: options, keepingPixels: false).report
+    }
+
+    /// Builds the placeholder a client paints before the photo arrives: the average colour and
+    /// a ThumbHash of the image as displayed (EXIF orientation applied).
+    ///
+    /// JPEGs are decoded with DCT scaling, at the smallest scale that still leaves 100 pixels
+    /// on the long side, so the cost is a fraction of a full decode.
+    ///
+    /// - Parameters:
+    ///   - bytes: The complete file.
+    ///   - source: The input's name for error messages.
+    ///   - options: Pixel budget and scan cap; the JPEG scale is chosen here.
+    /// - Returns: The placeholder.
+    /// - Throws: As ``verifyDecodable(_:source:options:)``.
+    public static func placeholder(
+        _ bytes: UnsafeRawBufferPointer, source: String = "", options: PixelDecodeOptions = PixelDecodeOptions()
+    ) throws(ImageProbeError) -> ImagePlaceholder {
+        var options = options
+        options.jpegScaleDenominator = 8
+        if case .info(let info) = ImageHeaderParser.parse(bytes, isComplete: true) {
+            let longest = max(info.width, info.height)
+            while options.jpegScaleDenominator > 1 && longest / options.jpegScaleDenominator < 100 {
+                options.jpegScaleDenominator /= 2
+            }
+        }
+        let decoded = try decode(bytes, source: source, options: options, keepingPixels: true)
+        guard let pixels = decoded.pixels, pixels.width > 0, pixels.height > 0 else {
+            throw ImageProbeError(code: .notDecodable, message: "the image decoded to no pixels", source: source)
+        }
+        let small = pixels.fitting(within: 100).applying(orientation: decoded.info.orientation)
+        let hash = ThumbHash.encode(small)
+        return ImagePlaceholder(averageColor: decoded.report.averageColor, thumbHash: hash)
+    }
+
+    /// Parses the header, enforces the limits, and runs the C decoder.
+    private static func decode(
+        _ bytes: UnsafeRawBufferPointer, source: String, options: PixelDecodeOptions, keepingPixels: Bool
+    ) throws(ImageProbeError) -> (report: PixelDecodeReport, pixels: RGBAImage?, info: ImageInfo) {
         let info: ImageInfo
         switch ImageHeaderParser.parse(bytes, isComplete: true) {
         case .info(let parsed): info = parsed
@@ -111,13 +161,15 @@ public enum ImagePixelDecoder {
         var shimOptions = fl_image_decode_options(
             pixel_budget: UInt64(max(0, options.pixelBudget)),
             max_progressive_scans: Int32(clamping: options.maximumProgressiveScans),
-            scale_denominator: Int32(clamping: options.jpegScaleDenominator))
+            scale_denominator: Int32(clamping: options.jpegScaleDenominator),
+            keep_pixels: keepingPixels ? 1 : 0, reserved: 0)
         var result = fl_image_decode_result()
         let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
         switch info.format {
         case .jpeg: fl_jpeg_decode(base, bytes.count, &shimOptions, &result)
         default: fl_png_decode(base, bytes.count, &shimOptions, &result)
         }
+        defer { fl_image_free_pixels(result.pixels) }
         guard result.status == Int32(FL_IMAGE_OK.rawValue) else {
             throw error(for: result, format: info.format, source: source)
         }
@@ -125,13 +177,21 @@ public enum ImagePixelDecoder {
             result.sum_alpha == 0 ? 0 : UInt8(clamping: (sum + result.sum_alpha / 2) / result.sum_alpha)
         }
         let alpha = result.pixel_count == 0 ? 0 : (result.sum_alpha + result.pixel_count / 2) / result.pixel_count
-        return PixelDecodeReport(
+        let report = PixelDecodeReport(
             format: info.format, width: Int(result.width), height: Int(result.height),
             decodedWidth: Int(result.decoded_width), decodedHeight: Int(result.decoded_height),
             scanCount: Int(result.scan_count),
             averageColor: PlaceholderColor(
                 red: mean(result.sum_red), green: mean(result.sum_green), blue: mean(result.sum_blue),
                 alpha: UInt8(clamping: alpha)))
+        var pixels: RGBAImage?
+        if let decoded = result.pixels {
+            let count = Int(result.decoded_width) * Int(result.decoded_height) * 4
+            pixels = RGBAImage(
+                width: Int(result.decoded_width), height: Int(result.decoded_height),
+                pixels: Array(UnsafeBufferPointer(start: decoded, count: count)))
+        }
+        return (report, pixels, info)
     }
 
     private static func error(for result: fl_image_decode_result, format: ImageFormat, source: String)
@@ -167,6 +227,33 @@ public enum ImagePixelDecoder {
 }
 
 extension LocalImageProber {
+    /// Reads a whole JPEG or PNG file and builds its placeholder; see
+    /// ``ImagePixelDecoder/placeholder(_:source:options:)``.
+    /// - Parameters:
+    ///   - path: A file path.
+    ///   - options: Pixel budget and scan cap.
+    /// - Returns: The average colour and ThumbHash.
+    /// - Throws: ``ImageProbeError`` naming `path`.
+    public func placeholder(path: String, options: PixelDecodeOptions = PixelDecodeOptions()) throws(ImageProbeError)
+        -> ImagePlaceholder
+    {
+        let info = try probe(path: path)
+        guard !info.exceedsPixelBudget(options.pixelBudget) else {
+            throw ImageProbeError(
+                code: .exceedsPixelBudget,
+                message:
+                    "\(info.width)×\(info.height) is above the pixel budget of \(options.pixelBudget); raise the budget to decode it",
+                source: path)
+        }
+        let bytes = try readWholeFile(path: path)
+        let result = bytes.withUnsafeBytes { raw in
+            Result { () throws(ImageProbeError) in
+                try ImagePixelDecoder.placeholder(raw, source: path, options: options)
+            }
+        }
+        return try result.get()
+    }
+
     /// Reads a whole JPEG or PNG file and decodes it; see ``ImagePixelDecoder/verifyDecodable(_:source:options:)``.
     ///
     /// The header is probed first, so an image above the pixel budget is refused after reading

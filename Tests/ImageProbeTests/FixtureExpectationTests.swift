@@ -84,6 +84,10 @@ struct FixtureExpectationTests {
             ("jpeg-huge-dimensions.jpg", .info(jpeg(65535, 65500))),
 
             ("png-rgb.png", .info(png())),
+            ("png-gradient.png", .info(png(40, 30))),
+            ("png-gradient-alpha.png", .info(png(30, 40))),
+            ("jpeg-gradient.jpg", .info(jpeg(300, 200))),
+            ("jpeg-gradient-orientation-6.jpg", .info(jpeg(300, 200, orientation: 6))),
             ("png-16bit-gray.png", .info(png(bitDepth: 16))),
             ("png-palette.png", .info(png(bitDepth: 1))),
             ("png-interlaced.png", .info(png(7, 5, interlaced: true))),

@@ -23,6 +23,7 @@ struct PillowAgreementTests {
         var animated: Bool?
         var error: String?
         var meanColor: [Int]?
+        var thumbHash: String?
     }
 
     static func opinions() throws -> [String: Opinion] {

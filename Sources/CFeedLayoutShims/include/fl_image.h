@@ -22,6 +22,8 @@ typedef struct fl_image_decode_options {
     uint64_t pixel_budget;           ///< largest width × height that will be decoded
     int32_t max_progressive_scans;   ///< JPEG only; 0 means no limit
     int32_t scale_denominator;       ///< JPEG DCT scaling 1/1, 1/2, 1/4 or 1/8; PNG ignores it
+    int32_t keep_pixels;             ///< non-zero: hand back the decoded RGBA in result->pixels
+    int32_t reserved;
 } fl_image_decode_options;
 
 /// What the decode found.
@@ -34,10 +36,15 @@ typedef struct fl_image_decode_result {
     uint64_t pixel_count;            ///< pixels averaged
     uint64_t sum_red, sum_green, sum_blue;  ///< alpha-weighted channel sums (value × alpha)
     uint64_t sum_alpha;              ///< sum of alpha (255 per opaque pixel)
+    uint8_t *pixels;                 ///< RGBA, decoded_width × decoded_height, rows packed; release
+                                     ///< with fl_image_free_pixels (NULL unless keep_pixels)
     char message[200];               ///< the library's message when status != FL_IMAGE_OK
 } fl_image_decode_result;
 
 _Static_assert(sizeof(((fl_image_decode_result *)0)->message) == 200, "Swift reads 200 message bytes");
+
+/// Releases result->pixels.
+void fl_image_free_pixels(uint8_t *pixels);
 
 /// Decodes a JPEG from memory with libjpeg-turbo, summing colours for a placeholder.
 /// Returns result->status.

@@ -11,6 +11,7 @@ Most fixtures are Pillow-encoded images edited at the byte level: JPEG segments 
 their lengths, changed and reassembled; PNG chunks are written with correct CRCs unless a
 fixture is about a bad CRC.
 """
+import base64
 import io
 import json
 import os
@@ -285,6 +286,23 @@ def pillow_bytes(image, fmt, **options):
     return buffer.getvalue()
 
 
+# Gradients give ThumbHash something to describe (solid colours have no AC terms).
+def gradient(size, alpha=False):
+    width, height = size
+    image = Image.new("RGBA" if alpha else "RGB", size)
+    for y in range(height):
+        for x in range(width):
+            colour = (255 * x // (width - 1), 255 * y // (height - 1), 255 - 255 * x // (width - 1))
+            image.putpixel((x, y), colour + (255 * (x + y) // (width + height - 2),) if alpha else colour)
+    return image
+
+
+save("png-gradient.png", pillow_bytes(gradient((40, 30)), "PNG"))
+save("png-gradient-alpha.png", pillow_bytes(gradient((30, 40), alpha=True), "PNG"))
+large = pillow_bytes(gradient((300, 200)), "JPEG", quality=85)
+save("jpeg-gradient.jpg", large)
+save("jpeg-gradient-orientation-6.jpg", insert_after_app0(large, [exif_app1(tiff("II", [orientation_entry(6)]))]))
+
 save("gif-static.gif", pillow_bytes(Image.new("P", (6, 4), 3), "GIF"))
 frames = [Image.new("RGB", (6, 4), (index * 100, 50, 200 - index * 60)) for index in range(3)]
 save("gif-animated.gif", pillow_bytes(frames[0], "GIF", save_all=True, append_images=frames[1:], duration=50, loop=0))
@@ -328,6 +346,13 @@ for name in sorted(written):
                         opinions[name]["meanColor"] = [round(sum(p[c] * p[3] for p in pixels) / alpha) for c in range(3)]
             except Exception:  # Pillow could read the header but not the pixels
                 pass
+        if name.startswith("png-gradient"):
+            # The reference ThumbHash of the exact pixels (PNG is lossless, so libpng sees the same).
+            from thumbhash.encode import rgba_to_thumbhash
+            with Image.open(os.path.join(HERE, name)) as image:
+                rgba = image.convert("RGBA")
+                opinions[name]["thumbHash"] = base64.b64encode(
+                    rgba_to_thumbhash(rgba.width, rgba.height, list(rgba.tobytes()))).decode()
     except Exception as error:  # Pillow's refusal is an opinion too
         opinions[name] = {"error": type(error).__name__}
 with open(os.path.join(HERE, "pillow.json"), "w") as f:
