@@ -51,6 +51,47 @@ struct PillowAgreementTests {
         #expect(compared >= 50)
     }
 
+    /// Opt-in: any set of real files, with Pillow's opinions recorded by `Fixtures/pillow_corpus.py`
+    /// in the JSON file named by `IMAGEPROBE_PILLOW_CORPUS`.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["IMAGEPROBE_PILLOW_CORPUS"] != nil))
+    func realFilesAgreeWithPillow() throws {
+        let path = try #require(ProcessInfo.processInfo.environment["IMAGEPROBE_PILLOW_CORPUS"])
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let opinions = try JSONDecoder().decode([String: Opinion].self, from: data)
+        var (agreed, pillowOnly, oursOnly) = (0, 0, 0)
+        for (file, opinion) in opinions.sorted(by: { $0.key < $1.key }) {
+            let result = Result { () throws(ImageProbeError) in try LocalImageProber().probe(path: file) }
+            switch (result, opinion.error) {
+            case (.success(let info), nil):
+                #expect(info.width == opinion.width && info.height == opinion.height, "\(file)")
+                // Pillow honours an eXIf after IDAT (libpng's own pngtest.png has one); we warn instead.
+                let ignoredLateExif = info.warnings.contains { $0.contains("after the image data (IDAT)") }
+                #expect(info.orientation == opinion.orientation || ignoredLateExif, "\(file)")
+                agreed += 1
+            case (.failure(let error), nil):
+                // Pillow reads formats we do not (ICO, TIFF, ...); anything else is a disagreement.
+                #expect(error.code == .unknownFormat, "\(file): \(error)")
+                pillowOnly += 1
+            case (.success, _):
+                oursOnly += 1
+            case (.failure, _):
+                break
+            }
+        }
+        print("Pillow corpus: \(agreed) agree, \(pillowOnly) only Pillow reads, \(oursOnly) only we read")
+        // Decoding every JPEG and PNG must never crash or print; failures are reported, not fatal.
+        var (decoded, refused) = (0, 0)
+        for file in opinions.keys.sorted() where file.hasSuffix(".png") || file.hasSuffix(".jpg") {
+            switch Result(catching: { () throws(ImageProbeError) in try LocalImageProber().placeholder(path: file) }) {
+            case .success(let placeholder):
+                #expect(placeholder.thumbHash.count >= 5)
+                decoded += 1
+            case .failure: refused += 1
+            }
+        }
+        print("Pillow corpus: \(decoded) decoded with placeholders, \(refused) refused by libjpeg/libpng")
+    }
+
     /// The listed disagreements really are disagreements (so the list cannot go stale).
     @Test func deliberateDisagreementsStillDiffer() throws {
         let opinions = try Self.opinions()
