@@ -53,7 +53,20 @@ public struct LocalImageProber: Sendable {
                 source: path)
         }
         defer { if !isStandardInput { close(descriptor) } }
+        return try probe(fileDescriptor: descriptor, source: path)
+    }
 
+    /// Reads the header of one image from an open file, pipe or socket.
+    ///
+    /// Reading starts at the descriptor's current position and stops as soon as the header is
+    /// known; the descriptor is left open and positioned after the bytes read.
+    ///
+    /// - Parameters:
+    ///   - descriptor: A readable file descriptor.
+    ///   - source: The name used in errors, such as the path or `-`.
+    /// - Returns: The header's description; ``ImageInfo/bytesRead`` is what was read.
+    /// - Throws: ``ImageProbeError`` with `source` set: `.unreadable`, or the parser's error.
+    public func probe(fileDescriptor descriptor: Int32, source path: String) throws(ImageProbeError) -> ImageInfo {
         // Uninitialised storage: only bytes that `read` filled are ever looked at.
         var buffer = [UInt8](unsafeUninitializedCapacity: firstReadSize) { _, count in count = firstReadSize }
         var filled = 0

@@ -1,6 +1,10 @@
 import ImageProbe
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 struct LocalImageProberTests {
     @Test func probesAFileWithOneRead() throws {
         let info = try LocalImageProber().probe(path: Fixtures.path("jpeg-orientation-6-le.jpg"))
@@ -64,6 +68,43 @@ struct LocalImageProberTests {
         } catch {
             #expect(error.code == .invalidHeader)
             #expect(error.message.contains("64 bytes"))
+        }
+    }
+}
+
+/// Pipes deliver short reads and cannot seek: the path standard input (`-`) takes.
+struct PipeProbeTests {
+    @Test(arguments: ["jpeg-thumbnail-sof-in-exif.jpg", "png-apng.png", "webp-exif.webp", "gif-animated.gif"])
+    func probesFromAPipe(name: String) throws {
+        let bytes = try Fixtures.bytes(name)
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        // Every fixture is smaller than a pipe's 64 KiB buffer, so writing first cannot block.
+        try #require(bytes.count < 65536)
+        let written = bytes.withUnsafeBytes { write(ends[1], $0.baseAddress!, $0.count) }
+        close(ends[1])
+        defer { close(ends[0]) }
+        try #require(written == bytes.count)
+        let prober = LocalImageProber(firstReadSize: 64, maximumHeaderSize: 1 << 20)
+        var info = try prober.probe(fileDescriptor: ends[0], source: "-")
+        var expected = try #require(Fixtures.parse(bytes).info)
+        #expect(info.bytesRead <= bytes.count)
+        (info.bytesRead, expected.bytesRead) = (0, 0)
+        #expect(info == expected)
+    }
+
+    @Test func errorsNameTheSource() throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        close(ends[1])
+        defer { close(ends[0]) }
+        do {
+            _ = try LocalImageProber().probe(fileDescriptor: ends[0], source: "-")
+            Issue.record("an empty pipe was probed as an image")
+        } catch {
+            #expect(error.code == .truncated)
+            #expect(error.source == "-")
+            #expect(error.message.hasPrefix("-: "))
         }
     }
 }
