@@ -12,6 +12,24 @@ enum Fixtures {
 
     static func path(_ name: String) -> String { directory + "/" + name }
 
+    /// The libFuzzer corpus of the header parser, minimised with `-merge=1` and packed as
+    /// (UInt32 little-endian length, bytes) records so that hundreds of inputs are one file.
+    static let fuzzCorpusName = "parser-fuzz-corpus.bin"
+
+    /// The unpacked fuzz corpus.
+    static func fuzzCorpus() throws -> [[UInt8]] {
+        let packed = try bytes(fuzzCorpusName)
+        var inputs: [[UInt8]] = []
+        var position = 0
+        while position + 4 <= packed.count {
+            let length = packed[position..<position + 4].reversed().reduce(0) { $0 << 8 | Int($1) }
+            position += 4
+            inputs.append(Array(packed[position..<min(packed.count, position + length)]))
+            position += length
+        }
+        return inputs
+    }
+
     static func bytes(_ name: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: URL(fileURLWithPath: path(name))))
     }
@@ -19,7 +37,7 @@ enum Fixtures {
     /// Every fixture that is an input (everything but the generator and Pillow's opinions).
     static func allNames() throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: directory)
-            .filter { !$0.hasSuffix(".py") && !$0.hasSuffix(".json") }
+            .filter { !$0.hasSuffix(".py") && !$0.hasSuffix(".json") && $0 != fuzzCorpusName }
             .sorted()
     }
 
