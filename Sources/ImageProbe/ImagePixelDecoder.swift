@@ -29,9 +29,13 @@ public struct PixelDecodeOptions: Sendable, Equatable {
 
 /// An sRGB colour with alpha, 0...255 per channel.
 public struct PlaceholderColor: Sendable, Equatable, CustomStringConvertible {
+    /// Red, 0...255 (sRGB).
     public var red: UInt8
+    /// Green, 0...255 (sRGB).
     public var green: UInt8
+    /// Blue, 0...255 (sRGB).
     public var blue: UInt8
+    /// Opacity, 0 (transparent) ... 255 (opaque).
     public var alpha: UInt8
 
     /// Creates a colour.
@@ -46,6 +50,7 @@ public struct PlaceholderColor: Sendable, Equatable, CustomStringConvertible {
         return "#" + String(channels.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] })
     }
 
+    /// The ``hexString``.
     public var description: String { hexString }
 }
 
@@ -64,11 +69,13 @@ public struct ImagePlaceholder: Sendable, Equatable {
 public struct PixelDecodeReport: Sendable, Equatable {
     /// The decoded format (JPEG or PNG).
     public var format: ImageFormat
-    /// Size declared by the image.
+    /// Width declared by the image.
     public var width: Int
+    /// Height declared by the image.
     public var height: Int
-    /// Size actually decoded (smaller with JPEG scaling).
+    /// Width actually decoded (smaller with JPEG scaling).
     public var decodedWidth: Int
+    /// Height actually decoded (smaller with JPEG scaling).
     public var decodedHeight: Int
     /// Scans read (JPEG; 1 for baseline, more for progressive); 0 for PNG.
     public var scanCount: Int
