@@ -37,7 +37,7 @@ enum Fixtures {
     /// Every fixture that is an input (everything but the generator and Pillow's opinions).
     static func allNames() throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: directory)
-            .filter { !$0.hasSuffix(".py") && !$0.hasSuffix(".json") && $0 != fuzzCorpusName }
+            .filter { !$0.hasSuffix(".py") && !$0.hasSuffix(".json") && !$0.hasSuffix(".md") && $0 != fuzzCorpusName }
             .sorted()
     }
 
