@@ -237,15 +237,16 @@ extension LocalImageProber {
     /// Reads a whole JPEG or PNG file and builds its placeholder; see
     /// ``ImagePixelDecoder/placeholder(_:source:options:)``.
     /// - Parameters:
-    ///   - path: A file path.
+    ///   - path: A file path, or `-` for standard input.
     ///   - options: Pixel budget and scan cap.
     /// - Returns: The average colour and ThumbHash.
     /// - Throws: ``ImageProbeError`` naming `path`.
     public func placeholder(path: String, options: PixelDecodeOptions = PixelDecodeOptions()) throws(ImageProbeError)
         -> ImagePlaceholder
     {
-        let info = try probe(path: path)
-        guard !info.exceedsPixelBudget(options.pixelBudget) else {
+        // Standard input can be read only once: read it whole, the decoder checks the budget.
+        let info = path == "-" ? nil : try probe(path: path)
+        if let info, info.exceedsPixelBudget(options.pixelBudget) {
             throw ImageProbeError(
                 code: .exceedsPixelBudget,
                 message:
@@ -264,17 +265,18 @@ extension LocalImageProber {
     /// Reads a whole JPEG or PNG file and decodes it; see ``ImagePixelDecoder/verifyDecodable(_:source:options:)``.
     ///
     /// The header is probed first, so an image above the pixel budget is refused after reading
-    /// only its header.
+    /// only its header (standard input, which cannot be read twice, is read whole first).
     /// - Parameters:
-    ///   - path: A file path (`-` is not supported here: the header probe would consume stdin).
+    ///   - path: A file path, or `-` for standard input.
     ///   - options: Pixel budget, scan cap, JPEG scaling.
     /// - Returns: What the decode found.
     /// - Throws: ``ImageProbeError`` naming `path`.
     public func verifyDecodable(path: String, options: PixelDecodeOptions = PixelDecodeOptions())
         throws(ImageProbeError) -> PixelDecodeReport
     {
-        let info = try probe(path: path)
-        guard !info.exceedsPixelBudget(options.pixelBudget) else {
+        // Standard input can be read only once: read it whole, the decoder checks the budget.
+        let info = path == "-" ? nil : try probe(path: path)
+        if let info, info.exceedsPixelBudget(options.pixelBudget) {
             throw ImageProbeError(
                 code: .exceedsPixelBudget,
                 message:

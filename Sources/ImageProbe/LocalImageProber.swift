@@ -127,11 +127,12 @@ public struct LocalImageProber: Sendable {
     }
 
     /// Reads a whole file, for decoders that need every byte.
-    /// - Parameter path: A file path.
+    /// - Parameter path: A file path, or `-` for standard input.
     /// - Returns: The file's bytes.
     /// - Throws: `.notFound` or `.unreadable`, naming `path`.
     func readWholeFile(path: String) throws(ImageProbeError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let isStandardInput = path == "-"
+        let descriptor = isStandardInput ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let error = errno
             throw ImageProbeError(
@@ -139,7 +140,7 @@ public struct LocalImageProber: Sendable {
                 message: "cannot open the file (\(systemMessage(error))); check the path and its permissions",
                 source: path)
         }
-        defer { close(descriptor) }
+        defer { if !isStandardInput { close(descriptor) } }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
