@@ -31,7 +31,11 @@ enum Fixtures {
     }
 
     static func bytes(_ name: String) throws -> [UInt8] {
-        [UInt8](try Data(contentsOf: URL(fileURLWithPath: path(name))))
+        try bytes(atPath: path(name))
+    }
+
+    static func bytes(atPath path: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
     /// Every fixture that is an input (everything but the generator and Pillow's opinions).
