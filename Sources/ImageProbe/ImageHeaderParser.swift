@@ -31,18 +31,37 @@ public enum ImageHeaderParser {
     /// - Returns: The header's description, a request for a longer prefix, or a failure whose
     ///   source is empty (attribute it with ``ImageProbeError/attributed(to:)``).
     public static func parse(_ bytes: UnsafeRawBufferPointer, isComplete: Bool) -> ImageHeaderParseResult {
+        var unexamined: Range<Int>?
+        return parse(bytes, isComplete: isComplete, unexamined: &unexamined)
+    }
+
+    /// ``parse(_:isComplete:)``, also saying which requested bytes the parser will not look at.
+    ///
+    /// When the walk skips a segment or chunk that runs past the end of `bytes`, it asks for
+    /// bytes beyond that segment; the segment's remaining payload, `unexamined`, is never read
+    /// on any later call, so a reader that can seek may leave it unread (camera JPEGs can carry
+    /// megabytes of XMP before the frame header).
+    /// - Parameters:
+    ///   - bytes: The first bytes of the input.
+    ///   - isComplete: Whether `bytes` is all there is.
+    ///   - unexamined: Set, alongside `.needMoreBytes`, to the range starting at `bytes.count` that
+    ///     the parser skips by length; left alone otherwise.
+    /// - Returns: As ``parse(_:isComplete:)``.
+    static func parse(
+        _ bytes: UnsafeRawBufferPointer, isComplete: Bool, unexamined: inout Range<Int>?
+    ) -> ImageHeaderParseResult {
         let count = bytes.count
         if count >= 3, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF {
-            return JPEGHeaderParser.parse(bytes, isComplete: isComplete)
+            return JPEGHeaderParser.parse(bytes, isComplete: isComplete, unexamined: &unexamined)
         }
         if count >= 8, bytes.uint32BigEndian(at: 0) == 0x8950_4E47, bytes.uint32BigEndian(at: 4) == 0x0D0A_1A0A {
-            return PNGHeaderParser.parse(bytes, isComplete: isComplete)
+            return PNGHeaderParser.parse(bytes, isComplete: isComplete, unexamined: &unexamined)
         }
         if count >= 6, bytes.matches("GIF87a", at: 0) || bytes.matches("GIF89a", at: 0) {
             return GIFHeaderParser.parse(bytes, isComplete: isComplete)
         }
         if count >= 12, bytes.matches("RIFF", at: 0), bytes.matches("WEBP", at: 8) {
-            return WebPHeaderParser.parse(bytes, isComplete: isComplete)
+            return WebPHeaderParser.parse(bytes, isComplete: isComplete, unexamined: &unexamined)
         }
         if count >= 2, bytes[0] == 0x42, bytes[1] == 0x4D, count < 18 || BMPHeaderParser.hasKnownHeaderSize(bytes) {
             return BMPHeaderParser.parse(bytes, isComplete: isComplete)

@@ -27,7 +27,9 @@ enum JPEGHeaderParser {
     }
 
     /// Parses a buffer that starts with `FF D8 FF`. See ``ImageHeaderParser/parse(_:isComplete:)``.
-    static func parse(_ bytes: UnsafeRawBufferPointer, isComplete: Bool) -> ImageHeaderParseResult {
+    static func parse(
+        _ bytes: UnsafeRawBufferPointer, isComplete: Bool, unexamined: inout Range<Int>?
+    ) -> ImageHeaderParseResult {
         let count = bytes.count
         var position = 2
         var frame: Frame?
@@ -61,7 +63,11 @@ enum JPEGHeaderParser {
         }
 
         while true {
-            guard position < count else { return ranOut(needing: position + 2) }
+            guard position < count else {
+                // Past the end by a segment's length: the rest of that segment is never looked at.
+                if position > count { unexamined = count..<position }
+                return ranOut(needing: position + 2)
+            }
             if bytes[position] != 0xFF {
                 let junkStart = position
                 while position < count && bytes[position] != 0xFF { position += 1 }

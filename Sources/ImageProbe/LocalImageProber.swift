@@ -15,7 +15,9 @@
 /// corpus of 1,677 local files the time per probe is dominated by open/read/close, not parsing
 /// (about 50 ns per JPEG header). Only when ``ImageHeaderParser`` asks for more does the
 /// prober read again, at least doubling what it holds, so a long run of APPn segments costs a
-/// few reads rather than one per segment.
+/// few reads rather than one per segment. In a regular file, a segment or chunk of 32 KiB or
+/// more that the parser skips by length is not read at all but seeked over (some camera and
+/// stock JPEGs carry megabytes of XMP before the frame header).
 public struct LocalImageProber: Sendable {
     /// How many bytes the first read asks for.
     public var firstReadSize: Int
@@ -67,26 +69,32 @@ public struct LocalImageProber: Sendable {
     /// - Returns: The header's description; ``ImageInfo/bytesRead`` is what was read.
     /// - Throws: ``ImageProbeError`` with `source` set: `.unreadable`, or the parser's error.
     public func probe(fileDescriptor descriptor: Int32, source path: String) throws(ImageProbeError) -> ImageInfo {
-        // Uninitialised storage: only bytes that `read` filled are ever looked at.
-        var buffer = [UInt8](unsafeUninitializedCapacity: firstReadSize) { _, count in count = firstReadSize }
+        // malloc/realloc rather than an Array: growing a large block is a page remap in glibc,
+        // so the bytes of a skipped gap are never copied or even touched.
+        var capacity = firstReadSize
+        guard var storage = malloc(capacity) else { throw outOfMemory(path, capacity) }
+        defer { free(storage) }
+        func reserve(_ needed: Int) throws(ImageProbeError) {
+            guard needed > capacity else { return }
+            guard let grown = realloc(storage, needed) else { throw outOfMemory(path, needed) }
+            (storage, capacity) = (grown, needed)
+        }
+
         var filled = 0
+        var bytesFromFile = 0
         var isComplete = false
         var wanted = firstReadSize
+        // Where the first buffered byte is in the file and how long the file is; learnt at the
+        // first skip, `.some(nil)` when the descriptor cannot seek.
+        var seekableExtent: (start: Int, size: Int)??
         while true {
-            if buffer.count < wanted {
-                let grown = [UInt8](unsafeUninitializedCapacity: wanted) { storage, count in
-                    _ = storage.initialize(from: buffer[..<filled])
-                    count = wanted
-                }
-                buffer = grown
-            }
+            try reserve(wanted)
             // A pipe or a slow disk may return short reads: keep reading until the block is full.
             while filled < wanted && !isComplete {
-                let result = buffer.withUnsafeMutableBytes { storage in
-                    read(descriptor, storage.baseAddress! + filled, wanted - filled)
-                }
+                let result = read(descriptor, storage + filled, wanted - filled)
                 if result > 0 {
                     filled += result
+                    bytesFromFile += result
                 } else if result == 0 {
                     isComplete = true
                 } else if errno != EINTR {
@@ -98,12 +106,12 @@ public struct LocalImageProber: Sendable {
                         source: path, offset: filled)
                 }
             }
-            let result = buffer.withUnsafeBytes { storage in
-                ImageHeaderParser.parse(UnsafeRawBufferPointer(rebasing: storage[0..<filled]), isComplete: isComplete)
-            }
+            var unexamined: Range<Int>?
+            let result = ImageHeaderParser.parse(
+                UnsafeRawBufferPointer(start: storage, count: filled), isComplete: isComplete, unexamined: &unexamined)
             switch result {
             case .info(var info):
-                info.bytesRead = filled
+                info.bytesRead = bytesFromFile
                 return info
             case .failure(let error):
                 throw error.attributed(to: path)
@@ -122,8 +130,39 @@ public struct LocalImageProber: Sendable {
                         source: path, offset: filled)
                 }
                 wanted = min(maximumHeaderSize, max(atLeast, 2 * filled))
+                guard let gap = unexamined, gap.lowerBound == filled, gap.count >= minimumSkip else { continue }
+                if seekableExtent == nil { seekableExtent = regularFileExtent(descriptor, bufferedBytes: filled) }
+                guard let extent = seekableExtent ?? nil, extent.start + gap.upperBound <= extent.size,
+                    lseek(descriptor, off_t(extent.start + gap.upperBound), SEEK_SET) >= 0
+                else { continue }
+                // The gap stays uninitialised: the parser never looks at it. Only a little is read
+                // after it, since skipped segments tend to come in runs.
+                filled = gap.upperBound
+                wanted = min(maximumHeaderSize, max(atLeast, filled + afterSkipReadSize))
             }
         }
+    }
+
+    private func outOfMemory(_ path: String, _ size: Int) -> ImageProbeError {
+        ImageProbeError(
+            code: .unreadable, message: "cannot allocate \(size) bytes for the header; free some memory", source: path)
+    }
+
+    /// Skipping a gap by seeking costs a system call; below this size reading it is cheaper.
+    private var minimumSkip: Int { 32 * 1024 }
+
+    /// How much is read after a skipped gap: enough for the next few segment headers.
+    private var afterSkipReadSize: Int { 512 }
+
+    /// For a regular file, the file offset of the first buffered byte and the file's size, so
+    /// gaps can be seeked over — but never past the end, so a truncated file is still read, and
+    /// reported, as truncated. `nil` for pipes, sockets and devices.
+    private func regularFileExtent(_ descriptor: Int32, bufferedBytes: Int) -> (start: Int, size: Int)? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        let position = lseek(descriptor, 0, SEEK_CUR)
+        guard position >= 0 else { return nil }
+        return (Int(position) - bufferedBytes, Int(status.st_size))
     }
 
     /// Reads a whole file, for decoders that need every byte.

@@ -20,7 +20,9 @@ enum PNGHeaderParser {
     static let maximumValue = 0x7FFF_FFFF
 
     /// Parses a buffer that starts with the PNG signature.
-    static func parse(_ bytes: UnsafeRawBufferPointer, isComplete: Bool) -> ImageHeaderParseResult {
+    static func parse(
+        _ bytes: UnsafeRawBufferPointer, isComplete: Bool, unexamined: inout Range<Int>?
+    ) -> ImageHeaderParseResult {
         let count = bytes.count
         var position = 8
         var isAppleOptimized = false
@@ -98,7 +100,11 @@ enum PNGHeaderParser {
         while true {
             guard position + 8 <= count else {
                 if hasSeenImageData { break }
-                if !isComplete { return .needMoreBytes(atLeast: max(position + 8, count + 1)) }
+                if !isComplete {
+                    // A skipped chunk's data past the end is never looked at.
+                    if position > count { unexamined = count..<position }
+                    return .needMoreBytes(atLeast: max(position + 8, count + 1))
+                }
                 info.warnings.append(
                     "PNG: the data ends at byte \(count), before any image data (IDAT); the file is truncated")
                 info.bytesRead = count

@@ -4,7 +4,9 @@
 /// orientation. That chunk normally follows the image data, so such files are read to it.
 enum WebPHeaderParser {
     /// Parses a buffer that starts with `RIFF....WEBP`.
-    static func parse(_ bytes: UnsafeRawBufferPointer, isComplete: Bool) -> ImageHeaderParseResult {
+    static func parse(
+        _ bytes: UnsafeRawBufferPointer, isComplete: Bool, unexamined: inout Range<Int>?
+    ) -> ImageHeaderParseResult {
         let count = bytes.count
         func ranOut(needing needed: Int, _ what: String) -> ImageHeaderParseResult {
             if !isComplete { return .needMoreBytes(atLeast: max(needed, count + 1)) }
@@ -49,7 +51,11 @@ enum WebPHeaderParser {
         var position = firstChunkEnd + (firstChunkEnd & 1)
         while true {
             guard position + 8 <= count else {
-                if !isComplete { return .needMoreBytes(atLeast: max(position + 8, count + 1)) }
+                if !isComplete {
+                    // The image data chunks before EXIF are skipped by length, never looked at.
+                    if position > count { unexamined = count..<position }
+                    return .needMoreBytes(atLeast: max(position + 8, count + 1))
+                }
                 info.warnings.append(
                     "WebP: the VP8X header announces EXIF but the data ends at byte \(count) before an EXIF chunk")
                 return .info(info)
