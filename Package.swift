@@ -77,7 +77,8 @@ let package = Package(
         // Tests.
         .testTarget(
             name: "FeedIngestTests", dependencies: ["FeedIngest"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
-        .testTarget(name: "ImageProbeTests", dependencies: ["ImageProbe"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ImageProbeTests", dependencies: ["ImageProbe"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "TextMeasureTests", dependencies: ["TextMeasure"], exclude: ["Chromium"], swiftSettings: swiftSettings),
         .testTarget(name: "WaterfallLayoutTests", dependencies: ["WaterfallLayout"], swiftSettings: swiftSettings),

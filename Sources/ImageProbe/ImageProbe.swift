@@ -1,1 +1,0 @@
-// ImageProbe module.

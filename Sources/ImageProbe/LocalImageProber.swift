@@ -1,0 +1,204 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Probes image files on the local file system (or standard input) by reading only their header.
+///
+/// The first read takes ``firstReadSize`` bytes (4 KiB by default), which holds the whole header
+/// of nearly every web image. Camera JPEGs carry an Exif segment of tens of kilobytes before the
+/// frame header; their second read fetches through the end of that segment in one go, so a
+/// larger first read would not save a read, only copy more bytes for everyone else. On a
+/// corpus of 1,677 local files the time per probe is dominated by open/read/close, not parsing
+/// (about 50 ns per JPEG header). Only when ``ImageHeaderParser`` asks for more does the
+/// prober read again, at least doubling what it holds, so a long run of APPn segments costs a
+/// few reads rather than one per segment. In a regular file, a segment or chunk of 32 KiB or
+/// more that the parser skips by length is not read at all but seeked over (some camera and
+/// stock JPEGs carry megabytes of XMP before the frame header).
+public struct LocalImageProber: Sendable {
+    /// How many bytes the first read asks for.
+    public var firstReadSize: Int
+    /// The most bytes the prober will read from one input before giving up on its header.
+    public var maximumHeaderSize: Int
+
+    /// Creates a prober with a 4 KiB first read and a 64 MiB header limit.
+    public init() {
+        self.init(firstReadSize: 4 * 1024, maximumHeaderSize: 64 * 1024 * 1024)
+    }
+
+    /// Creates a prober with explicit read sizes.
+    /// - Parameters:
+    ///   - firstReadSize: Bytes of the first read (at least 16 are used).
+    ///   - maximumHeaderSize: Past this many bytes the header is considered missing.
+    public init(firstReadSize: Int, maximumHeaderSize: Int) {
+        self.firstReadSize = max(16, firstReadSize)
+        self.maximumHeaderSize = max(self.firstReadSize, maximumHeaderSize)
+    }
+
+    /// Reads the header of one image.
+    ///
+    /// - Parameter path: A file path, or `-` for standard input.
+    /// - Returns: The header's description; ``ImageInfo/bytesRead`` is what was read from the file.
+    /// - Throws: ``ImageProbeError`` with `source` set to `path`: `.notFound`, `.unreadable`, or
+    ///   the parser's error (`.unknownFormat`, `.truncated`, `.invalidHeader`, ...).
+    public func probe(path: String) throws(ImageProbeError) -> ImageInfo {
+        let isStandardInput = path == "-"
+        let descriptor = isStandardInput ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let error = errno
+            throw ImageProbeError(
+                code: error == ENOENT || error == ENOTDIR ? .notFound : .unreadable,
+                message: "cannot open the file (\(systemMessage(error))); check the path and its permissions",
+                source: path)
+        }
+        defer { if !isStandardInput { close(descriptor) } }
+        return try probe(fileDescriptor: descriptor, source: path)
+    }
+
+    /// Reads the header of one image from an open file, pipe or socket.
+    ///
+    /// Reading starts at the descriptor's current position and stops as soon as the header is
+    /// known; the descriptor is left open and positioned after the bytes read.
+    ///
+    /// - Parameters:
+    ///   - descriptor: A readable file descriptor.
+    ///   - source: The name used in errors, such as the path or `-`.
+    /// - Returns: The header's description; ``ImageInfo/bytesRead`` is what was read.
+    /// - Throws: ``ImageProbeError`` with `source` set: `.unreadable`, or the parser's error.
+    public func probe(fileDescriptor descriptor: Int32, source path: String) throws(ImageProbeError) -> ImageInfo {
+        // malloc/realloc rather than an Array: growing a large block is a page remap in glibc,
+        // so the bytes of a skipped gap are never copied or even touched.
+        var capacity = firstReadSize
+        guard var storage = malloc(capacity) else { throw outOfMemory(path, capacity) }
+        defer { free(storage) }
+        func reserve(_ needed: Int) throws(ImageProbeError) {
+            guard needed > capacity else { return }
+            guard let grown = realloc(storage, needed) else { throw outOfMemory(path, needed) }
+            (storage, capacity) = (grown, needed)
+        }
+
+        var filled = 0
+        var bytesFromFile = 0
+        var isComplete = false
+        var wanted = firstReadSize
+        // Where the first buffered byte is in the file and how long the file is; learnt at the
+        // first skip, `.some(nil)` when the descriptor cannot seek.
+        var seekableExtent: (start: Int, size: Int)??
+        while true {
+            try reserve(wanted)
+            // A pipe or a slow disk may return short reads: keep reading until the block is full.
+            while filled < wanted && !isComplete {
+                let result = read(descriptor, storage + filled, wanted - filled)
+                if result > 0 {
+                    filled += result
+                    bytesFromFile += result
+                } else if result == 0 {
+                    isComplete = true
+                } else if errno != EINTR {
+                    let error = errno
+                    throw ImageProbeError(
+                        code: .unreadable,
+                        message: "reading failed at byte \(filled) (\(systemMessage(error))); "
+                            + (error == EISDIR ? "give a file, not a directory" : "check the disk or the file"),
+                        source: path, offset: filled)
+                }
+            }
+            var unexamined: Range<Int>?
+            let result = ImageHeaderParser.parse(
+                UnsafeRawBufferPointer(start: storage, count: filled), isComplete: isComplete, unexamined: &unexamined)
+            switch result {
+            case .info(var info):
+                info.bytesRead = bytesFromFile
+                return info
+            case .failure(let error):
+                throw error.attributed(to: path)
+            case .needMoreBytes(let atLeast):
+                // The parser never asks for more once told the input is complete; stay safe anyway.
+                guard !isComplete else {
+                    throw ImageProbeError(
+                        code: .truncated, message: "the file ends at byte \(filled), inside its header; copy it again",
+                        source: path, offset: filled)
+                }
+                guard atLeast <= maximumHeaderSize else {
+                    throw ImageProbeError(
+                        code: .invalidHeader,
+                        message: "the header continues past \(maximumHeaderSize) bytes (it asks for \(atLeast)); "
+                            + "the file is damaged or hides its header behind huge metadata",
+                        source: path, offset: filled)
+                }
+                wanted = min(maximumHeaderSize, max(atLeast, 2 * filled))
+                guard let gap = unexamined, gap.lowerBound == filled, gap.count >= minimumSkip else { continue }
+                if seekableExtent == nil { seekableExtent = regularFileExtent(descriptor, bufferedBytes: filled) }
+                guard let extent = seekableExtent ?? nil, extent.start + gap.upperBound <= extent.size,
+                    lseek(descriptor, off_t(extent.start + gap.upperBound), SEEK_SET) >= 0
+                else { continue }
+                // The gap stays uninitialised: the parser never looks at it. Only a little is read
+                // after it, since skipped segments tend to come in runs.
+                filled = gap.upperBound
+                wanted = min(maximumHeaderSize, max(atLeast, filled + afterSkipReadSize))
+            }
+        }
+    }
+
+    private func outOfMemory(_ path: String, _ size: Int) -> ImageProbeError {
+        ImageProbeError(
+            code: .unreadable, message: "cannot allocate \(size) bytes for the header; free some memory", source: path)
+    }
+
+    /// Skipping a gap by seeking costs a system call; below this size reading it is cheaper.
+    private var minimumSkip: Int { 32 * 1024 }
+
+    /// How much is read after a skipped gap: enough for the next few segment headers.
+    private var afterSkipReadSize: Int { 512 }
+
+    /// For a regular file, the file offset of the first buffered byte and the file's size, so
+    /// gaps can be seeked over — but never past the end, so a truncated file is still read, and
+    /// reported, as truncated. `nil` for pipes, sockets and devices.
+    private func regularFileExtent(_ descriptor: Int32, bufferedBytes: Int) -> (start: Int, size: Int)? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        let position = lseek(descriptor, 0, SEEK_CUR)
+        guard position >= 0 else { return nil }
+        return (Int(position) - bufferedBytes, Int(status.st_size))
+    }
+
+    /// Reads a whole file, for decoders that need every byte.
+    /// - Parameter path: A file path, or `-` for standard input.
+    /// - Returns: The file's bytes.
+    /// - Throws: `.notFound` or `.unreadable`, naming `path`.
+    func readWholeFile(path: String) throws(ImageProbeError) -> [UInt8] {
+        let isStandardInput = path == "-"
+        let descriptor = isStandardInput ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let error = errno
+            throw ImageProbeError(
+                code: error == ENOENT || error == ENOTDIR ? .notFound : .unreadable,
+                message: "cannot open the file (\(systemMessage(error))); check the path and its permissions",
+                source: path)
+        }
+        defer { if !isStandardInput { close(descriptor) } }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let result = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+            if result > 0 {
+                bytes.append(contentsOf: chunk[..<result])
+            } else if result == 0 {
+                return bytes
+            } else if errno != EINTR {
+                let error = errno
+                throw ImageProbeError(
+                    code: .unreadable, message: "reading failed at byte \(bytes.count) (\(systemMessage(error)))",
+                    source: path, offset: bytes.count)
+            }
+        }
+    }
+
+    private func systemMessage(_ error: Int32) -> String {
+        guard let text = strerror(error) else { return "errno \(error)" }
+        return String(cString: text)
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import ImageProbe
+
+/// Locates and loads the files made by `Fixtures/make_fixtures.py`, next to this source file.
+enum Fixtures {
+    /// The fixture folder, found from this file's path so no bundle resources are needed.
+    static let directory: String = {
+        let thisFile = "\(#filePath)"
+        let folder = thisFile[..<thisFile.lastIndex(of: "/")!]
+        return folder + "/Fixtures"
+    }()
+
+    static func path(_ name: String) -> String { directory + "/" + name }
+
+    /// The libFuzzer corpus of the header parser, minimised with `-merge=1` and packed as
+    /// (UInt32 little-endian length, bytes) records so that hundreds of inputs are one file.
+    static let fuzzCorpusName = "parser-fuzz-corpus.bin"
+
+    /// The unpacked fuzz corpus.
+    static func fuzzCorpus() throws -> [[UInt8]] {
+        let packed = try bytes(fuzzCorpusName)
+        var inputs: [[UInt8]] = []
+        var position = 0
+        while position + 4 <= packed.count {
+            let length = packed[position..<position + 4].reversed().reduce(0) { $0 << 8 | Int($1) }
+            position += 4
+            inputs.append(Array(packed[position..<min(packed.count, position + length)]))
+            position += length
+        }
+        return inputs
+    }
+
+    static func bytes(_ name: String) throws -> [UInt8] {
+        try bytes(atPath: path(name))
+    }
+
+    static func bytes(atPath path: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// Every fixture that is an input (everything but the generator and Pillow's opinions).
+    static func allNames() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory)
+            .filter { !$0.hasSuffix(".py") && !$0.hasSuffix(".json") && !$0.hasSuffix(".md") && $0 != fuzzCorpusName }
+            .sorted()
+    }
+
+    /// Parses a whole buffer, as a caller with the complete file would.
+    static func parse(_ bytes: [UInt8], isComplete: Bool = true) -> ImageHeaderParseResult {
+        bytes.withUnsafeBytes { ImageHeaderParser.parse($0, isComplete: isComplete) }
+    }
+}
+
+extension ImageHeaderParseResult {
+    var info: ImageInfo? {
+        if case .info(let info) = self { return info }
+        return nil
+    }
+
+    var error: ImageProbeError? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+
+    var requestedLength: Int? {
+        if case .needMoreBytes(let length) = self { return length }
+        return nil
+    }
+}
