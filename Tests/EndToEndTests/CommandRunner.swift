@@ -96,4 +96,5 @@ struct Frame: Equatable {
     }
 }
 
-func number(_ object: Any?) -> Double { (object as! NSNumber).doubleValue }
+/// A JSON number as a Double; NaN (which fails every comparison) when the value is missing or not a number.
+func number(_ object: Any?) -> Double { (object as? NSNumber)?.doubleValue ?? .nan }
