@@ -119,7 +119,8 @@ public struct HTMLPreview {
     }
 }
 
-private func cssNumber(_ value: Double) -> String {
+/// A length as CSS writes it: whole numbers without a fraction.
+func cssNumber(_ value: Double) -> String {
     value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
 }
 

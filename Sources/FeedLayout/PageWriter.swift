@@ -76,7 +76,7 @@ extension LayoutSummary {
     public func line(grid: WaterfallGrid, destination: String?, elapsed: Duration) -> String {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         var text = "laid out \(items) items in \(pages) page\(pages == 1 ? "" : "s")"
-        text += " (\(grid.columnCount) columns of \(Double(grid.columnWidth) / grid.scale) px)"
+        text += " (\(grid.columnCount) columns of \(cssNumber(Double(grid.columnWidth) / grid.scale)) px)"
         text += ": \(imagesProbed) images probed, \(imageFailures) failed"
         if !warningsByCode.isEmpty {
             text += "; warnings: " + warningsByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")

@@ -137,7 +137,7 @@ enum LineHeightParser {
 
 /// Paging and resuming.
 struct PageOptions: ParsableArguments {
-    @Option(help: "Cut a page every N items.")
+    @Option(help: "Cut a page every N items (default: 50, unless --page-height is given).")
     var pageSize: Int?
 
     @Option(help: "Cut a page where item tops cross multiples of this height (CSS pixels).")

@@ -10,9 +10,12 @@ extension FeedLayoutCommand {
             abstract: "Lay out a feed and write its pages.",
             discussion: """
                 Examples:
-                  feedlayout layout sample-feed/feed.xml --out out/            # out/page-0001.json …
-                  feedlayout layout feed.xml --width 375 --columns 2 --page-size 20 --max-pages 1
-                  feedlayout layout feed.xml --page-size 20 --resume fl1.… --max-pages 1   # the next page
+                  Write out/page-0001.json, out/page-0002.json, …:
+                    feedlayout layout sample-feed/feed.xml --out out/
+                  The first page of a phone-sized layout, as NDJSON:
+                    feedlayout layout feed.xml --width 375 --columns 2 --page-size 20 --max-pages 1
+                  The page after it, from the first page's cursor:
+                    feedlayout layout feed.xml --width 375 --columns 2 --page-size 20 --max-pages 1 --resume fl1.…
                 """)
 
         @Argument(help: "The feed: a file path, or - for standard input.")
