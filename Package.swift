@@ -68,7 +68,7 @@ let package = Package(
         .executableTarget(
             name: "feedlayout",
             dependencies: [
-                "FeedLayout",
+                "FeedLayout", "TextMeasure", "WaterfallLayout", "ImageProbe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

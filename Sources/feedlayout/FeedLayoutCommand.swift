@@ -1,6 +1,71 @@
 import ArgumentParser
+import FeedLayout
+import Foundation
 
 @main
-struct FeedLayoutCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "feedlayout")
+struct FeedLayoutCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "feedlayout",
+        abstract: "Precompute Pinterest-style waterfall layouts for photo feeds.",
+        discussion: """
+            A feed (RSS 2.0, Atom, RSS 1.0, Media RSS) goes in; paginated JSON comes out with a frame for every pin, \
+            its photo and its annotation, so a client renders the feed without measuring anything.
+
+            Exit codes: 0 success; 1 some inputs failed (each failure is reported in the output); 2 bad usage.
+            """,
+        version: "0.1.0",
+        subcommands: [Layout.self, Ingest.self, Probe.self, Measure.self, Preview.self]
+    )
+
+    /// Runs the command, mapping outcomes to DESIGN.md's exit codes: ArgumentParser reports bad usage as 64,
+    /// the contract says 2.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as LayoutError {
+            Terminal.error(error.message)
+            Foundation.exit(CommandLineFailure.exitCode(for: error))
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                Terminal.error(fullMessage(for: error))
+                Foundation.exit(CommandLineFailure.usage)
+            }
+            exit(withError: error)
+        }
+    }
+}
+
+/// DESIGN.md's exit codes.
+enum CommandLineFailure {
+    static let someInputsFailed: Int32 = 1
+    static let usage: Int32 = 2
+
+    /// Options, fonts and cursors are the caller's to fix (usage); a feed that cannot be read is a failed input.
+    static func exitCode(for error: LayoutError) -> Int32 {
+        switch error.code {
+        case .invalidOptions, .fontUnavailable, .invalidCursor, .cursorMismatch: usage
+        default: someInputsFailed
+        }
+    }
+}
+
+/// Buffered output: records go to stdout in large writes, messages to stderr at once.
+enum Terminal {
+    static func error(_ message: String) {
+        let text = message.hasPrefix("Error:") || message.hasPrefix("Usage:") ? message : "error: \(message)"
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    static func note(_ message: String) {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+
+    static func write(_ bytes: [UInt8]) {
+        FileHandle.standardOutput.write(Data(bytes))
+    }
 }

@@ -1,1 +1,0 @@
-// FeedLayout module.

@@ -1,0 +1,46 @@
+/// A failure of the pipeline as a whole (a single broken item or image is a warning instead).
+///
+/// Like async-http-client's `HTTPClientError`, the code is a struct with static members, so new codes can be
+/// added without breaking callers that switch over the known ones.
+public struct LayoutError: Error, Sendable, Hashable, CustomStringConvertible {
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        public let name: String
+        public var description: String { name }
+
+        public static let invalidOptions = Code(name: "invalidOptions")
+        public static let feedUnreadable = Code(name: "feedUnreadable")
+        public static let feedInvalid = Code(name: "feedInvalid")
+        public static let fontUnavailable = Code(name: "fontUnavailable")
+        public static let invalidCursor = Code(name: "invalidCursor")
+        public static let cursorMismatch = Code(name: "cursorMismatch")
+        public static let outputFailed = Code(name: "outputFailed")
+    }
+
+    public var code: Code
+    /// What went wrong, with which input and where, and what to do about it.
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// A problem with one item that did not stop it from being laid out: a missing image, an unparseable date.
+public struct ItemWarning: Sendable, Hashable {
+    /// A stable, machine-readable name (`imageMissing`, `imageCorrupt`, `dateUnparseable`, …).
+    public var code: String
+    public var message: String
+    /// Where in the feed, when the warning comes from the feed itself.
+    public var line: Int?
+    public var column: Int?
+
+    public init(code: String, message: String, line: Int? = nil, column: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.line = line
+        self.column = column
+    }
+}

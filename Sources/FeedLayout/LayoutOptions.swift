@@ -1,0 +1,107 @@
+import TextMeasure
+import WaterfallLayout
+
+/// How the annotation under a photo is set: a title block and a caption block, each with its own style and
+/// line limit.
+public struct AnnotationStyle: Sendable, Hashable {
+    public var title: TextStyle
+    public var text: TextStyle
+    /// At most this many title lines (an ellipsis ends the last one); `nil` for no limit, 0 to leave titles out.
+    public var titleLines: Int?
+    /// At most this many caption lines; `nil` for no limit, 0 to leave captions out.
+    public var textLines: Int?
+    /// The gap between the title and the caption, when both are there.
+    public var titleTextGap: Double
+
+    public init(
+        title: TextStyle = TextStyle(font: "DejaVu Sans", size: 15, lineHeight: .normal, weight: 700),
+        text: TextStyle = TextStyle(font: "DejaVu Sans", size: 13, lineHeight: .normal, weight: 400),
+        titleLines: Int? = 2, textLines: Int? = 3, titleTextGap: Double = 4
+    ) {
+        self.title = title
+        self.text = text
+        self.titleLines = titleLines
+        self.textLines = textLines
+        self.titleTextGap = titleTextGap
+    }
+}
+
+/// Where pages are cut. Both rules may be on; a page then ends at whichever comes first.
+public struct PaginationRule: Sendable, Hashable {
+    /// Cut after this many items.
+    public var pageSize: Int?
+    /// Cut where item tops cross a multiple of this height (CSS pixels).
+    public var pageHeight: Double?
+
+    public init(pageSize: Int? = 50, pageHeight: Double? = nil) {
+        self.pageSize = pageSize
+        self.pageHeight = pageHeight
+    }
+}
+
+/// Everything the `layout` pipeline needs besides the feed itself.
+public struct LayoutOptions: Sendable, Hashable {
+    public var waterfall: WaterfallConfiguration
+    public var annotation: AnnotationStyle
+    public var pagination: PaginationRule
+    /// Width ÷ height used for a photo whose size is unknown (missing, corrupt, or not probed, with no size
+    /// declared in the feed).
+    public var fallbackAspectRatio: Double
+    /// How many images are probed at once.
+    public var probeConcurrency: Int
+    /// Local images may live here as well as in the feed's own folder.
+    public var imageRoot: String?
+    /// Stop after this many pages (the last one written then carries a cursor if items remain).
+    public var maximumPages: Int?
+
+    public init(
+        waterfall: WaterfallConfiguration = WaterfallConfiguration(
+            containerWidth: 1024, columns: .adaptive(minimumWidth: 236, minimumColumns: 2), insets: Insets(all: 16),
+            columnGap: 16, rowGap: 16, cellPadding: 0, annotationSpacing: 8),
+        annotation: AnnotationStyle = AnnotationStyle(),
+        pagination: PaginationRule = PaginationRule(),
+        fallbackAspectRatio: Double = 1,
+        probeConcurrency: Int = 8,
+        imageRoot: String? = nil,
+        maximumPages: Int? = nil
+    ) {
+        self.waterfall = waterfall
+        self.annotation = annotation
+        self.pagination = pagination
+        self.fallbackAspectRatio = fallbackAspectRatio
+        self.probeConcurrency = probeConcurrency
+        self.imageRoot = imageRoot
+        self.maximumPages = maximumPages
+    }
+
+    /// A stable digest of every option that changes the output, so a cursor can tell it belongs to them.
+    ///
+    /// `maximumPages` is left out on purpose: fetching one page at a time must accept the cursors of a run that
+    /// fetched many.
+    var fingerprint: UInt64 {
+        var hash = StableHash()
+        let w = waterfall
+        hash.combine("w\(w.containerWidth)|\(w.columns)|\(w.insets)|\(w.columnGap)|\(w.rowGap)|\(w.cellPadding)")
+        hash.combine("|\(w.annotationSpacing)|\(String(describing: w.maximumPhotoHeight))|\(w.minimumPhotoHeight)")
+        hash.combine("|\(w.scale)|\(w.direction.rawValue)")
+        let a = annotation
+        hash.combine("a\(a.title)|\(a.text)|\(String(describing: a.titleLines))|\(String(describing: a.textLines))")
+        hash.combine("|\(a.titleTextGap)|p\(String(describing: pagination.pageSize))")
+        hash.combine("|\(String(describing: pagination.pageHeight))|f\(fallbackAspectRatio)")
+        return hash.value
+    }
+}
+
+/// FNV-1a, 64 bits: a hash that is the same in every process (Swift's `Hasher` is seeded per process).
+struct StableHash {
+    private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    mutating func combine(_ text: String) {
+        for byte in text.utf8 { combine(byte) }
+    }
+
+    mutating func combine(_ byte: UInt8) {
+        value ^= UInt64(byte)
+        value &*= 0x0000_0100_0000_01B3
+    }
+}

@@ -1,0 +1,304 @@
+import FeedIngest
+import Foundation
+import WaterfallLayout
+
+/// One laid-out pin: its frames and what a client renders in them.
+public struct LaidOutItem: Sendable {
+    public var index: Int
+    public var id: String
+    public var link: String?
+    public var placed: PlacedItem
+    public var photo: ResolvedPhoto
+    /// The title block, placed at the top of the annotation frame.
+    public var title: MeasuredText?
+    /// The caption block, below the title (and the title-caption gap).
+    public var text: MeasuredText?
+    public var warnings: [ItemWarning]
+}
+
+/// A page: a contiguous run of items in feed order, and what the next page needs.
+public struct LayoutPage: Sendable {
+    public var index: Int
+    public var items: [LaidOutItem]
+    /// Column heights in device pixels after the page's last item.
+    public var columnHeights: [Int]
+    /// The layout's height so far in device pixels, bottom inset included.
+    public var contentHeight: Int
+    /// The cursor for the next page; `nil` on the last page.
+    public var cursor: String?
+}
+
+/// What a run did, for the summary line and the exit code.
+public struct LayoutSummary: Sendable {
+    public var items = 0
+    public var pages = 0
+    public var imagesProbed = 0
+    /// Items whose image could not be read (missing, corrupt, refused); their photo size was declared or guessed.
+    public var imageFailures = 0
+    public var warnings = 0
+    /// Warnings counted by code, for the summary.
+    public var warningsByCode: [String: Int] = [:]
+    public var feedFormat: String?
+}
+
+/// The whole `layout` job: feed → items → probed and measured → placed → pages.
+///
+/// Parsing streams and placement is sequential; probing and measuring run for up to `probeConcurrency` items at
+/// once, a window at a time, so memory stays bounded by the window and the page, not the feed.
+public struct LayoutPipeline: Sendable {
+    public let options: LayoutOptions
+    public let grid: WaterfallGrid
+    private let preparer: ItemPreparer
+
+    /// Checks the options and loads the fonts.
+    ///
+    /// - Throws: `LayoutError` with `.invalidOptions` (naming the option) or `.fontUnavailable`.
+    public init(options: LayoutOptions) throws(LayoutError) {
+        guard options.probeConcurrency >= 1 else {
+            throw LayoutError(.invalidOptions, "--probe-concurrency must be at least 1")
+        }
+        guard options.fallbackAspectRatio.isFinite, options.fallbackAspectRatio > 0 else {
+            throw LayoutError(.invalidOptions, "--fallback-aspect-ratio must be a positive number")
+        }
+        if let size = options.pagination.pageSize, size < 1 {
+            throw LayoutError(.invalidOptions, "--page-size must be at least 1, got \(size)")
+        }
+        if let height = options.pagination.pageHeight, !(height.isFinite && height > 0) {
+            throw LayoutError(.invalidOptions, "--page-height must be a positive length, got \(height)")
+        }
+        do {
+            grid = try WaterfallGrid(options.waterfall)
+        } catch {
+            throw LayoutError(.invalidOptions, error.description)
+        }
+        self.options = options
+        preparer = try ItemPreparer(options: options, grid: grid)
+    }
+
+    /// Lays out a feed file, calling `onPage` with each page as soon as it is complete.
+    ///
+    /// - Parameters:
+    ///   - feedPath: The feed's path, or `-` for standard input.
+    ///   - resume: A cursor from an earlier page: the run starts with the page after it.
+    ///   - onPage: Receives pages in order; throwing stops the run.
+    /// - Returns: What the run did.
+    /// - Throws: `LayoutError` when the feed cannot be read or parsed at all, or the cursor does not fit.
+    public func run(
+        feedPath: String, resume: String? = nil, onPage: (LayoutPage) throws -> Void
+    ) async throws -> LayoutSummary {
+        var run = try PageAssembler(options: options, grid: grid, resume: resume)
+        let source = try FeedSource(path: feedPath)
+        let reader = FeedReader(
+            sourceName: source.displayName, baseURL: nil, feedDirectory: source.directory,
+            options: FeedIngestOptions(imageRoot: options.imageRoot))
+        let windowSize = max(32, options.probeConcurrency * 4)
+        var window: [FeedItem] = []
+        window.reserveCapacity(windowSize)
+
+        do {
+            while !run.isFinished, let chunk = try source.nextChunk() {
+                let items = try chunk.withUnsafeBytes { try reader.consume($0) }
+                for item in items {
+                    if run.isBeforeCursor(item) { continue }
+                    window.append(item)
+                    if window.count == windowSize {
+                        try await run.add(prepare(window), onPage: onPage)
+                        window.removeAll(keepingCapacity: true)
+                    }
+                }
+            }
+            if !run.isFinished {
+                for item in try reader.finish() where !run.isBeforeCursor(item) { window.append(item) }
+            }
+        } catch let error as FeedIngestError {
+            throw LayoutError(.feedInvalid, error.description)
+        }
+        if !run.isFinished, !window.isEmpty { try await run.add(prepare(window), onPage: onPage) }
+        run.summary.feedFormat = reader.format.map { "\($0)" }
+        return try run.finish(onPage: onPage)
+    }
+
+    /// Probes and measures a window of items concurrently, keeping feed order.
+    private func prepare(_ items: [FeedItem]) async -> [PreparedItem] {
+        let preparer = preparer
+        return await withTaskGroup(of: (Int, PreparedItem).self) { group in
+            var results = [PreparedItem?](repeating: nil, count: items.count)
+            var next = 0
+            func addTask() {
+                let position = next
+                let item = items[position]
+                group.addTask { (position, preparer.prepare(item)) }
+                next += 1
+            }
+            while next < min(options.probeConcurrency, items.count) { addTask() }
+            while let (position, prepared) = await group.next() {
+                results[position] = prepared
+                if next < items.count { addTask() }
+            }
+            return results.map { $0! }
+        }
+    }
+}
+
+/// Places prepared items in order and cuts them into pages: the sequential half of the pipeline.
+struct PageAssembler {
+    let options: LayoutOptions
+    let grid: WaterfallGrid
+    var engine: WaterfallEngine
+    var summary = LayoutSummary()
+    private(set) var isFinished = false
+
+    /// Items before this index were laid out by earlier pages; they are only checked against the cursor.
+    private let resumeIndex: Int
+    private let resumeDigest: UInt64?
+    private var prefixVerified = false
+    private var feedDigest = StableHash()
+    private var itemsSeen = 0
+
+    private var pageIndex: Int
+    private var pagesWritten = 0
+    private var pageItems: [LaidOutItem] = []
+    private var pageTop = 0
+
+    init(options: LayoutOptions, grid: WaterfallGrid, resume: String?) throws(LayoutError) {
+        self.options = options
+        self.grid = grid
+        if let resume {
+            let cursor = try LayoutCursor(decoding: resume)
+            guard cursor.fingerprint == options.fingerprint else {
+                throw LayoutError(
+                    .cursorMismatch,
+                    "--resume: the cursor was made with other layout options; pass the same options as the run that wrote it")
+            }
+            do {
+                engine = try WaterfallEngine(configuration: options.waterfall, resumingFrom: cursor.state)
+            } catch {
+                throw LayoutError(.cursorMismatch, "--resume: \(error.message)")
+            }
+            resumeIndex = cursor.state.nextIndex
+            resumeDigest = cursor.feedDigest
+            pageIndex = cursor.pageIndex
+        } else {
+            do {
+                engine = try WaterfallEngine(configuration: options.waterfall)
+            } catch {
+                throw LayoutError(.invalidOptions, error.description)
+            }
+            resumeIndex = 0
+            resumeDigest = nil
+            pageIndex = 0
+        }
+    }
+
+    /// Counts an item and, when an earlier page already laid it out, feeds its id into the digest the cursor
+    /// is checked against.
+    ///
+    /// - Returns: Whether the item comes before the cursor and is to be skipped.
+    mutating func isBeforeCursor(_ item: FeedItem) -> Bool {
+        defer { itemsSeen += 1 }
+        guard itemsSeen < resumeIndex else { return false }
+        feedDigest.combine(item.id)
+        feedDigest.combine(0)
+        return true
+    }
+
+    /// Places a window of prepared items, writing every page that completes.
+    mutating func add(_ items: [PreparedItem], onPage: (LayoutPage) throws -> Void) throws {
+        try verifyResumedPrefix()
+        let gap = grid.deviceLengthRoundingUp(options.annotation.titleTextGap)
+        for prepared in items where !isFinished {
+            let stateBefore = engine.state
+            let digestBefore = feedDigest
+            let annotationHeight = prepared.annotationDeviceHeight(titleTextGap: gap)
+            let placed = engine.place(
+                WaterfallItem(photoSize: prepared.photo.size, annotationHeight: Double(annotationHeight) / grid.scale))
+            if !pageItems.isEmpty, startsNewPage(top: placed.frame.y) {
+                let cursor = LayoutCursor(
+                    fingerprint: options.fingerprint, feedDigest: digestBefore.value, pageIndex: pageIndex + 1,
+                    state: stateBefore)
+                try emitPage(state: stateBefore, cursor: cursor.encoded(), onPage: onPage)
+                if let maximum = options.maximumPages, pagesWritten >= maximum {
+                    isFinished = true
+                    return
+                }
+            }
+            if pageItems.isEmpty { pageTop = placed.frame.y }
+            pageItems.append(laidOut(prepared, placed))
+            feedDigest.combine(prepared.item.id)
+            feedDigest.combine(0)
+            summary.items += 1
+            if prepared.photo.sizeSource == .header { summary.imagesProbed += 1 }
+            if prepared.photo.url != nil, prepared.photo.sizeSource != .header,
+                prepared.warnings.contains(where: { $0.code != "imageNotProbed" && $0.code.hasPrefix("image") })
+            {
+                summary.imageFailures += 1
+            }
+            for warning in prepared.warnings { summary.warningsByCode[warning.code, default: 0] += 1 }
+            summary.warnings += prepared.warnings.count
+        }
+    }
+
+    /// Writes the last page (or an empty first page for an empty feed) and returns the summary.
+    mutating func finish(onPage: (LayoutPage) throws -> Void) throws -> LayoutSummary {
+        try verifyResumedPrefix()
+        if !isFinished, !pageItems.isEmpty || (pagesWritten == 0 && resumeIndex == 0) {
+            try emitPage(state: engine.state, cursor: nil, onPage: onPage)
+        }
+        isFinished = true
+        return summary
+    }
+
+    private func startsNewPage(top: Int) -> Bool {
+        if let size = options.pagination.pageSize, pageItems.count >= size { return true }
+        if let height = options.pagination.pageHeight {
+            let band = height * grid.scale
+            return (Double(top) / band).rounded(.down) > (Double(pageTop) / band).rounded(.down)
+        }
+        return false
+    }
+
+    private mutating func emitPage(state: WaterfallState, cursor: String?, onPage: (LayoutPage) throws -> Void) throws {
+        let page = LayoutPage(
+            index: pageIndex, items: pageItems, columnHeights: state.columnHeights,
+            contentHeight: state.contentBottom + grid.insets.bottom, cursor: cursor)
+        try onPage(page)
+        pageItems.removeAll(keepingCapacity: true)
+        pageIndex += 1
+        pagesWritten += 1
+        summary.pages += 1
+    }
+
+    /// Checks, once every item before the cursor has been seen, that their ids are the ones the cursor was
+    /// made from: a cursor must not silently continue another feed, or a feed that changed under it.
+    private mutating func verifyResumedPrefix() throws(LayoutError) {
+        guard let expected = resumeDigest, !prefixVerified else { return }
+        guard itemsSeen >= resumeIndex else {
+            throw LayoutError(
+                .cursorMismatch,
+                "--resume: the cursor points at item \(resumeIndex) but the feed has only \(itemsSeen) items; "
+                    + "it belongs to another feed, or the feed changed")
+        }
+        guard feedDigest.value == expected else {
+            throw LayoutError(
+                .cursorMismatch,
+                "--resume: the \(resumeIndex) items before the cursor are not the ones it was made from; "
+                    + "it belongs to another feed, or the feed changed")
+        }
+        prefixVerified = true
+    }
+
+    private func laidOut(_ prepared: PreparedItem, _ placed: PlacedItem) -> LaidOutItem {
+        let annotation = placed.annotationFrame
+        var title = prepared.title
+        var text = prepared.text
+        if let height = title?.deviceHeight {
+            title?.frame = DeviceRect(x: annotation.x, y: annotation.y, width: annotation.width, height: height)
+        }
+        if let height = text?.deviceHeight {
+            text?.frame = DeviceRect(x: annotation.x, y: annotation.maxY - height, width: annotation.width, height: height)
+        }
+        return LaidOutItem(
+            index: placed.index, id: prepared.item.id, link: prepared.item.link, placed: placed, photo: prepared.photo,
+            title: title, text: text, warnings: prepared.warnings)
+    }
+}

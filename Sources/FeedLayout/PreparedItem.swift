@@ -1,0 +1,138 @@
+import FeedIngest
+import ImageProbe
+import TextMeasure
+import WaterfallLayout
+
+/// Where a photo's size came from, from most to least trustworthy.
+public enum PhotoSizeSource: String, Sendable, Hashable {
+    /// Read from the image file's own header (EXIF orientation applied).
+    case header
+    /// Declared in the feed (`media:content width=… height=…`), used when the file could not be read.
+    case declared
+    /// Nothing known: the configured fallback aspect ratio.
+    case fallback
+}
+
+/// The photo of one pin as the layout uses it.
+public struct ResolvedPhoto: Sendable, Equatable {
+    /// The image reference as the feed gave it (resolved), or `nil` when the item has no image.
+    public var url: String?
+    /// The display size (after orientation) or, for the fallback, a size with the fallback aspect ratio.
+    public var size: Size
+    public var sizeSource: PhotoSizeSource
+    /// The header facts, when the file was probed.
+    public var info: ImageInfo?
+}
+
+/// A measured block of the annotation (the title or the caption).
+public struct MeasuredText: Sendable, Equatable {
+    public var text: String
+    public var measurement: TextMeasurement
+    /// The block's height in device pixels, rounded up so that the text fits.
+    public var deviceHeight: Int
+    /// Where the block sits, once its item is placed: the title at the top of the annotation, the caption at
+    /// its bottom (the title-caption gap between them).
+    public var frame = DeviceRect(x: 0, y: 0, width: 0, height: 0)
+}
+
+/// An item with everything the engine needs: the slow, parallel part of the pipeline produces these.
+struct PreparedItem: Sendable {
+    var item: FeedItem
+    var photo: ResolvedPhoto
+    var title: MeasuredText?
+    var text: MeasuredText?
+    var warnings: [ItemWarning]
+
+    /// The whole annotation's height in device pixels: title, gap, caption.
+    func annotationDeviceHeight(titleTextGap: Int) -> Int {
+        let title = title?.deviceHeight ?? 0
+        let text = text?.deviceHeight ?? 0
+        return title + text + (title > 0 && text > 0 ? titleTextGap : 0)
+    }
+}
+
+/// Probes photos and measures annotations: the per-item work, safe to run for many items at once.
+struct ItemPreparer: Sendable {
+    let options: LayoutOptions
+    let grid: WaterfallGrid
+    let titleMeasurer: TextMeasurer
+    let textMeasurer: TextMeasurer
+    let prober = LocalImageProber()
+
+    init(options: LayoutOptions, grid: WaterfallGrid) throws(LayoutError) {
+        self.options = options
+        self.grid = grid
+        func measurer(_ style: TextStyle, _ role: String) throws(LayoutError) -> TextMeasurer {
+            do {
+                return try TextMeasurer(style: style)
+            } catch {
+                throw LayoutError(.fontUnavailable, "\(role) font: \(error)")
+            }
+        }
+        titleMeasurer = try measurer(options.annotation.title, "title")
+        textMeasurer = try measurer(options.annotation.text, "caption")
+    }
+
+    /// The content width in CSS pixels: the width text is measured at.
+    var contentWidth: Double { Double(grid.contentWidth) / grid.scale }
+
+    func prepare(_ item: FeedItem) -> PreparedItem {
+        var warnings = item.warnings.map {
+            ItemWarning(code: $0.code, message: $0.message, line: $0.line, column: $0.column)
+        }
+        let photo = resolvePhoto(item.image, warnings: &warnings)
+        let annotation = options.annotation
+        return PreparedItem(
+            item: item, photo: photo,
+            title: measure(item.title, with: titleMeasurer, maxLines: annotation.titleLines),
+            text: measure(item.text, with: textMeasurer, maxLines: annotation.textLines),
+            warnings: warnings)
+    }
+
+    private func measure(_ text: String?, with measurer: TextMeasurer, maxLines: Int?) -> MeasuredText? {
+        guard let text, !text.isEmpty, maxLines != 0 else { return nil }
+        let measurement = measurer.measure(text, width: contentWidth, maxLines: maxLines)
+        guard measurement.lines > 0 else { return nil }
+        return MeasuredText(
+            text: text, measurement: measurement, deviceHeight: grid.deviceLengthRoundingUp(measurement.height))
+    }
+
+    /// Finds the photo's display size: the file's header, else the size the feed declares, else the fallback.
+    /// Every step down is a warning on the item, so nothing is silently guessed.
+    private func resolvePhoto(_ image: FeedImage?, warnings: inout [ItemWarning]) -> ResolvedPhoto {
+        let fallback = Size(width: options.fallbackAspectRatio, height: 1)
+        guard let image else {
+            warnings.append(ItemWarning(code: "noImage", message: "the item has no image; using the fallback aspect ratio"))
+            return ResolvedPhoto(url: nil, size: fallback, sizeSource: .fallback, info: nil)
+        }
+        if let path = image.localPath {
+            do {
+                let info = try prober.probe(path: path)
+                for warning in info.warnings {
+                    warnings.append(ItemWarning(code: "imageWarning", message: "\(image.url): \(warning)"))
+                }
+                return ResolvedPhoto(
+                    url: image.url, size: Size(width: Double(info.displayWidth), height: Double(info.displayHeight)),
+                    sizeSource: .header, info: info)
+            } catch {
+                warnings.append(
+                    ItemWarning(code: "image\(capitalized(error.code.description))", message: "\(image.url): \(error.message)"))
+            }
+        } else if image.url.hasPrefix("http://") || image.url.hasPrefix("https://") {
+            warnings.append(
+                ItemWarning(code: "imageNotProbed", message: "\(image.url): remote images are not probed by this version"))
+        }
+        if let width = image.width, let height = image.height, width > 0, height > 0 {
+            return ResolvedPhoto(
+                url: image.url, size: Size(width: Double(width), height: Double(height)), sizeSource: .declared, info: nil)
+        }
+        warnings.append(
+            ItemWarning(code: "imageSizeUnknown", message: "\(image.url): size unknown; using the fallback aspect ratio"))
+        return ResolvedPhoto(url: image.url, size: fallback, sizeSource: .fallback, info: nil)
+    }
+}
+
+private func capitalized(_ word: String) -> String {
+    guard let first = word.first else { return word }
+    return first.uppercased() + word.dropFirst()
+}

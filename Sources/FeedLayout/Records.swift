@@ -1,0 +1,202 @@
+import FeedIngest
+import ImageProbe
+import TextMeasure
+import WaterfallLayout
+
+/// The JSON records of DESIGN.md's CLI contract, written with ``JSONWriter``.
+///
+/// Field names are camelCase and appear in a fixed order; lengths in pages are CSS pixels (device pixels divided
+/// by the scale).
+public enum Records {
+    /// The schema name every page carries; it changes only with an incompatible change of the page format.
+    public static let pageSchema = "feedlayout.page/1"
+
+    /// A layout page.
+    public static func write(_ page: LayoutPage, grid: WaterfallGrid, into json: inout JSONWriter) {
+        let scale = grid.scale
+        json.beginObject()
+        json.field("schema", pageSchema)
+        json.key("page")
+        json.beginObject()
+        json.field("index", page.index)
+        json.field("itemCount", page.items.count)
+        json.field("firstItem", page.items.first?.index)
+        json.field("lastItem", page.items.last?.index)
+        json.field("top", Double(page.items.first?.placed.frame.y ?? 0) / scale)
+        json.field("bottom", Double(page.items.map(\.placed.frame.maxY).max() ?? 0) / scale)
+        json.endObject()
+        json.key("layout")
+        writeGrid(grid, into: &json)
+        json.key("items")
+        json.beginArray()
+        for item in page.items { write(item, scale: scale, into: &json) }
+        json.endArray()
+        json.key("columnHeights")
+        json.beginArray()
+        for height in page.columnHeights { json.number(Double(height) / scale) }
+        json.endArray()
+        json.field("contentHeight", Double(page.contentHeight) / scale)
+        json.field("cursor", page.cursor)
+        json.endObject()
+    }
+
+    private static func writeGrid(_ grid: WaterfallGrid, into json: inout JSONWriter) {
+        let scale = grid.scale
+        json.beginObject()
+        json.field("width", Double(grid.containerWidth) / scale)
+        json.field("columns", grid.columnCount)
+        json.field("columnWidth", Double(grid.columnWidth) / scale)
+        json.field("contentWidth", Double(grid.contentWidth) / scale)
+        json.field("scale", scale)
+        json.field("direction", grid.direction.rawValue)
+        json.endObject()
+    }
+
+    private static func write(_ item: LaidOutItem, scale: Double, into json: inout JSONWriter) {
+        let placed = item.placed
+        json.beginObject()
+        json.field("index", item.index)
+        json.field("id", item.id)
+        json.field("link", item.link)
+        json.field("column", placed.column)
+        json.key("frame")
+        write(placed.frame, scale: scale, into: &json)
+        json.key("photo")
+        json.beginObject()
+        json.key("frame")
+        write(placed.photoFrame, scale: scale, into: &json)
+        json.key("slot")
+        write(placed.photoSlot, scale: scale, into: &json)
+        json.field("url", item.photo.url)
+        json.field("width", item.photo.size.width)
+        json.field("height", item.photo.size.height)
+        json.field("sizeFrom", item.photo.sizeSource.rawValue)
+        if let info = item.photo.info {
+            json.field("format", info.format.rawValue)
+            json.field("orientation", info.orientation)
+        }
+        json.endObject()
+        json.key("annotation")
+        json.beginObject()
+        json.key("frame")
+        write(placed.annotationFrame, scale: scale, into: &json)
+        for (name, block) in [("title", item.title), ("text", item.text)] {
+            json.key(name)
+            guard let block else {
+                json.null()
+                continue
+            }
+            json.beginObject()
+            json.key("frame")
+            write(block.frame, scale: scale, into: &json)
+            json.field("text", block.text)
+            json.field("lines", block.measurement.lines)
+            json.field("truncated", block.measurement.truncated)
+            json.endObject()
+        }
+        json.endObject()
+        json.key("warnings")
+        write(item.warnings, into: &json)
+        json.endObject()
+    }
+
+    private static func write(_ rect: DeviceRect, scale: Double, into json: inout JSONWriter) {
+        json.beginObject()
+        json.field("x", Double(rect.x) / scale)
+        json.field("y", Double(rect.y) / scale)
+        json.field("width", Double(rect.width) / scale)
+        json.field("height", Double(rect.height) / scale)
+        json.endObject()
+    }
+
+    static func write(_ warnings: [ItemWarning], into json: inout JSONWriter) {
+        json.beginArray()
+        for warning in warnings {
+            json.beginObject()
+            json.field("code", warning.code)
+            json.field("message", warning.message)
+            if let line = warning.line { json.field("line", line) }
+            if let column = warning.column { json.field("column", column) }
+            json.endObject()
+        }
+        json.endArray()
+    }
+
+    /// An `ingest` record: one feed item.
+    public static func write(_ item: FeedItem, into json: inout JSONWriter) {
+        json.beginObject()
+        json.field("index", item.index)
+        json.field("id", item.id)
+        json.field("title", item.title)
+        json.field("text", item.text)
+        json.field("link", item.link)
+        json.field("author", item.author)
+        json.field("published", item.published)
+        json.key("image")
+        if let image = item.image { write(image, into: &json) } else { json.null() }
+        json.key("images")
+        json.beginArray()
+        for image in item.images { write(image, into: &json) }
+        json.endArray()
+        json.key("warnings")
+        write(item.warnings.map { ItemWarning(code: $0.code, message: $0.message, line: $0.line, column: $0.column) }, into: &json)
+        json.endObject()
+    }
+
+    private static func write(_ image: FeedImage, into json: inout JSONWriter) {
+        json.beginObject()
+        json.field("url", image.url)
+        if let width = image.width { json.field("width", width) }
+        if let height = image.height { json.field("height", height) }
+        if let type = image.type { json.field("type", type) }
+        json.field("origin", image.origin)
+        json.endObject()
+    }
+
+    /// A `probe` record: one image, or the error that kept it from being read.
+    public static func writeProbe(source: String, result: Result<ImageInfo, ImageProbeError>, into json: inout JSONWriter) {
+        json.beginObject()
+        json.field("source", source)
+        switch result {
+        case .success(let info):
+            json.field("format", info.format.rawValue)
+            json.field("width", info.width)
+            json.field("height", info.height)
+            json.field("orientation", info.orientation)
+            json.field("displayWidth", info.displayWidth)
+            json.field("displayHeight", info.displayHeight)
+            json.field("bytesRead", info.bytesRead)
+            json.field("progressive", info.isProgressive)
+            json.field("interlaced", info.isInterlaced)
+            json.field("animated", info.isAnimated)
+            json.field("cmyk", info.isCMYK)
+            json.field("bitDepth", info.bitDepth)
+            json.key("warnings")
+            json.beginArray()
+            for warning in info.warnings { json.string(warning) }
+            json.endArray()
+        case .failure(let error):
+            json.key("error")
+            json.beginObject()
+            json.field("code", error.code.description)
+            json.field("message", error.message)
+            if let offset = error.offset { json.field("offset", offset) }
+            json.endObject()
+        }
+        json.endObject()
+    }
+
+    /// A `measure` record: one text.
+    public static func write(_ measurement: TextMeasurement, into json: inout JSONWriter) {
+        json.beginObject()
+        json.field("lines", measurement.lines)
+        json.field("height", measurement.height)
+        json.field("width", measurement.width)
+        json.field("truncated", measurement.truncated)
+        json.key("lineTexts")
+        json.beginArray()
+        for line in measurement.lineTexts { json.string(line) }
+        json.endArray()
+        json.endObject()
+    }
+}

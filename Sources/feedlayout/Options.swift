@@ -1,0 +1,175 @@
+import ArgumentParser
+import Foundation
+import FeedLayout
+import TextMeasure
+import WaterfallLayout
+
+/// The grid: container, columns, gaps and photo limits.
+struct GridOptions: ParsableArguments {
+    @Option(help: "Container width in CSS pixels, insets included.")
+    var width: Double = 1024
+
+    @Option(help: "A fixed number of columns (overrides --min-column-width).")
+    var columns: Int?
+
+    @Option(help: "Adaptive columns: as many of at least this width as fit.")
+    var minColumnWidth: Double = 236
+
+    @Option(help: "The fewest columns in adaptive mode.")
+    var minColumns: Int = 2
+
+    @Option(help: "The most columns in adaptive mode.")
+    var maxColumns: Int?
+
+    @Option(help: "Gap between columns.")
+    var gutter: Double = 16
+
+    @Option(help: "Gap between two pins of one column.")
+    var rowGap: Double = 16
+
+    @Option(help: "Insets: one value for all sides, or top,left,bottom,right.")
+    var inset: String = "16"
+
+    @Option(help: "Padding inside each cell.")
+    var cellPadding: Double = 0
+
+    @Option(help: "Gap between the photo and its annotation.")
+    var annotationSpacing: Double = 8
+
+    @Option(help: "Fit photos into the content width × this height (default: no limit).")
+    var maxPhotoHeight: Double?
+
+    @Option(help: "Photo slots are at least this tall; flatter photos are centred in them.")
+    var minPhotoHeight: Double = 0
+
+    @Option(help: "Device pixels per CSS pixel: every position is a whole number of device pixels.")
+    var scale: Double = 1
+
+    @Flag(help: "Column 0 on the right; every frame mirrored.")
+    var rightToLeft = false
+
+    @Option(help: "Width ÷ height for photos whose size cannot be read or is not declared.")
+    var fallbackAspectRatio: Double = 1
+
+    func validate() throws {
+        _ = try insets()
+    }
+
+    func insets() throws -> Insets {
+        let parts = inset.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard parts.allSatisfy({ $0 != nil }), parts.count == 1 || parts.count == 4 else {
+            throw ValidationError("--inset takes one length or four (top,left,bottom,right), got '\(inset)'")
+        }
+        let values = parts.map { $0! }
+        return values.count == 1
+            ? Insets(all: values[0]) : Insets(top: values[0], left: values[1], bottom: values[2], right: values[3])
+    }
+
+    func configuration() throws -> WaterfallConfiguration {
+        WaterfallConfiguration(
+            containerWidth: width,
+            columns: columns.map { .fixed($0) }
+                ?? .adaptive(minimumWidth: minColumnWidth, minimumColumns: minColumns, maximumColumns: maxColumns),
+            insets: try insets(), columnGap: gutter, rowGap: rowGap, cellPadding: cellPadding,
+            annotationSpacing: annotationSpacing, maximumPhotoHeight: maxPhotoHeight,
+            minimumPhotoHeight: minPhotoHeight, scale: scale, direction: rightToLeft ? .rightToLeft : .leftToRight)
+    }
+}
+
+/// Text: fonts, sizes and line limits of the annotation.
+struct TextOptions: ParsableArguments {
+    @Option(help: "Caption font: a font file path or a family name.")
+    var font: String = "DejaVu Sans"
+
+    @Option(help: "Caption font size in pixels.")
+    var fontSize: Double = 13
+
+    @Option(help: "Title font (default: --font).")
+    var titleFont: String?
+
+    @Option(help: "Title font size in pixels.")
+    var titleFontSize: Double = 15
+
+    @Option(help: "Title font weight (400 regular, 700 bold).")
+    var titleWeight: Int = 700
+
+    @Option(help: "Line height: 'normal', pixels ('20' or '20px') or a multiple ('1.4x').")
+    var lineHeight: String = "normal"
+
+    @Option(help: "At most this many title lines, the last one ending in an ellipsis (0 leaves titles out).")
+    var titleLines: Int = 2
+
+    @Option(help: "At most this many caption lines (0 leaves captions out).")
+    var textLines: Int = 3
+
+    @Option(help: "Gap between title and caption.")
+    var titleTextGap: Double = 4
+
+    func validate() throws {
+        _ = try parsedLineHeight()
+        guard titleLines >= 0, textLines >= 0 else { throw ValidationError("--title-lines and --text-lines must be 0 or more") }
+        guard fontSize > 0, titleFontSize > 0 else { throw ValidationError("font sizes must be above 0") }
+    }
+
+    func parsedLineHeight() throws -> LineHeight {
+        try LineHeightParser.parse(lineHeight)
+    }
+
+    func annotationStyle() throws -> AnnotationStyle {
+        let lineHeight = try parsedLineHeight()
+        return AnnotationStyle(
+            title: TextStyle(font: titleFont ?? font, size: titleFontSize, lineHeight: lineHeight, weight: titleWeight),
+            text: TextStyle(font: font, size: fontSize, lineHeight: lineHeight, weight: 400),
+            titleLines: titleLines, textLines: textLines, titleTextGap: titleTextGap)
+    }
+}
+
+enum LineHeightParser {
+    static func parse(_ text: String) throws -> LineHeight {
+        let value = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if value == "normal" { return .normal }
+        if value.hasSuffix("x"), let multiple = Double(value.dropLast()), multiple > 0 { return .multiple(multiple) }
+        let pixels = value.hasSuffix("px") ? Double(value.dropLast(2)) : Double(value)
+        if let pixels, pixels > 0 { return .pixels(pixels) }
+        throw ValidationError("--line-height takes 'normal', pixels ('20', '20px') or a multiple ('1.4x'), got '\(text)'")
+    }
+}
+
+/// Paging and resuming.
+struct PageOptions: ParsableArguments {
+    @Option(help: "Cut a page every N items (default: 50, unless --page-height is given).")
+    var pageSize: Int?
+
+    @Option(help: "Cut a page where item tops cross multiples of this height (CSS pixels).")
+    var pageHeight: Double?
+
+    @Option(help: "Continue after the page that wrote this cursor.")
+    var resume: String?
+
+    @Option(help: "Stop after this many pages (the last one carries a cursor if items remain).")
+    var maxPages: Int?
+
+    func validate() throws {
+        if let pageSize, pageSize < 1 { throw ValidationError("--page-size must be at least 1, got \(pageSize)") }
+        if let pageHeight, !(pageHeight > 0) { throw ValidationError("--page-height must be above 0") }
+        if let maxPages, maxPages < 1 { throw ValidationError("--max-pages must be at least 1, got \(maxPages)") }
+    }
+
+    /// Page size 50 unless the caller asked for another rule.
+    var rule: PaginationRule {
+        PaginationRule(pageSize: pageSize ?? (pageHeight == nil ? 50 : nil), pageHeight: pageHeight)
+    }
+}
+
+/// Where images come from and how many are read at once.
+struct InputOptions: ParsableArguments {
+    @Option(help: "Local images may also live under this folder (besides the feed's own).")
+    var imageRoot: String?
+
+    @Option(help: "How many images are probed at once.")
+    var probeConcurrency: Int = 8
+
+    func validate() throws {
+        guard probeConcurrency >= 1 else { throw ValidationError("--probe-concurrency must be at least 1") }
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+
+/// Runs the built `feedlayout` binary, as a user would (swift-argument-parser's TestHelpers do the same).
+struct CommandRunner {
+    struct Output {
+        var status: Int32
+        var stdout: Data
+        var stderr: String
+        var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    /// The repository's root, found from this file's path.
+    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    static let sampleFeed = repositoryRoot.appendingPathComponent("sample-feed/feed.xml").path
+
+    /// The binary sits beside the test bundle in the build products folder.
+    static let binary: URL = {
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var folder = executable.deletingLastPathComponent()
+        // Swift Testing may run from inside the .xctest bundle folder on some layouts.
+        while !FileManager.default.fileExists(atPath: folder.appendingPathComponent("feedlayout").path), folder.path != "/" {
+            folder = folder.deletingLastPathComponent()
+        }
+        return folder.appendingPathComponent("feedlayout")
+    }()
+
+    static func run(_ arguments: [String], stdin: Data? = nil) throws -> Output {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = repositoryRoot
+        let out = Pipe()
+        process.standardOutput = out
+        // stderr goes to a file, so only one pipe needs draining while the child runs.
+        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-stderr-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errorFile) }
+        let errorHandle = try FileHandle(forWritingTo: errorFile)
+        process.standardError = errorHandle
+        let input = Pipe()
+        process.standardInput = input
+        try process.run()
+        try errorHandle.close()
+        if let stdin { input.fileHandleForWriting.write(stdin) }
+        try input.fileHandleForWriting.close()
+        let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let stderrData = try Data(contentsOf: errorFile)
+        return Output(status: process.terminationStatus, stdout: stdoutData, stderr: String(decoding: stderrData, as: UTF8.self))
+    }
+
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
+
+/// A page file read back as plain JSON.
+struct PageFile {
+    let json: [String: Any]
+
+    init(_ data: Data) throws {
+        json = try JSONSerialization.jsonObject(with: data) as! [String: Any]
+    }
+
+    var items: [[String: Any]] { json["items"] as! [[String: Any]] }
+    var cursor: String? { json["cursor"] as? String }
+    var layout: [String: Any] { json["layout"] as! [String: Any] }
+
+    static func readAll(in directory: URL) throws -> [PageFile] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("page-") }.sorted()
+        return try names.map { try PageFile(Data(contentsOf: directory.appendingPathComponent($0))) }
+    }
+}
+
+/// A frame read back from JSON.
+struct Frame: Equatable {
+    var x, y, width, height: Double
+
+    init(_ object: Any?) {
+        let dictionary = object as! [String: Any]
+        x = (dictionary["x"] as! NSNumber).doubleValue
+        y = (dictionary["y"] as! NSNumber).doubleValue
+        width = (dictionary["width"] as! NSNumber).doubleValue
+        height = (dictionary["height"] as! NSNumber).doubleValue
+    }
+
+    var maxX: Double { x + width }
+    var maxY: Double { y + height }
+
+    func overlaps(_ other: Frame) -> Bool {
+        x < other.maxX && other.x < maxX && y < other.maxY && other.y < maxY
+    }
+}
+
+/// A JSON number as a Double; NaN (which fails every comparison) when the value is missing or not a number.
+func number(_ object: Any?) -> Double { (object as? NSNumber)?.doubleValue ?? .nan }

@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+import WaterfallLayout
+
+@testable import FeedLayout
+
+@Suite struct JSONWriterTests {
+    @Test func writesKeysInOrderWithCommasAndNesting() {
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("b", 1)
+        json.field("a", "x")
+        json.key("list")
+        json.beginArray()
+        json.int(1)
+        json.beginObject()
+        json.endObject()
+        json.beginArray()
+        json.endArray()
+        json.null()
+        json.endArray()
+        json.field("nothing", nil as String?)
+        json.endObject()
+        #expect(String(decoding: json.bytes, as: UTF8.self) == #"{"b":1,"a":"x","list":[1,{},[],null],"nothing":null}"#)
+    }
+
+    @Test func indentsWhenAsked() {
+        var json = JSONWriter(indentWidth: 2)
+        json.beginObject()
+        json.field("a", 1)
+        json.key("b")
+        json.beginArray()
+        json.bool(true)
+        json.endArray()
+        json.endObject()
+        #expect(String(decoding: json.bytes, as: UTF8.self) == "{\n  \"a\": 1,\n  \"b\": [\n    true\n  ]\n}")
+    }
+
+    @Test(arguments: [
+        (0.0, "0"), (-0.0, "0"), (1.0, "1"), (-42.0, "-42"), (0.5, "0.5"), (175.5, "175.5"), (1.0 / 3.0, "0.3333333333333333"),
+        (Double.infinity, "null"), (Double.nan, "null"), (1e20, "1e+20"), (123456789012.0, "123456789012"),
+    ])
+    func numbersUseTheShortestRoundTripForm(value: Double, expected: String) {
+        var json = JSONWriter()
+        json.number(value)
+        #expect(String(decoding: json.bytes, as: UTF8.self) == expected)
+    }
+
+    @Test func escapesWhatJSONRequiresAndKeepsUnicode() throws {
+        let text = "quote \" backslash \\ newline \n tab \t bell \u{07} 写真 🏳️‍🌈 صور"
+        var json = JSONWriter()
+        json.string(text)
+        let bytes = Data(json.bytes)
+        #expect(String(decoding: bytes, as: UTF8.self).contains("\\u0007"))
+        // Foundation reads it back to the same string.
+        let decoded = try JSONSerialization.jsonObject(with: bytes, options: .fragmentsAllowed) as? String
+        #expect(decoded == text)
+    }
+
+    @Test func integersAtTheLimits() {
+        var json = JSONWriter()
+        json.beginArray()
+        json.int(Int.max)
+        json.int(Int.min)
+        json.endArray()
+        #expect(String(decoding: json.bytes, as: UTF8.self) == "[\(Int.max),\(Int.min)]")
+    }
+}
+
+@Suite struct LayoutCursorTests {
+    let cursor = LayoutCursor(
+        fingerprint: 0x0123_4567_89AB_CDEF, feedDigest: 42, pageIndex: 3,
+        state: WaterfallState(nextIndex: 150, columnHeights: [16, 4000, 123_456, 17], contentBottom: 123_440))
+
+    @Test func roundTrips() throws {
+        let text = cursor.encoded()
+        #expect(text.hasPrefix("fl1."))
+        #expect(text.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) }, "URL-safe")
+        #expect(try LayoutCursor(decoding: text) == cursor)
+    }
+
+    @Test func everySingleCharacterChangeIsDetected() throws {
+        let text = Array(cursor.encoded())
+        for position in 4..<text.count {
+            var damaged = text
+            damaged[position] = damaged[position] == "A" ? "B" : "A"
+            #expect(throws: LayoutError.self, "change at \(position)") { try LayoutCursor(decoding: String(damaged)) }
+        }
+    }
+
+    @Test(arguments: ["", "fl1.", "fl2.AAAA", "fl1.not base64!", "page-2"])
+    func garbageIsACleanError(text: String) {
+        #expect(throws: LayoutError.self) { try LayoutCursor(decoding: text) }
+    }
+
+    @Test func base64URLMatchesFoundationForAllLengths() {
+        for length in 0..<40 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            let foundation = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(Base64URL.encode(bytes) == foundation)
+            #expect(Base64URL.decode(Substring(foundation)) == bytes)
+        }
+    }
+}
+
+@Suite struct StableHashTests {
+    /// Published FNV-1a 64 test vectors: the hash must not depend on the process, unlike Swift's `Hasher`.
+    @Test(arguments: [("", 0xcbf2_9ce4_8422_2325 as UInt64), ("a", 0xaf63_dc4c_8601_ec8c), ("foobar", 0x8594_4171_f739_67e8)])
+    func matchesFNV1aVectors(input: String, expected: UInt64) {
+        var hash = StableHash()
+        hash.combine(input)
+        #expect(hash.value == expected)
+    }
+
+    @Test func fingerprintChangesWithEveryLayoutOption() {
+        let base = LayoutOptions()
+        var changed: [LayoutOptions] = []
+        var a = base; a.waterfall.containerWidth += 1; changed.append(a)
+        var b = base; b.waterfall.rowGap += 1; changed.append(b)
+        var c = base; c.annotation.textLines = 5; changed.append(c)
+        var d = base; d.pagination.pageSize = 7; changed.append(d)
+        var e = base; e.annotation.text.size += 1; changed.append(e)
+        var f = base; f.waterfall.direction = .rightToLeft; changed.append(f)
+        for options in changed { #expect(options.fingerprint != base.fingerprint) }
+        var g = base; g.maximumPages = 1
+        #expect(g.fingerprint == base.fingerprint, "fetching one page at a time must accept the same cursors")
+    }
+}
