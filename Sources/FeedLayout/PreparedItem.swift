@@ -115,8 +115,9 @@ struct ItemPreparer: Sendable {
                     url: image.url, size: Size(width: Double(info.displayWidth), height: Double(info.displayHeight)),
                     sizeSource: .header, info: info)
             } catch {
+                // The reason alone: the error's own message names the local path, which differs per machine.
                 warnings.append(
-                    ItemWarning(code: "image\(capitalized(error.code.description))", message: "\(image.url): \(error.message)"))
+                    ItemWarning(code: "image\(capitalized(error.code.description))", message: "\(image.url): \(error.reason)"))
             }
         } else if image.url.hasPrefix("http://") || image.url.hasPrefix("https://") {
             warnings.append(

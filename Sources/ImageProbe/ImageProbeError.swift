@@ -38,8 +38,11 @@ public struct ImageProbeError: Error, Sendable, Equatable, CustomStringConvertib
 
     /// The kind of failure.
     public var code: Code
+    /// What went wrong and what to do, without the input's name: for callers that name the input
+    /// their own way (the layout names images by their URL in the feed, never by a local path).
+    public var reason: String
     /// A sentence for people: which input, where, what went wrong, what to do.
-    public var message: String
+    public var message: String { source.isEmpty ? reason : "\(source): \(reason)" }
     /// The input: a path, `-` for standard input, a URL, or empty for an in-memory buffer.
     public var source: String
     /// The byte offset in the input where the problem was found, when there is one.
@@ -56,7 +59,7 @@ public struct ImageProbeError: Error, Sendable, Equatable, CustomStringConvertib
         self.code = code
         self.source = source
         self.offset = offset
-        self.message = source.isEmpty ? message : "\(source): \(message)"
+        self.reason = message
     }
 
     /// The same error, attributed to a named input (its message then starts with the name).
@@ -64,7 +67,7 @@ public struct ImageProbeError: Error, Sendable, Equatable, CustomStringConvertib
     /// - Returns: A copy whose ``source`` is `source` and whose ``message`` names it.
     public func attributed(to source: String) -> ImageProbeError {
         guard self.source.isEmpty else { return self }
-        return ImageProbeError(code: code, message: message, source: source, offset: offset)
+        return ImageProbeError(code: code, message: reason, source: source, offset: offset)
     }
 
     /// `code: message`.

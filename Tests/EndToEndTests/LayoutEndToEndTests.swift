@@ -124,6 +124,18 @@ import Testing
         }
     }
 
+    /// DESIGN.md promises the same bytes on every machine: nothing in a page may depend on where the feed lives.
+    @Test func outputDoesNotDependOnWhereTheFeedLives() throws {
+        let copy = try CommandRunner.temporaryDirectory().appendingPathComponent("elsewhere")
+        try FileManager.default.copyItem(
+            at: CommandRunner.repositoryRoot.appendingPathComponent("sample-feed"), to: copy)
+        let original = try CommandRunner.run(["layout", CommandRunner.sampleFeed] + Self.options)
+        let moved = try CommandRunner.run(["layout", copy.appendingPathComponent("feed.xml").path] + Self.options)
+        #expect(!original.stdout.isEmpty)
+        #expect(moved.stdout == original.stdout)
+        #expect(!original.stdoutText.contains(CommandRunner.repositoryRoot.path))
+    }
+
     @Test func pageByPageThroughCursorsEqualsOneRun() throws {
         let whole = try CommandRunner.run(["layout", CommandRunner.sampleFeed] + Self.options)
         let wholePages = whole.stdoutText.split(separator: "\n").map { String($0) }
