@@ -41,8 +41,6 @@ public func ingestFeed(
         throw LayoutError(.feedInvalid, error.description)
     }
     summary.format = reader.format.map { "\($0)" }
-    summary.feedWarnings = reader.feedWarnings.map {
-        ItemWarning(code: $0.code, message: $0.message, line: $0.line, column: $0.column)
-    }
+    summary.feedWarnings = reader.feedWarnings.map(ItemWarning.init)
     return summary
 }

@@ -1,3 +1,5 @@
+import FeedIngest
+
 /// A failure of the pipeline as a whole (a single broken item or image is a warning instead).
 ///
 /// Like async-http-client's `HTTPClientError`, the code is a struct with static members, so new codes can be
@@ -42,5 +44,12 @@ public struct ItemWarning: Sendable, Hashable {
         self.message = message
         self.line = line
         self.column = column
+    }
+}
+
+extension ItemWarning {
+    /// A problem the feed parser found, with its place in the feed.
+    init(_ warning: FeedWarning) {
+        self.init(code: warning.code, message: warning.message, line: warning.line, column: warning.column)
     }
 }

@@ -77,9 +77,7 @@ struct ItemPreparer: Sendable {
     var contentWidth: Double { Double(grid.contentWidth) / grid.scale }
 
     func prepare(_ item: FeedItem) -> PreparedItem {
-        var warnings = item.warnings.map {
-            ItemWarning(code: $0.code, message: $0.message, line: $0.line, column: $0.column)
-        }
+        var warnings = item.warnings.map(ItemWarning.init)
         let photo = resolvePhoto(item.image, warnings: &warnings)
         let annotation = options.annotation
         return PreparedItem(

@@ -139,7 +139,7 @@ public enum Records {
         for image in item.images { write(image, into: &json) }
         json.endArray()
         json.key("warnings")
-        write(item.warnings.map { ItemWarning(code: $0.code, message: $0.message, line: $0.line, column: $0.column) }, into: &json)
+        write(item.warnings.map(ItemWarning.init), into: &json)
         json.endObject()
     }
 

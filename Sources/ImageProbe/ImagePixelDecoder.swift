@@ -244,22 +244,9 @@ extension LocalImageProber {
     public func placeholder(path: String, options: PixelDecodeOptions = PixelDecodeOptions()) throws(ImageProbeError)
         -> ImagePlaceholder
     {
-        // Standard input can be read only once: read it whole, the decoder checks the budget.
-        let info = path == "-" ? nil : try probe(path: path)
-        if let info, info.exceedsPixelBudget(options.pixelBudget) {
-            throw ImageProbeError(
-                code: .exceedsPixelBudget,
-                message:
-                    "\(info.width)×\(info.height) is above the pixel budget of \(options.pixelBudget); raise the budget to decode it",
-                source: path)
+        try decodeWholeFile(path: path, options: options) { (raw) throws(ImageProbeError) in
+            try ImagePixelDecoder.placeholder(raw, source: path, options: options)
         }
-        let bytes = try readWholeFile(path: path)
-        let result = bytes.withUnsafeBytes { raw in
-            Result { () throws(ImageProbeError) in
-                try ImagePixelDecoder.placeholder(raw, source: path, options: options)
-            }
-        }
-        return try result.get()
     }
 
     /// Reads a whole JPEG or PNG file and decodes it; see ``ImagePixelDecoder/verifyDecodable(_:source:options:)``.
@@ -274,21 +261,33 @@ extension LocalImageProber {
     public func verifyDecodable(path: String, options: PixelDecodeOptions = PixelDecodeOptions())
         throws(ImageProbeError) -> PixelDecodeReport
     {
-        // Standard input can be read only once: read it whole, the decoder checks the budget.
-        let info = path == "-" ? nil : try probe(path: path)
-        if let info, info.exceedsPixelBudget(options.pixelBudget) {
-            throw ImageProbeError(
-                code: .exceedsPixelBudget,
-                message:
-                    "\(info.width)×\(info.height) is above the pixel budget of \(options.pixelBudget); raise the budget to decode it",
-                source: path)
+        try decodeWholeFile(path: path, options: options) { (raw) throws(ImageProbeError) in
+            try ImagePixelDecoder.verifyDecodable(raw, source: path, options: options)
+        }
+    }
+
+    /// Reads a whole file and decodes it, after refusing an image whose header is above the pixel budget.
+    ///
+    /// The header is probed first, so an image above the budget costs only its header; standard input,
+    /// which cannot be read twice, is read whole and the decoder checks the budget.
+    private func decodeWholeFile<Decoded>(
+        path: String, options: PixelDecodeOptions,
+        decode: (UnsafeRawBufferPointer) throws(ImageProbeError) -> Decoded
+    ) throws(ImageProbeError) -> Decoded {
+        if path != "-" {
+            let info = try probe(path: path)
+            if info.exceedsPixelBudget(options.pixelBudget) {
+                throw ImageProbeError(
+                    code: .exceedsPixelBudget,
+                    message:
+                        "\(info.width)×\(info.height) is above the pixel budget of \(options.pixelBudget); raise the budget to decode it",
+                    source: path)
+            }
         }
         let bytes = try readWholeFile(path: path)
         // `withUnsafeBytes` only rethrows untyped errors, so the typed one travels in a Result.
         let result = bytes.withUnsafeBytes { raw in
-            Result { () throws(ImageProbeError) in
-                try ImagePixelDecoder.verifyDecodable(raw, source: path, options: options)
-            }
+            Result { () throws(ImageProbeError) in try decode(raw) }
         }
         return try result.get()
     }

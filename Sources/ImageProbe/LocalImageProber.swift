@@ -45,16 +45,8 @@ public struct LocalImageProber: Sendable {
     /// - Throws: ``ImageProbeError`` with `source` set to `path`: `.notFound`, `.unreadable`, or
     ///   the parser's error (`.unknownFormat`, `.truncated`, `.invalidHeader`, ...).
     public func probe(path: String) throws(ImageProbeError) -> ImageInfo {
-        let isStandardInput = path == "-"
-        let descriptor = isStandardInput ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let error = errno
-            throw ImageProbeError(
-                code: error == ENOENT || error == ENOTDIR ? .notFound : .unreadable,
-                message: "cannot open the file (\(systemMessage(error))); check the path and its permissions",
-                source: path)
-        }
-        defer { if !isStandardInput { close(descriptor) } }
+        let descriptor = try openForReading(path)
+        defer { if path != "-" { close(descriptor) } }
         return try probe(fileDescriptor: descriptor, source: path)
     }
 
@@ -170,16 +162,8 @@ public struct LocalImageProber: Sendable {
     /// - Returns: The file's bytes.
     /// - Throws: `.notFound` or `.unreadable`, naming `path`.
     func readWholeFile(path: String) throws(ImageProbeError) -> [UInt8] {
-        let isStandardInput = path == "-"
-        let descriptor = isStandardInput ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let error = errno
-            throw ImageProbeError(
-                code: error == ENOENT || error == ENOTDIR ? .notFound : .unreadable,
-                message: "cannot open the file (\(systemMessage(error))); check the path and its permissions",
-                source: path)
-        }
-        defer { if !isStandardInput { close(descriptor) } }
+        let descriptor = try openForReading(path)
+        defer { if path != "-" { close(descriptor) } }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
@@ -195,6 +179,19 @@ public struct LocalImageProber: Sendable {
                     source: path, offset: bytes.count)
             }
         }
+    }
+
+    /// Opens a file for reading; `-` is standard input, which the caller must not close.
+    private func openForReading(_ path: String) throws(ImageProbeError) -> Int32 {
+        let descriptor = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let error = errno
+            throw ImageProbeError(
+                code: error == ENOENT || error == ENOTDIR ? .notFound : .unreadable,
+                message: "cannot open the file (\(systemMessage(error))); check the path and its permissions",
+                source: path)
+        }
+        return descriptor
     }
 
     private func systemMessage(_ error: Int32) -> String {

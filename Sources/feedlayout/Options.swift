@@ -173,3 +173,13 @@ struct InputOptions: ParsableArguments {
         guard probeConcurrency >= 1 else { throw ValidationError("--probe-concurrency must be at least 1") }
     }
 }
+
+extension LayoutOptions {
+    /// The options of `layout` and `preview`, from their shared option groups.
+    init(grid: GridOptions, text: TextOptions, pages: PageOptions, input: InputOptions) throws {
+        self.init(
+            waterfall: try grid.configuration(), annotation: try text.annotationStyle(), pagination: pages.rule,
+            fallbackAspectRatio: grid.fallbackAspectRatio, probeConcurrency: input.probeConcurrency,
+            imageRoot: input.imageRoot, maximumPages: pages.maxPages)
+    }
+}

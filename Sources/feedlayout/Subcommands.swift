@@ -36,10 +36,7 @@ extension FeedLayoutCommand {
         @OptionGroup(title: "Input") var input: InputOptions
 
         func run() async throws {
-            let options = LayoutOptions(
-                waterfall: try grid.configuration(), annotation: try text.annotationStyle(), pagination: pages.rule,
-                fallbackAspectRatio: grid.fallbackAspectRatio, probeConcurrency: input.probeConcurrency,
-                imageRoot: input.imageRoot, maximumPages: pages.maxPages)
+            let options = try LayoutOptions(grid: grid, text: text, pages: pages, input: input)
             let pipeline = try LayoutPipeline(options: options)
             let sink = try PageWriter(directory: out, pretty: pretty, grid: pipeline.grid)
             let started = ContinuousClock.now
@@ -205,10 +202,7 @@ extension FeedLayoutCommand {
         @OptionGroup(title: "Input") var input: InputOptions
 
         func run() async throws {
-            let options = LayoutOptions(
-                waterfall: try grid.configuration(), annotation: try text.annotationStyle(), pagination: pages.rule,
-                fallbackAspectRatio: grid.fallbackAspectRatio, probeConcurrency: input.probeConcurrency,
-                imageRoot: input.imageRoot, maximumPages: pages.maxPages)
+            let options = try LayoutOptions(grid: grid, text: text, pages: pages, input: input)
             let pipeline = try LayoutPipeline(options: options)
             var preview = HTMLPreview(options: options, grid: pipeline.grid, feedPath: feed, outputDirectory: out)
             let started = ContinuousClock.now
