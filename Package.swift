@@ -21,7 +21,11 @@ let package = Package(
         .library(name: "WaterfallLayout", targets: ["WaterfallLayout"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // C libraries from Debian.
@@ -48,7 +52,23 @@ let package = Package(
         ),
         .target(
             name: "ImageProbe",
-            dependencies: ["CLibPNG", "CLibJPEG", "CFeedLayoutShims"],
+            dependencies: ["CLibPNG", "CLibJPEG", "CFeedLayoutShims", "RemoteFetch"],
+            swiftSettings: swiftSettings
+        ),
+        // http(s) fetching for feeds and images: Range requests, byte caps, timeouts, redirect limits,
+        // private and loopback addresses refused unless allowed.
+        .target(
+            name: "RemoteFetch",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The probe cache: SQLite through GRDB, keyed by source and validator.
+        .target(
+            name: "ProbeCache",
+            dependencies: ["ImageProbe", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -62,7 +82,7 @@ let package = Package(
         ),
         .target(
             name: "FeedLayout",
-            dependencies: ["FeedIngest", "ImageProbe", "TextMeasure", "WaterfallLayout"],
+            dependencies: ["FeedIngest", "ImageProbe", "ProbeCache", "RemoteFetch", "TextMeasure", "WaterfallLayout"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -81,7 +101,12 @@ let package = Package(
             name: "ImageProbeTests", dependencies: ["ImageProbe"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "TextMeasureTests", dependencies: ["TextMeasure"], exclude: ["Chromium"], swiftSettings: swiftSettings),
-        .testTarget(name: "WaterfallLayoutTests", dependencies: ["WaterfallLayout"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "WaterfallLayoutTests",
+            dependencies: ["WaterfallLayout", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: swiftSettings),
+        .testTarget(name: "RemoteFetchTests", dependencies: ["RemoteFetch"], swiftSettings: swiftSettings),
+        .testTarget(name: "ProbeCacheTests", dependencies: ["ProbeCache"], swiftSettings: swiftSettings),
         .testTarget(name: "FeedLayoutTests", dependencies: ["FeedLayout"], swiftSettings: swiftSettings),
         .testTarget(name: "EndToEndTests", dependencies: ["feedlayout"], swiftSettings: swiftSettings),
     ],

@@ -1,0 +1,2 @@
+// ProbeCache: the SQLite probe cache (issue 4 builds it out).
+import GRDB
