@@ -19,6 +19,10 @@ let package = Package(
         .executable(name: "feedlayout", targets: ["feedlayout"]),
         .library(name: "FeedLayout", targets: ["FeedLayout"]),
         .library(name: "WaterfallLayout", targets: ["WaterfallLayout"]),
+        // The stages on their own, for fuzzing and benchmark packages that depend on this one by path.
+        .library(name: "FeedIngest", targets: ["FeedIngest"]),
+        .library(name: "ImageProbe", targets: ["ImageProbe"]),
+        .library(name: "TextMeasure", targets: ["TextMeasure"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
