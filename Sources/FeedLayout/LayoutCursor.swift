@@ -4,7 +4,8 @@ import WaterfallLayout
 ///
 /// Layout: a version byte; the options' fingerprint; a digest of the ids of every item before the cursor (so a
 /// cursor refuses a feed that changed under it); the next page's index; the engine state (next item, content
-/// bottom, column heights in device pixels) as LEB128 varints; then an FNV-1a checksum of all of it, and the
+/// bottom, the round robin's next column, the running quality totals, column heights in device pixels) as
+/// LEB128 varints; then an FNV-1a checksum of all of it, and the
 /// whole in base64url behind the prefix `fl1.`. The checksum catches damage and casual edits; it is not a
 /// signature, so a cursor from an untrusted client must not be given more trust than its feed.
 struct LayoutCursor: Hashable {
@@ -15,12 +16,18 @@ struct LayoutCursor: Hashable {
     var feedDigest: UInt64
     var pageIndex: Int
     var state: WaterfallState
+    /// Running totals of the order measures, so resumed pages report the same totals as one run.
+    var qualityTotals: LayoutQualityTotals
 
     func encoded() -> String {
         var payload: [UInt8] = [Self.version]
         appendFixed(fingerprint, to: &payload)
         appendFixed(feedDigest, to: &payload)
-        for value in [pageIndex, state.nextIndex, state.contentBottom, state.columnHeights.count] + state.columnHeights {
+        let fields = [
+            pageIndex, state.nextIndex, state.contentBottom, state.nextRoundRobinColumn, qualityTotals.orderInversions,
+            qualityTotals.largestDisplacement, state.columnHeights.count,
+        ]
+        for value in fields + state.columnHeights {
             appendVarint(UInt64(value), to: &payload)
         }
         appendFixed(checksum(payload), to: &payload)
@@ -49,7 +56,8 @@ struct LayoutCursor: Hashable {
         }
         reader = ByteReader(bytes: body, offset: 1)
         guard let fingerprint = reader.fixed(), let feedDigest = reader.fixed(), let pageIndex = reader.varint(),
-            let nextIndex = reader.varint(), let contentBottom = reader.varint(), let count = reader.varint(),
+            let nextIndex = reader.varint(), let contentBottom = reader.varint(), let roundRobin = reader.varint(),
+            let inversions = reader.varint(), let displacement = reader.varint(), let count = reader.varint(),
             count <= 10_000
         else { throw invalid("its fields are incomplete") }
         var heights: [Int] = []
@@ -61,14 +69,20 @@ struct LayoutCursor: Hashable {
         self.fingerprint = fingerprint
         self.feedDigest = feedDigest
         self.pageIndex = pageIndex
-        state = WaterfallState(nextIndex: nextIndex, columnHeights: heights, contentBottom: contentBottom)
+        state = WaterfallState(
+            nextIndex: nextIndex, columnHeights: heights, contentBottom: contentBottom, nextRoundRobinColumn: roundRobin)
+        qualityTotals = LayoutQualityTotals(orderInversions: inversions, largestDisplacement: displacement)
     }
 
-    init(fingerprint: UInt64, feedDigest: UInt64, pageIndex: Int, state: WaterfallState) {
+    init(
+        fingerprint: UInt64, feedDigest: UInt64, pageIndex: Int, state: WaterfallState,
+        qualityTotals: LayoutQualityTotals = LayoutQualityTotals()
+    ) {
         self.fingerprint = fingerprint
         self.feedDigest = feedDigest
         self.pageIndex = pageIndex
         self.state = state
+        self.qualityTotals = qualityTotals
     }
 }
 

@@ -83,7 +83,7 @@ public struct LayoutOptions: Sendable, Hashable {
         let w = waterfall
         hash.combine("w\(w.containerWidth)|\(w.columns)|\(w.insets)|\(w.columnGap)|\(w.rowGap)|\(w.cellPadding)")
         hash.combine("|\(w.annotationSpacing)|\(String(describing: w.maximumPhotoHeight))|\(w.minimumPhotoHeight)")
-        hash.combine("|\(w.scale)|\(w.direction.rawValue)")
+        hash.combine("|\(w.scale)|\(w.direction.rawValue)|\(w.placement.rawValue)|\(w.orderTolerance)")
         let a = annotation
         hash.combine("a\(a.title)|\(a.text)|\(String(describing: a.titleLines))|\(String(describing: a.textLines))")
         hash.combine("|\(a.titleTextGap)|p\(String(describing: pagination.pageSize))")

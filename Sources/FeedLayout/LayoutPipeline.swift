@@ -26,6 +26,10 @@ public struct LayoutPage: Sendable {
     public var contentHeight: Int
     /// The cursor for the next page; `nil` on the last page.
     public var cursor: String?
+    /// How balanced and how well ordered the page is.
+    public var quality: LayoutQuality
+    /// The order measures over every page up to and including this one.
+    public var totals: LayoutQualityTotals
 }
 
 /// What a run did, for the summary line and the exit code.
@@ -39,6 +43,10 @@ public struct LayoutSummary: Sendable {
     /// Warnings counted by code, for the summary.
     public var warningsByCode: [String: Int] = [:]
     public var feedFormat: String?
+    /// The order measures over every page written.
+    public var quality = LayoutQualityTotals()
+    /// The last page's quality: its imbalance and whitespace are those of the whole layout so far.
+    public var finalQuality: LayoutQuality?
 }
 
 /// The whole `layout` job: feed → items → probed and measured → placed → pages.
@@ -156,6 +164,7 @@ struct PageAssembler {
     private var itemsSeen = 0
 
     private var pageIndex: Int
+    private var qualityTotals: LayoutQualityTotals
     private var pagesWritten = 0
     private var pageItems: [LaidOutItem] = []
     private var pageTop = 0
@@ -178,6 +187,7 @@ struct PageAssembler {
             resumeIndex = cursor.state.nextIndex
             resumeDigest = cursor.feedDigest
             pageIndex = cursor.pageIndex
+            qualityTotals = cursor.qualityTotals
         } else {
             do {
                 engine = try WaterfallEngine(configuration: options.waterfall)
@@ -187,6 +197,7 @@ struct PageAssembler {
             resumeIndex = 0
             resumeDigest = nil
             pageIndex = 0
+            qualityTotals = LayoutQualityTotals()
         }
     }
 
@@ -213,10 +224,7 @@ struct PageAssembler {
             let placed = engine.place(
                 WaterfallItem(photoSize: prepared.photo.size, annotationHeight: Double(annotationHeight) / grid.scale))
             if !pageItems.isEmpty, startsNewPage(top: placed.frame.y) {
-                let cursor = LayoutCursor(
-                    fingerprint: options.fingerprint, feedDigest: digestBefore.value, pageIndex: pageIndex + 1,
-                    state: stateBefore)
-                try emitPage(state: stateBefore, cursor: cursor.encoded(), onPage: onPage)
+                try emitPage(state: stateBefore, nextPageDigest: digestBefore.value, onPage: onPage)
                 if let maximum = options.maximumPages, pagesWritten >= maximum {
                     isFinished = true
                     return
@@ -242,7 +250,7 @@ struct PageAssembler {
     mutating func finish(onPage: (LayoutPage) throws -> Void) throws -> LayoutSummary {
         try verifyResumedPrefix()
         if !isFinished, !pageItems.isEmpty || (pagesWritten == 0 && resumeIndex == 0) {
-            try emitPage(state: engine.state, cursor: nil, onPage: onPage)
+            try emitPage(state: engine.state, nextPageDigest: nil, onPage: onPage)
         }
         isFinished = true
         return summary
@@ -257,15 +265,34 @@ struct PageAssembler {
         return false
     }
 
-    private mutating func emitPage(state: WaterfallState, cursor: String?, onPage: (LayoutPage) throws -> Void) throws {
+    /// Writes the current page.
+    ///
+    /// - Parameters:
+    ///   - state: The engine state after the page's last item.
+    ///   - nextPageDigest: The feed digest before the next page's first item, or `nil` when this is the last page
+    ///     (it then gets no cursor).
+    private mutating func emitPage(state: WaterfallState, nextPageDigest: UInt64?, onPage: (LayoutPage) throws -> Void)
+        throws
+    {
+        let quality = LayoutQuality(items: pageItems.map(\.placed), columnHeights: state.columnHeights, grid: grid)
+        qualityTotals.add(quality)
+        let cursor = nextPageDigest.map {
+            LayoutCursor(
+                fingerprint: options.fingerprint, feedDigest: $0, pageIndex: pageIndex + 1, state: state,
+                qualityTotals: qualityTotals
+            ).encoded()
+        }
         let page = LayoutPage(
             index: pageIndex, items: pageItems, columnHeights: state.columnHeights,
-            contentHeight: state.contentBottom + grid.insets.bottom, cursor: cursor)
+            contentHeight: state.contentBottom + grid.insets.bottom, cursor: cursor, quality: quality,
+            totals: qualityTotals)
         try onPage(page)
         pageItems.removeAll(keepingCapacity: true)
         pageIndex += 1
         pagesWritten += 1
         summary.pages += 1
+        summary.quality = qualityTotals
+        summary.finalQuality = quality
     }
 
     /// Checks, once every item before the cursor has been seen, that their ids are the ones the cursor was

@@ -36,7 +36,25 @@ public enum Records {
         for height in page.columnHeights { json.number(Double(height) / scale) }
         json.endArray()
         json.field("contentHeight", Double(page.contentHeight) / scale)
+        json.key("quality")
+        write(page.quality, totals: page.totals, scale: scale, into: &json)
         json.field("cursor", page.cursor)
+        json.endObject()
+    }
+
+    private static func write(
+        _ quality: LayoutQuality, totals: LayoutQualityTotals, scale: Double, into json: inout JSONWriter
+    ) {
+        json.beginObject()
+        json.field("columnImbalance", Double(quality.columnImbalance) / scale)
+        json.field("whitespaceArea", Double(quality.whitespaceArea) / (scale * scale))
+        json.field("orderInversions", quality.orderInversions)
+        json.field("largestDisplacement", quality.largestDisplacement)
+        json.key("soFar")
+        json.beginObject()
+        json.field("orderInversions", totals.orderInversions)
+        json.field("largestDisplacement", totals.largestDisplacement)
+        json.endObject()
         json.endObject()
     }
 
@@ -49,6 +67,7 @@ public enum Records {
         json.field("contentWidth", Double(grid.contentWidth) / scale)
         json.field("scale", scale)
         json.field("direction", grid.direction.rawValue)
+        json.field("placement", grid.placement.rawValue)
         json.endObject()
     }
 
@@ -59,6 +78,7 @@ public enum Records {
         json.field("id", item.id)
         json.field("link", item.link)
         json.field("column", placed.column)
+        json.field("columnSpan", placed.columnSpan)
         json.key("frame")
         write(placed.frame, scale: scale, into: &json)
         json.key("photo")

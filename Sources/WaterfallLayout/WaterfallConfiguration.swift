@@ -14,6 +14,16 @@ public enum HorizontalDirection: String, Sendable, Hashable {
     case rightToLeft
 }
 
+/// Which column a one-column item goes to (CHTCollectionViewWaterfallLayout's `itemRenderDirection`).
+public enum PlacementOrder: String, Sendable, Hashable, CaseIterable {
+    /// The currently shortest column, ties to the first in reading order: the waterfall.
+    case shortestFirst
+    /// Columns in turn, 0, 1, 2, … (a round robin in reading order).
+    case leftToRight
+    /// Columns in turn from the last, n-1, n-2, … .
+    case rightToLeft
+}
+
 /// Everything that decides where pins go. Lengths are CSS pixels.
 ///
 /// The engine converts every length to whole device pixels (`scale` device pixels per CSS pixel, rounding half
@@ -39,6 +49,11 @@ public struct WaterfallConfiguration: Sendable, Hashable {
     /// Device pixels per CSS pixel. Every output value is a whole number of device pixels.
     public var scale: Double
     public var direction: HorizontalDirection
+    public var placement: PlacementOrder
+    /// With `shortestFirst`: take the first column in reading order whose height is within this many CSS pixels
+    /// of the shortest (CSS grid-lanes `flow-tolerance`). Keeps reading order closer to feed order at the cost of
+    /// a little balance; 0 is the strict waterfall.
+    public var orderTolerance: Double
 
     public init(
         containerWidth: Double,
@@ -51,7 +66,9 @@ public struct WaterfallConfiguration: Sendable, Hashable {
         maximumPhotoHeight: Double? = nil,
         minimumPhotoHeight: Double = 0,
         scale: Double = 1,
-        direction: HorizontalDirection = .leftToRight
+        direction: HorizontalDirection = .leftToRight,
+        placement: PlacementOrder = .shortestFirst,
+        orderTolerance: Double = 0
     ) {
         self.containerWidth = containerWidth
         self.columns = columns
@@ -64,6 +81,8 @@ public struct WaterfallConfiguration: Sendable, Hashable {
         self.minimumPhotoHeight = minimumPhotoHeight
         self.scale = scale
         self.direction = direction
+        self.placement = placement
+        self.orderTolerance = orderTolerance
     }
 }
 
@@ -98,11 +117,27 @@ public struct WaterfallGrid: Sendable, Hashable {
     public let annotationSpacing: Int
     public let maximumPhotoHeight: Int?
     public let minimumPhotoHeight: Int
+    public let placement: PlacementOrder
+    public let orderTolerance: Int
     /// The left edge of each column, indexed in reading order.
     public let columnX: [Int]
 
-    /// The width available to the photo and the annotation inside a cell.
+    /// The width available to the photo and the annotation inside a one-column cell.
     public var contentWidth: Int { columnWidth - 2 * cellPadding }
+
+    /// The number of columns an item of this span really takes in this grid.
+    public func columnCount(for span: ColumnSpan) -> Int {
+        switch span {
+        case .columns(let count): min(max(count, 1), columnCount)
+        case .fullWidth: columnCount
+        }
+    }
+
+    /// The width of a cell spanning `columns` columns, gaps between them included.
+    public func cellWidth(spanning columns: Int) -> Int { columns * columnWidth + (columns - 1) * columnGap }
+
+    /// The content width of a cell of this span: what its photo is fitted to and its text measured at.
+    public func contentWidth(for span: ColumnSpan) -> Int { cellWidth(spanning: columnCount(for: span)) - 2 * cellPadding }
 
     /// Resolves and checks a configuration.
     ///
@@ -134,6 +169,8 @@ public struct WaterfallGrid: Sendable, Hashable {
             try device(value, "max-photo-height")
         }
         minimumPhotoHeight = try device(configuration.minimumPhotoHeight, "min-photo-height")
+        placement = configuration.placement
+        orderTolerance = try device(configuration.orderTolerance, "order-tolerance")
         if let maximum = maximumPhotoHeight, maximum < minimumPhotoHeight {
             throw WaterfallConfigurationError(
                 option: "max-photo-height", message: "is below --min-photo-height (\(configuration.minimumPhotoHeight))")

@@ -1,13 +1,26 @@
-/// One pin as the engine sees it: how big its photo is and how tall its annotation is.
+/// How many columns an item takes.
+public enum ColumnSpan: Sendable, Hashable {
+    /// This many adjacent columns (clamped to the grid's column count).
+    case columns(Int)
+    /// The whole row: every column.
+    case fullWidth
+
+    public static let single = ColumnSpan.columns(1)
+}
+
+/// One pin as the engine sees it: how big its photo is, how tall its annotation is, how wide it is.
 public struct WaterfallItem: Sendable, Hashable {
     /// The photo's display size (after EXIF orientation) or any size with its aspect ratio.
     public var photoSize: Size
-    /// The annotation's height in CSS pixels at the grid's content width; 0 when the pin has no annotation.
+    /// The annotation's height in CSS pixels at the item's content width (``WaterfallGrid/contentWidth(for:)``);
+    /// 0 when the pin has no annotation.
     public var annotationHeight: Double
+    public var span: ColumnSpan
 
-    public init(photoSize: Size, annotationHeight: Double) {
+    public init(photoSize: Size, annotationHeight: Double, span: ColumnSpan = .single) {
         self.photoSize = photoSize
         self.annotationHeight = annotationHeight
+        self.span = span
     }
 }
 
@@ -15,8 +28,10 @@ public struct WaterfallItem: Sendable, Hashable {
 public struct PlacedItem: Sendable, Hashable {
     /// The item's position in feed order.
     public var index: Int
-    /// The column in reading order (column 0 is the rightmost one right-to-left).
+    /// The first column the item takes, in reading order (column 0 is the rightmost one right-to-left).
     public var column: Int
+    /// How many columns it takes.
+    public var columnSpan: Int
     /// The whole cell.
     public var frame: DeviceRect
     /// The slot reserved for the photo: the content width, and the photo's height clamped to the
@@ -26,6 +41,19 @@ public struct PlacedItem: Sendable, Hashable {
     public var photoFrame: DeviceRect
     /// The annotation below the photo; zero height when there is none.
     public var annotationFrame: DeviceRect
+
+    public init(
+        index: Int, column: Int, columnSpan: Int, frame: DeviceRect, photoSlot: DeviceRect, photoFrame: DeviceRect,
+        annotationFrame: DeviceRect
+    ) {
+        self.index = index
+        self.column = column
+        self.columnSpan = columnSpan
+        self.frame = frame
+        self.photoSlot = photoSlot
+        self.photoFrame = photoFrame
+        self.annotationFrame = annotationFrame
+    }
 }
 
 /// Everything the engine needs to go on placing items after a given one: what a resume cursor carries.
@@ -34,18 +62,23 @@ public struct WaterfallState: Sendable, Hashable {
     public var nextIndex: Int
     /// Each column's height in device pixels: the top of the next item placed in it.
     public var columnHeights: [Int]
+    /// The next column of the `leftToRight` / `rightToLeft` round robin (0 for `shortestFirst`).
+    public var nextRoundRobinColumn: Int
     /// The lowest cell bottom so far, in device pixels (the insets' top when nothing is placed).
     public var contentBottom: Int
 
-    public init(nextIndex: Int, columnHeights: [Int], contentBottom: Int) {
+    public init(nextIndex: Int, columnHeights: [Int], contentBottom: Int, nextRoundRobinColumn: Int = 0) {
         self.nextIndex = nextIndex
         self.columnHeights = columnHeights
         self.contentBottom = contentBottom
+        self.nextRoundRobinColumn = nextRoundRobinColumn
     }
 }
 
 /// The waterfall engine: each item goes into the currently shortest column, ties to the first column in
-/// reading order.
+/// reading order (or the column the configured placement order and tolerance pick). An item spanning several
+/// columns goes into the window of adjacent columns whose tallest column is lowest (the masonry.js rule), ties to
+/// the first window in reading order, and every column of the window grows to its bottom.
 ///
 /// The engine is a value: copy it to branch a layout, or save its ``state`` and resume later with exactly the
 /// same results. It knows nothing about feeds, images or fonts.
@@ -61,7 +94,8 @@ public struct WaterfallEngine: Sendable {
         self.grid = grid
         state = WaterfallState(
             nextIndex: 0, columnHeights: Array(repeating: grid.insets.top, count: grid.columnCount),
-            contentBottom: grid.insets.top)
+            contentBottom: grid.insets.top,
+            nextRoundRobinColumn: grid.placement == .rightToLeft ? grid.columnCount - 1 : 0)
     }
 
     /// Continues a layout from a saved state.
@@ -73,7 +107,8 @@ public struct WaterfallEngine: Sendable {
     {
         let grid = try WaterfallGrid(configuration)
         guard state.columnHeights.count == grid.columnCount, state.nextIndex >= 0,
-            state.columnHeights.allSatisfy({ $0 >= grid.insets.top }), state.contentBottom >= grid.insets.top
+            state.columnHeights.allSatisfy({ $0 >= grid.insets.top }), state.contentBottom >= grid.insets.top,
+            (0..<grid.columnCount).contains(state.nextRoundRobinColumn)
         else {
             throw WaterfallConfigurationError(
                 option: "resume", message: "the saved state does not fit a \(grid.columnCount)-column layout")
@@ -82,14 +117,34 @@ public struct WaterfallEngine: Sendable {
         self.state = state
     }
 
-    /// The column the next item will go to: the shortest, the first in reading order on ties.
-    public var nextColumn: Int {
+    /// The first column of the window an item of `span` columns goes to next.
+    ///
+    /// One-column items follow the placement order: the shortest column (or the first in reading order within the
+    /// order tolerance of it), or the round robin. Wider items take the window whose tallest column is lowest.
+    public func nextColumn(span: Int = 1) -> Int {
+        let heights = state.columnHeights
+        if span == 1 {
+            switch grid.placement {
+            case .leftToRight, .rightToLeft: return state.nextRoundRobinColumn
+            case .shortestFirst:
+                let limit = heights.min()! + grid.orderTolerance
+                return heights.firstIndex { $0 <= limit }!
+            }
+        }
         var best = 0
-        for column in 1..<state.columnHeights.count where state.columnHeights[column] < state.columnHeights[best] {
-            best = column
+        var bestTop = Int.max
+        for start in 0...(heights.count - span) {
+            let top = heights[start..<(start + span)].max()!
+            if top < bestTop {
+                best = start
+                bestTop = top
+            }
         }
         return best
     }
+
+    /// The column the next one-column item will go to.
+    public var nextColumn: Int { nextColumn(span: 1) }
 
     /// The container's size so far in device pixels: the full width, and the lowest cell plus the bottom inset.
     public var contentSize: (width: Int, height: Int) {
@@ -102,8 +157,7 @@ public struct WaterfallEngine: Sendable {
     /// `contentWidth × maximumPhotoHeight`, but no lower than the minimum photo height. The photo is that aspect
     /// fit, centred in the slot (AVMakeRectWithAspectRatioInsideRect); heights round to the nearest device pixel,
     /// centring offsets round down.
-    public func photoGeometry(for photoSize: Size) -> (slot: DeviceRect, photo: DeviceRect) {
-        let contentWidth = grid.contentWidth
+    public func photoGeometry(for photoSize: Size, contentWidth: Int) -> (slot: DeviceRect, photo: DeviceRect) {
         let bounds = Rect(
             x: 0, y: 0, width: Double(contentWidth),
             height: grid.maximumPhotoHeight.map(Double.init) ?? .infinity)
@@ -119,16 +173,21 @@ public struct WaterfallEngine: Sendable {
         return (slot, photo)
     }
 
-    /// Places the next item in the shortest column.
+    /// Places the next item.
     ///
-    /// - Parameter item: The item's photo size and annotation height.
+    /// - Parameter item: The item's photo size, annotation height and span.
     /// - Returns: Its frames in device pixels.
     public mutating func place(_ item: WaterfallItem) -> PlacedItem {
-        let column = nextColumn
-        let top = state.columnHeights[column]
-        let x = grid.columnX[column]
+        let span = grid.columnCount(for: item.span)
+        let column = nextColumn(span: span)
+        let columns = column..<(column + span)
+        let top = state.columnHeights[columns].max()!
+        // Right-to-left, the window's last column in reading order is its leftmost on screen.
+        let x = grid.columnX[grid.direction == .leftToRight ? column : column + span - 1]
+        let width = grid.cellWidth(spanning: span)
+        let contentWidth = width - 2 * grid.cellPadding
         let padding = grid.cellPadding
-        let (slot, photo) = photoGeometry(for: item.photoSize)
+        let (slot, photo) = photoGeometry(for: item.photoSize, contentWidth: contentWidth)
         let annotationHeight = grid.deviceLengthRoundingUp(item.annotationHeight)
         let annotationTop = top + padding + slot.height + (annotationHeight > 0 ? grid.annotationSpacing : 0)
         let cellHeight = annotationTop + annotationHeight + padding - top
@@ -136,15 +195,26 @@ public struct WaterfallEngine: Sendable {
         let placed = PlacedItem(
             index: state.nextIndex,
             column: column,
-            frame: DeviceRect(x: x, y: top, width: grid.columnWidth, height: cellHeight),
+            columnSpan: span,
+            frame: DeviceRect(x: x, y: top, width: width, height: cellHeight),
             photoSlot: DeviceRect(x: x + padding, y: top + padding, width: slot.width, height: slot.height),
             photoFrame: DeviceRect(
                 x: x + padding + photo.x, y: top + padding + photo.y, width: photo.width, height: photo.height),
-            annotationFrame: DeviceRect(
-                x: x + padding, y: annotationTop, width: grid.contentWidth, height: annotationHeight))
-        state.columnHeights[column] = top + cellHeight + grid.rowGap
+            annotationFrame: DeviceRect(x: x + padding, y: annotationTop, width: contentWidth, height: annotationHeight))
+        for index in columns { state.columnHeights[index] = top + cellHeight + grid.rowGap }
         state.contentBottom = max(state.contentBottom, top + cellHeight)
         state.nextIndex += 1
+        state.nextRoundRobinColumn = nextRoundRobinColumn(after: columns)
         return placed
+    }
+
+    /// The round robin continues after the window just filled (0 when the order is not a round robin).
+    private func nextRoundRobinColumn(after columns: Range<Int>) -> Int {
+        let count = grid.columnCount
+        switch grid.placement {
+        case .shortestFirst: return 0
+        case .leftToRight: return columns.upperBound % count
+        case .rightToLeft: return (columns.lowerBound - 1 + count) % count
+        }
     }
 }

@@ -48,6 +48,12 @@ struct GridOptions: ParsableArguments {
     @Flag(help: "Column 0 on the right; every frame mirrored.")
     var rightToLeft = false
 
+    @Option(help: "Which column a pin goes to: shortest-first (the waterfall), left-to-right or right-to-left (columns in turn).")
+    var placement: PlacementOrder = .shortestFirst
+
+    @Option(help: "Shortest-first: take the first column in reading order within this many pixels of the shortest.")
+    var orderTolerance: Double = 0
+
     @Option(help: "Width ÷ height for photos whose size cannot be read or is not declared.")
     var fallbackAspectRatio: Double = 1
 
@@ -72,7 +78,8 @@ struct GridOptions: ParsableArguments {
                 ?? .adaptive(minimumWidth: minColumnWidth, minimumColumns: minColumns, maximumColumns: maxColumns),
             insets: try insets(), columnGap: gutter, rowGap: rowGap, cellPadding: cellPadding,
             annotationSpacing: annotationSpacing, maximumPhotoHeight: maxPhotoHeight,
-            minimumPhotoHeight: minPhotoHeight, scale: scale, direction: rightToLeft ? .rightToLeft : .leftToRight)
+            minimumPhotoHeight: minPhotoHeight, scale: scale, direction: rightToLeft ? .rightToLeft : .leftToRight,
+            placement: placement, orderTolerance: orderTolerance)
     }
 }
 
@@ -182,4 +189,23 @@ extension LayoutOptions {
             fallbackAspectRatio: grid.fallbackAspectRatio, probeConcurrency: input.probeConcurrency,
             imageRoot: input.imageRoot, maximumPages: pages.maxPages)
     }
+}
+
+extension PlacementOrder: ExpressibleByArgument {
+    /// The CLI spells the orders in kebab case: `shortest-first`, `left-to-right`, `right-to-left`.
+    public init?(argument: String) {
+        guard let order = Self.allCases.first(where: { $0.argumentName == argument }) else { return nil }
+        self = order
+    }
+
+    var argumentName: String {
+        switch self {
+        case .shortestFirst: "shortest-first"
+        case .leftToRight: "left-to-right"
+        case .rightToLeft: "right-to-left"
+        }
+    }
+
+    public static var allValueStrings: [String] { allCases.map(\.argumentName) }
+    public var defaultValueDescription: String { argumentName }
 }

@@ -136,15 +136,23 @@ import Testing
         #expect(!original.stdoutText.contains(CommandRunner.repositoryRoot.path))
     }
 
-    @Test func pageByPageThroughCursorsEqualsOneRun() throws {
-        let whole = try CommandRunner.run(["layout", CommandRunner.sampleFeed] + Self.options)
+    /// The cursor carries everything: column heights, the round robin's position, the quality totals.
+    @Test(arguments: [
+        [String](),
+        ["--placement", "left-to-right"],
+        ["--placement", "right-to-left", "--right-to-left"],
+        ["--order-tolerance", "40", "--scale", "3"],
+    ])
+    func pageByPageThroughCursorsEqualsOneRun(extra: [String]) throws {
+        let options = Self.options + extra
+        let whole = try CommandRunner.run(["layout", CommandRunner.sampleFeed] + options)
         let wholePages = whole.stdoutText.split(separator: "\n").map { String($0) }
         #expect(wholePages.count == (Self.sampleItemCount + 11) / 12)
         var resumed: [String] = []
         var cursor: String?
         repeat {
             let output = try CommandRunner.run(
-                ["layout", CommandRunner.sampleFeed, "--max-pages", "1", "--quiet"] + Self.options
+                ["layout", CommandRunner.sampleFeed, "--max-pages", "1", "--quiet"] + options
                     + (cursor.map { ["--resume", $0] } ?? []))
             let line = output.stdoutText.trimmingCharacters(in: .newlines)
             #expect(!line.contains("\n"), "one page per run")

@@ -255,3 +255,81 @@ struct SplitMix64: RandomNumberGenerator {
         }
     }
 }
+
+@Suite struct PlacementOrderAndSpanTests {
+    func engine(_ columns: Int, placement: PlacementOrder = .shortestFirst, tolerance: Double = 0) throws -> WaterfallEngine {
+        try WaterfallEngine(
+            configuration: WaterfallConfiguration(
+                containerWidth: Double(columns * 100), columns: .fixed(columns), columnGap: 0,
+                placement: placement, orderTolerance: tolerance))
+    }
+
+    /// A photo 100 wide and `height` tall gives a cell exactly that tall in a 100-px column.
+    func item(_ height: Double, span: ColumnSpan = .single) -> WaterfallItem {
+        WaterfallItem(photoSize: Size(width: 100, height: height), annotationHeight: 0, span: span)
+    }
+
+    @Test func roundRobinsIgnoreHeights() throws {
+        var leftToRight = try engine(3, placement: .leftToRight)
+        #expect([300, 10, 10, 10, 10].map { leftToRight.place(item($0)).column } == [0, 1, 2, 0, 1])
+        var rightToLeft = try engine(3, placement: .rightToLeft)
+        #expect([300, 10, 10, 10].map { rightToLeft.place(item($0)).column } == [2, 1, 0, 2])
+    }
+
+    @Test func toleranceTakesTheFirstColumnCloseEnoughToTheShortest() throws {
+        var strict = try engine(3)
+        var tolerant = try engine(3, tolerance: 25)
+        for height in [120.0, 100, 110] {
+            _ = strict.place(item(height))
+            _ = tolerant.place(item(height))
+        }
+        // Heights are now [120, 100, 110]: strict takes column 1; within 25 of 100, column 0 comes first.
+        #expect(strict.place(item(10)).column == 1)
+        #expect(tolerant.place(item(10)).column == 0)
+    }
+
+    @Test func aWideItemTakesTheWindowWhoseTallestColumnIsLowest() throws {
+        var layout = try engine(4)
+        for height in [50.0, 200, 60, 70] { _ = layout.place(item(height)) }
+        // Windows of two: [50,200]→200, [200,60]→200, [60,70]→70: columns 2 and 3, at 70.
+        let wide = layout.place(item(100, span: .columns(2)))
+        #expect(wide.column == 2 && wide.columnSpan == 2)
+        // The square photo is fitted to the two-column width: 200 × 200.
+        #expect(wide.frame == DeviceRect(x: 200, y: 70, width: 200, height: 200))
+        #expect(layout.state.columnHeights == [50, 200, 270, 270])
+    }
+
+    @Test func aFullWidthItemStartsBelowEveryColumn() throws {
+        var layout = try engine(3)
+        for height in [50.0, 80, 30] { _ = layout.place(item(height)) }
+        let banner = layout.place(item(40, span: .fullWidth))
+        #expect(banner.frame == DeviceRect(x: 0, y: 80, width: 300, height: 40 * 3))
+        #expect(layout.state.columnHeights == [200, 200, 200])
+    }
+
+    @Test func spansAreClampedToTheColumnCount() throws {
+        var layout = try engine(2)
+        #expect(layout.place(item(100, span: .columns(5))).columnSpan == 2)
+    }
+
+    @Test func rightToLeftSpansCoverTheirColumnsOnScreen() throws {
+        var layout = try WaterfallEngine(
+            configuration: WaterfallConfiguration(
+                containerWidth: 300, columns: .fixed(3), columnGap: 0, direction: .rightToLeft))
+        let wide = layout.place(item(100, span: .columns(2)))
+        // Reading columns 0 and 1 are the two rightmost.
+        #expect(wide.column == 0 && wide.frame.x == 100 && wide.frame.width == 200)
+    }
+
+    /// Regression: a rectangle inside the gutter between two columns missed the item spanning both.
+    @Test func queriesFindSpanningItemsThroughGutters() throws {
+        var layout = try WaterfallEngine(
+            configuration: WaterfallConfiguration(containerWidth: 320, columns: .fixed(3), columnGap: 10))
+        let wide = layout.place(WaterfallItem(photoSize: Size(width: 2, height: 1), annotationHeight: 0, span: .columns(2)))
+        var index = WaterfallIndex(grid: layout.grid)
+        index.insert(wide)
+        // Column 0 is x 0..<100, the gutter 100..<110, column 1 110..<210.
+        #expect(index.items(intersecting: DeviceRect(x: 102, y: 5, width: 4, height: 4)) == [0])
+        #expect(index.items(intersecting: DeviceRect(x: 215, y: 5, width: 4, height: 4)) == [])
+    }
+}
