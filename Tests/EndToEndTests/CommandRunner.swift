@@ -27,8 +27,13 @@ struct CommandRunner {
     }()
 
     static func run(_ arguments: [String], stdin: Data? = nil) throws -> Output {
+        try runTool(binary.path, arguments, stdin: stdin)
+    }
+
+    /// Runs any program (a script of the repository, say) the same way.
+    static func runTool(_ path: String, _ arguments: [String], stdin: Data? = nil) throws -> Output {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.currentDirectoryURL = repositoryRoot
         let out = Pipe()

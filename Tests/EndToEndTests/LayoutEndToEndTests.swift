@@ -162,6 +162,22 @@ import Testing
         #expect(resumed == wholePages)
     }
 
+    /// Every page validates against the committed JSON Schema, whatever the options.
+    @Test(arguments: [
+        [String](),
+        ["--right-to-left", "--scale", "2", "--placement", "right-to-left"],
+        ["--page-height", "700", "--max-photo-height", "300", "--min-photo-height", "80"],
+        ["--title-lines", "0", "--text-lines", "0", "--order-tolerance", "30"],
+    ])
+    func pagesMatchTheJSONSchema(extra: [String]) throws {
+        let output = try CommandRunner.run(["layout", CommandRunner.sampleFeed] + Self.options + extra)
+        #expect(!output.stdout.isEmpty)
+        let validation = try CommandRunner.runTool(
+            CommandRunner.repositoryRoot.appendingPathComponent("scripts/validate-pages").path, ["-"], stdin: output.stdout)
+        #expect(validation.status == 0, "\(validation.stderr)")
+        #expect(validation.stderr.contains(" 0 schema errors"))
+    }
+
     @Test func aCursorFromOtherOptionsIsRefused() throws {
         let first = try CommandRunner.run(["layout", CommandRunner.sampleFeed, "--max-pages", "1"] + Self.options)
         let cursor = try #require(try PageFile(Data(first.stdoutText.split(separator: "\n")[0].utf8)).cursor)
