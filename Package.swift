@@ -112,7 +112,8 @@ let package = Package(
         .testTarget(name: "RemoteFetchTests", dependencies: ["RemoteFetch"], swiftSettings: swiftSettings),
         .testTarget(name: "ProbeCacheTests", dependencies: ["ProbeCache"], swiftSettings: swiftSettings),
         .testTarget(name: "FeedLayoutTests", dependencies: ["FeedLayout"], swiftSettings: swiftSettings),
-        .testTarget(name: "EndToEndTests", dependencies: ["feedlayout"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "EndToEndTests", dependencies: ["feedlayout"], exclude: ["Golden"], swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]
 )

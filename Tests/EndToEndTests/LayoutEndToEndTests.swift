@@ -162,6 +162,27 @@ import Testing
         #expect(resumed == wholePages)
     }
 
+    /// The sample feed's pages, byte for byte. Any change to parsing, probing, measuring or placement shows up
+    /// here; when the change is intended, re-record with FEEDLAYOUT_RECORD_GOLDEN=1 and review the diff.
+    @Test func samplePagesMatchTheGoldenFiles() throws {
+        let golden = CommandRunner.repositoryRoot.appendingPathComponent("Tests/EndToEndTests/Golden")
+        let directory = try CommandRunner.temporaryDirectory()
+        _ = try CommandRunner.run(
+            ["layout", CommandRunner.sampleFeed, "--out", directory.path, "--pretty", "--quiet"] + Self.options)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        if ProcessInfo.processInfo.environment["FEEDLAYOUT_RECORD_GOLDEN"] == "1" {
+            try? FileManager.default.removeItem(at: golden)
+            try FileManager.default.copyItem(at: directory, to: golden)
+            return
+        }
+        #expect(names == (try FileManager.default.contentsOfDirectory(atPath: golden.path).sorted()))
+        for name in names {
+            let produced = try Data(contentsOf: directory.appendingPathComponent(name))
+            let expected = try Data(contentsOf: golden.appendingPathComponent(name))
+            #expect(produced == expected, "\(name) differs from Tests/EndToEndTests/Golden/\(name)")
+        }
+    }
+
     /// Every page validates against the committed JSON Schema, whatever the options.
     @Test(arguments: [
         [String](),
