@@ -118,22 +118,40 @@ public struct JSONWriter: Sendable {
     }
 
     private mutating func writeInteger(_ value: Int) {
-        if value == 0 {
-            bytes.append(UInt8(ascii: "0"))
-            return
+        // Digits go into a small buffer right to left, then into the output in one append.
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var magnitude = value.magnitude
+            var start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 {
+                start -= 1
+                buffer[start] = UInt8(ascii: "-")
+            }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
         }
-        var magnitude = value.magnitude
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        let start = bytes.count
-        while magnitude > 0 {
-            bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-            magnitude /= 10
-        }
-        bytes[start...].reverse()
     }
 
     private mutating func writeString(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
+        var text = value
+        // Most strings need no escape at all: append their UTF-8 in one go.
+        let appendedWhole = text.withUTF8 { utf8 -> Bool in
+            for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                return false
+            }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if !appendedWhole { writeEscaped(text) }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func writeEscaped(_ value: String) {
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
@@ -142,7 +160,7 @@ public struct JSONWriter: Sendable {
             case UInt8(ascii: "\r"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
             case UInt8(ascii: "\t"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
             case 0..<0x20:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                let hex = Array("0123456789abcdef".utf8)
                 bytes.append(contentsOf: [
                     UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)],
                     hex[Int(byte & 0xF)],
@@ -150,6 +168,5 @@ public struct JSONWriter: Sendable {
             default: bytes.append(byte)
             }
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 }

@@ -14,6 +14,20 @@ public struct LaidOutItem: Sendable {
     /// The caption block, below the title (and the title-caption gap).
     public var text: MeasuredText?
     public var warnings: [ItemWarning]
+
+    public init(
+        index: Int, id: String, link: String?, placed: PlacedItem, photo: ResolvedPhoto, title: MeasuredText?,
+        text: MeasuredText?, warnings: [ItemWarning]
+    ) {
+        self.index = index
+        self.id = id
+        self.link = link
+        self.placed = placed
+        self.photo = photo
+        self.title = title
+        self.text = text
+        self.warnings = warnings
+    }
 }
 
 /// A page: a contiguous run of items in feed order, and what the next page needs.
@@ -30,6 +44,19 @@ public struct LayoutPage: Sendable {
     public var quality: LayoutQuality
     /// The order measures over every page up to and including this one.
     public var totals: LayoutQualityTotals
+
+    public init(
+        index: Int, items: [LaidOutItem], columnHeights: [Int], contentHeight: Int, cursor: String?,
+        quality: LayoutQuality, totals: LayoutQualityTotals
+    ) {
+        self.index = index
+        self.items = items
+        self.columnHeights = columnHeights
+        self.contentHeight = contentHeight
+        self.cursor = cursor
+        self.quality = quality
+        self.totals = totals
+    }
 }
 
 /// What a run did, for the summary line and the exit code.

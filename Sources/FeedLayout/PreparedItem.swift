@@ -22,6 +22,13 @@ public struct ResolvedPhoto: Sendable, Equatable {
     public var sizeSource: PhotoSizeSource
     /// The header facts, when the file was probed.
     public var info: ImageInfo?
+
+    public init(url: String?, size: Size, sizeSource: PhotoSizeSource, info: ImageInfo?) {
+        self.url = url
+        self.size = size
+        self.sizeSource = sizeSource
+        self.info = info
+    }
 }
 
 /// A measured block of the annotation (the title or the caption).
@@ -33,6 +40,13 @@ public struct MeasuredText: Sendable, Equatable {
     /// Where the block sits, once its item is placed: the title at the top of the annotation, the caption at
     /// its bottom (the title-caption gap between them).
     public var frame = DeviceRect(x: 0, y: 0, width: 0, height: 0)
+
+    public init(text: String, measurement: TextMeasurement, deviceHeight: Int, frame: DeviceRect? = nil) {
+        self.text = text
+        self.measurement = measurement
+        self.deviceHeight = deviceHeight
+        if let frame { self.frame = frame }
+    }
 }
 
 /// An item with everything the engine needs: the slow, parallel part of the pipeline produces these.

@@ -126,6 +126,11 @@ public struct WaterfallEngine: Sendable {
         if span == 1 {
             switch grid.placement {
             case .leftToRight, .rightToLeft: return state.nextRoundRobinColumn
+            case .shortestFirst where grid.orderTolerance == 0:
+                // The common case, in one pass: the first column of the smallest height.
+                var best = 0
+                for column in 1..<heights.count where heights[column] < heights[best] { best = column }
+                return best
             case .shortestFirst:
                 let limit = heights.min()! + grid.orderTolerance
                 return heights.firstIndex { $0 <= limit }!

@@ -1,0 +1,30 @@
+// swift-tools-version: 6.1
+import Foundation
+import PackageDescription
+
+// A path dependency's identity is the name of its folder, which differs between clones
+// (main, feedlayout, fresh, …): work it out instead of hard-coding it.
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+let rootPackage = root.lastPathComponent
+
+let package = Package(
+    name: "FeedLayoutBenchmarks",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "EngineBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "WaterfallLayout", package: rootPackage),
+                .product(name: "FeedLayout", package: rootPackage),
+            ],
+            path: "Benchmarks/EngineBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)
