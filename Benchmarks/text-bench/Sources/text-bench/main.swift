@@ -101,7 +101,9 @@ func corpus(path: String, font: String, warmPasses: Int, linesOut: String) throw
     // One measurer per size, as Pango gets one layout per size: font loading happens here.
     var measurers: [Int: TextMeasurer] = [:]
     for size in Set(captions.map(\.size)) {
-        measurers[size] = try TextMeasurer(style: TextStyle(font: font, size: Double(size)))
+        let measurer = try TextMeasurer(style: TextStyle(font: font, size: Double(size)))
+        _ = measurer.measure("x", width: 200)  // as the Pango side does to load its primary font
+        measurers[size] = measurer
     }
     let measurerOfCaption = captions.map { measurers[$0.size]! }
     let ready = now()
