@@ -184,8 +184,12 @@ public final class TextMeasurer: Sendable {
                     break
                 }
             }
+            // Only a line start after CJK punctuation measures differently from the same
+            // segment mid-line (see `segmentMetrics`); anything else shares the memo.
+            let startsLineAfterNarrowingPunctuation =
+                current == first && segment.start > 0 && Self.narrowsFollowingPunctuation(units[segment.start - 1])
             let pieces =
-                current == first
+                startsLineAfterNarrowingPunctuation
                 ? segmentMetrics(units, segment, startsLine: true)
                 : memo.metrics(at: current) { segmentMetrics(units, segment) }
             var contentEnd = penPosition + pieces.contentWidthAtLineEnd
@@ -429,13 +433,12 @@ public final class TextMeasurer: Sendable {
         }
         // Where the content ends follows from the text itself; the first and last elements
         // say how much of the key is context, so "ab" before "c" and a final "abc" differ.
-        // Raw UTF-16 hashes far faster than a String built from it.
-        var keyUnits: [UInt16] = []
-        keyUnits.reserveCapacity(lookAheadEnd - lookBehindStart + 2)
-        keyUnits.append(UInt16(segment.start - lookBehindStart))
-        keyUnits.append(contentsOf: UnsafeBufferPointer(rebasing: units[lookBehindStart..<lookAheadEnd]))
-        keyUnits.append(UInt16(lookAheadEnd - segment.end))
-        let key = UTF16Key(keyUnits)
+        // Raw UTF-16 hashes far faster than a String built from it, and short keys need no
+        // allocation (`UTF16Key`).
+        let key = UTF16Key(
+            head: UInt16(segment.start - lookBehindStart),
+            body: UnsafeBufferPointer(rebasing: units[lookBehindStart..<lookAheadEnd]),
+            tail: UInt16(lookAheadEnd - segment.end))
         if let cached = segmentCache.withLock({ $0[key] }) { return cached }
         // Shape outside the lock so concurrent measurements do not queue behind HarfBuzz.
         let shaped = Shaper.measure(

@@ -1,23 +1,73 @@
 /// A cache key made of UTF-16 code units.
 ///
-/// `[UInt16]` is Hashable already, but it feeds the hasher one element at a time; hashing
-/// the units as one block of bytes is several times faster, and the warm path of
-/// ``TextMeasurer`` does one such lookup per word.
+/// `[UInt16]` is Hashable already, but it feeds the hasher one element at a time and costs
+/// a heap allocation per key; the warm path of ``TextMeasurer`` builds one key per word (per
+/// character in CJK text), so keys of up to ``inlineCapacity`` units live in three integers
+/// instead, and longer ones hash their units as one block of bytes.
 struct UTF16Key: Hashable, Sendable {
-    var units: [UInt16]
+    /// The most units a key holds without allocating.
+    static let inlineCapacity = 12
 
-    init(_ units: [UInt16]) { self.units = units }
+    private var word0: UInt64 = 0
+    private var word1: UInt64 = 0
+    private var word2: UInt64 = 0
+    private var count = 0
+    /// All the units when there are more than ``inlineCapacity``; empty otherwise.
+    private var spilled: [UInt16] = []
+
+    /// A key of `head`, the units of `body`, then `tail`: the shape of a segment key.
+    init(head: UInt16, body: UnsafeBufferPointer<UInt16>, tail: UInt16) {
+        if body.count + 2 <= Self.inlineCapacity {
+            appendInline(head)
+            for unit in body { appendInline(unit) }
+            appendInline(tail)
+        } else {
+            spilled.reserveCapacity(body.count + 2)
+            spilled.append(head)
+            spilled.append(contentsOf: body)
+            spilled.append(tail)
+            count = spilled.count
+        }
+    }
+
+    /// A key of the given units.
+    init(_ units: [UInt16]) {
+        if units.count <= Self.inlineCapacity {
+            for unit in units { appendInline(unit) }
+        } else {
+            spilled = units
+            count = units.count
+        }
+    }
+
+    private mutating func appendInline(_ unit: UInt16) {
+        let shift = UInt64(count % 4) * 16
+        switch count / 4 {
+        case 0: word0 |= UInt64(unit) << shift
+        case 1: word1 |= UInt64(unit) << shift
+        default: word2 |= UInt64(unit) << shift
+        }
+        count += 1
+    }
 
     func hash(into hasher: inout Hasher) {
-        units.withUnsafeBytes { hasher.combine(bytes: $0) }
+        if count <= Self.inlineCapacity {
+            hasher.combine(word0)
+            hasher.combine(word1)
+            hasher.combine(word2)
+            hasher.combine(count)
+        } else {
+            spilled.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
     }
 
     static func == (left: UTF16Key, right: UTF16Key) -> Bool {
-        left.units.count == right.units.count
-            && left.units.withUnsafeBufferPointer { leftBuffer in
-                right.units.withUnsafeBufferPointer { rightBuffer in
-                    leftBuffer.elementsEqual(rightBuffer)
-                }
-            }
+        guard left.count == right.count, left.word0 == right.word0, left.word1 == right.word1,
+            left.word2 == right.word2
+        else { return false }
+        if left.count <= inlineCapacity { return true }
+        return left.spilled.withUnsafeBufferPointer { leftBuffer in
+            right.spilled.withUnsafeBufferPointer { rightBuffer in leftBuffer.elementsEqual(rightBuffer) }
+        }
     }
 }
