@@ -5,7 +5,8 @@
 //   text-bench corpus CORPUS.tsv FONT WARM_PASSES LINES_OUT
 //       the TextMeasure side of scripts/bench-text-vs-pango: measures every caption of the
 //       corpus (kind, size, width, text per line), once cold and WARM_PASSES times warm,
-//       writes the line counts of the first pass to LINES_OUT and prints one JSON object.
+//       writes the line counts of the first pass to LINES_OUT and prints one JSON object
+//       with wall and thread CPU times.
 //
 // Times are CLOCK_MONOTONIC, the clock Python's time.monotonic reads, so the driver can
 // compute the start-up time from its own spawn time and `ready`.
@@ -20,6 +21,14 @@ import TextMeasure
 func now() -> Double {
     var time = timespec()
     clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+/// Seconds of CPU time this thread has used: unlike wall time, it does not count the
+/// time the thread waited while other processes ran on a shared machine.
+func cpuNow() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
 
@@ -111,30 +120,35 @@ func corpus(path: String, font: String, warmPasses: Int, linesOut: String) throw
     var lineCounts = [Int](repeating: 0, count: captions.count)
     var checksum = 0.0
     let coldStart = now()
+    let coldCPUStart = cpuNow()
     for index in captions.indices {
         let result = measurerOfCaption[index].measure(captions[index].text, width: captions[index].width)
         lineCounts[index] = result.lines
         checksum += result.height
     }
+    let coldCPU = cpuNow() - coldCPUStart
     let cold = now() - coldStart
 
     // Warm passes, timed per kind of text so that the report can show each script.
     let kinds = Array(Set(captions.map(\.kind))).sorted()
     let indicesOfKind = kinds.map { kind in captions.indices.filter { captions[$0].kind == kind } }
     var warmPassTimes: [Double] = []
-    var warmKindTimes = [[Double]](repeating: [], count: kinds.count)
+    var warmPassCPUTimes: [Double] = []
+    var warmKindCPUTimes = [[Double]](repeating: [], count: kinds.count)
     for _ in 0..<warmPasses {
-        var passTime = 0.0
+        let passStart = now()
+        var passCPU = 0.0
         for (kindIndex, indices) in indicesOfKind.enumerated() {
-            let start = now()
+            let start = cpuNow()
             for index in indices {
                 checksum += measurerOfCaption[index].measure(captions[index].text, width: captions[index].width).height
             }
-            let elapsed = now() - start
-            warmKindTimes[kindIndex].append(elapsed)
-            passTime += elapsed
+            let elapsed = cpuNow() - start
+            warmKindCPUTimes[kindIndex].append(elapsed)
+            passCPU += elapsed
         }
-        warmPassTimes.append(passTime)
+        warmPassCPUTimes.append(passCPU)
+        warmPassTimes.append(now() - passStart)
     }
 
     guard let output = fopen(linesOut, "w") else { fail("cannot write \(linesOut)") }
@@ -144,12 +158,13 @@ func corpus(path: String, font: String, warmPasses: Int, linesOut: String) throw
     let kindEntries = kinds.indices.map { kindIndex in
         let characters = indicesOfKind[kindIndex].reduce(0) { $0 + captions[$1].characters }
         return "\"\(kinds[kindIndex])\": {\"captions\": \(indicesOfKind[kindIndex].count), \"characters\": \(characters), "
-            + "\"warm_seconds\": \(warmKindTimes[kindIndex])}"
+            + "\"warm_cpu_seconds\": \(warmKindCPUTimes[kindIndex])}"
     }
     let totalCharacters = captions.reduce(0) { $0 + $1.characters }
     print(
         "{\"ready\": \(ready), \"captions\": \(captions.count), \"characters\": \(totalCharacters), "
-            + "\"cold_seconds\": \(cold), \"warm_seconds\": \(warmPassTimes), \"checksum\": \(checksum), "
+            + "\"cold_seconds\": \(cold), \"cold_cpu_seconds\": \(coldCPU), \"warm_seconds\": \(warmPassTimes), "
+            + "\"warm_cpu_seconds\": \(warmPassCPUTimes), \"checksum\": \(checksum), "
             + "\"kinds\": {\(kindEntries.joined(separator: ", "))}}")
 }
 
