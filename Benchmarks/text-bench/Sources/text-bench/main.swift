@@ -55,12 +55,18 @@ func readFile(_ path: String) -> String {
 
 /// Warm-cache time per call for a few fixed captions.
 func micro() throws {
-    /// Runs `body` `iterations` times and prints the mean in microseconds.
+    /// Runs `body` `iterations` times and prints the mean, in thread CPU time and wall time.
     func report(_ label: String, iterations: Int = 20_000, _ body: () -> Void) {
         let start = now()
+        let cpuStart = cpuNow()
         for _ in 0..<iterations { body() }
-        let elapsed = (now() - start) * 1e6
-        print("\(label): \(elapsed / Double(iterations)) µs per call")
+        let cpu = (cpuNow() - cpuStart) * 1e6 / Double(iterations)
+        let wall = (now() - start) * 1e6 / Double(iterations)
+        print("\(label): \(formatted(cpu)) µs per call (CPU; wall \(formatted(wall)) µs)")
+    }
+    func formatted(_ value: Double) -> String {
+        let hundredths = Int((value * 100).rounded())
+        return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
     }
 
     let measurer = try TextMeasurer(style: TextStyle(font: "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", size: 14))
