@@ -6,15 +6,15 @@
 /// after "/" or "." inside URLs, for example. This type restates those rules as sets.
 enum AsciiLineBreaking {
     /// The opening brackets a line may start with after closing-ish punctuation.
-    private static let openingBrackets: Set<UInt8> = Set("(<[{".utf8)
+    private static let openingBrackets = AsciiSet("(<[{")
     /// Characters after which a line may break before an opening bracket.
-    private static let breaksBeforeOpeningBracket: Set<UInt8> = Set("!\"#%&)*+,.:;=>\\]|}~".utf8)
+    private static let breaksBeforeOpeningBracket = AsciiSet("!\"#%&)*+,.:;=>\\]|}~")
     /// What may follow "-" on the next line (digits are decided by context, see below).
-    private static let afterHyphen: Set<UInt8> = Set("\"#%&'(*+-<=>@[\\^_`{|~".utf8).union(letters).union([0x7F])
+    private static let afterHyphen = AsciiSet("\"#%&'(*+-<=>@[\\^_`{|~\u{7F}").union(letters)
     /// What may follow "?" on the next line.
-    private static let afterQuestionMark: Set<UInt8> = Set("#$%&(*+-<=>@[\\^_`{|~0123456789".utf8).union(letters)
-    private static let letters: Set<UInt8> = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
-    private static let digits: Set<UInt8> = Set("0123456789".utf8)
+    private static let afterQuestionMark = AsciiSet("#$%&(*+-<=>@[\\^_`{|~0123456789").union(letters)
+    private static let letters = AsciiSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+    private static let digits = AsciiSet("0123456789")
 
     /// Whether Blink breaks between `previous` and `next`, or nil when these rules do not
     /// decide (then ICU does, if either character is outside ASCII).
@@ -38,5 +38,32 @@ enum AsciiLineBreaking {
         case 0x3F: return afterQuestionMark.contains(after)
         default: return breaksBeforeOpeningBracket.contains(before) && openingBrackets.contains(after)
         }
+    }
+}
+
+/// A set of ASCII characters as a 128-bit mask: these rules are consulted for every pair
+/// of ASCII characters, and a bit test costs far less than hashing into a `Set`.
+struct AsciiSet: Sendable {
+    private var low: UInt64 = 0
+    private var high: UInt64 = 0
+
+    init(_ characters: String) {
+        for byte in characters.utf8 {
+            precondition(byte < 0x80, "AsciiSet holds ASCII only")
+            if byte < 64 { low |= 1 << UInt64(byte) } else { high |= 1 << UInt64(byte - 64) }
+        }
+    }
+
+    func union(_ other: AsciiSet) -> AsciiSet {
+        var result = self
+        result.low |= other.low
+        result.high |= other.high
+        return result
+    }
+
+    func contains(_ byte: UInt8) -> Bool {
+        if byte < 64 { return low & (1 << UInt64(byte)) != 0 }
+        if byte < 128 { return high & (1 << UInt64(byte - 64)) != 0 }
+        return false
     }
 }

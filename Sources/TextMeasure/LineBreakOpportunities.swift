@@ -61,7 +61,7 @@ final class LineBreakOpportunities: Sendable {
             {
                 breaks = asciiRule
             } else if Self.needsUnicodeRules(previous) || Self.needsUnicodeRules(current) {
-                breaks = icuBoundaries.contains(position) || Self.breaksAroundEastAsianQuote(units, at: position)
+                breaks = (position < icuBoundaries.count && icuBoundaries[position]) || Self.breaksAroundEastAsianQuote(units, at: position)
             } else {
                 breaks = false
             }
@@ -143,10 +143,15 @@ final class LineBreakOpportunities: Sendable {
 
     /// ICU's UAX #14 boundaries. Their mandatory-break status is ignored: Blink treats
     /// U+2028 and U+2029 as ordinary break opportunities and handles newlines itself.
-    private func unicodeBoundaries(of units: [UInt16]) -> Set<Int> {
+    ///
+    /// - Returns: One flag per UTF-16 offset (and one for the end), true at a boundary;
+    ///   empty when no iterator could be opened.
+    private func unicodeBoundaries(of units: [UInt16]) -> [Bool] {
         guard let handle = checkOut() else { return [] }
         defer { checkIn(handle) }
-        var boundaries: Set<Int> = []
+        // A flag per offset: the caller asks about every offset, and a Set's hashing cost
+        // more than the ICU iteration itself.
+        var boundaries = [Bool](repeating: false, count: units.count + 1)
         units.withUnsafeBufferPointer { buffer in
             var status: Int32 = 0  // U_ZERO_ERROR
             fl_icu_break_set_text(handle.iterator, buffer.baseAddress, Int32(buffer.count), &status)
@@ -155,7 +160,7 @@ final class LineBreakOpportunities: Sendable {
             while true {
                 let boundary = fl_icu_break_next(handle.iterator)
                 if boundary == fl_icu_break_done() { break }
-                boundaries.insert(Int(boundary))
+                if boundary >= 0 && Int(boundary) < boundaries.count { boundaries[Int(boundary)] = true }
             }
             // ICU keeps a pointer to the buffer; detach it before the buffer goes away.
             fl_icu_break_set_text(handle.iterator, nil, 0, &status)

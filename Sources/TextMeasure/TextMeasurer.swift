@@ -20,9 +20,9 @@ public final class TextMeasurer: Sendable {
     public let style: TextStyle
     private let fonts: FontSet
     private let breakOpportunities = LineBreakOpportunities()
-    private let segmentCache = Mutex(BoundedCache<[UInt16], SegmentMetrics>(limit: 16_384))
+    private let segmentCache = Mutex(BoundedCache<UTF16Key, SegmentMetrics>(limit: 16_384))
     /// Where truncated last lines were cut, by line content and available width.
-    private let ellipsisCache = Mutex(BoundedCache<[UInt16], EllipsisCut>(limit: 4_096))
+    private let ellipsisCache = Mutex(BoundedCache<UTF16Key, EllipsisCut>(limit: 4_096))
     /// What a soft hyphen shows when a line breaks there: U+2010 when the font has it,
     /// else "-" (Blink's `HyphenString`).
     private let hyphen: String
@@ -184,8 +184,12 @@ public final class TextMeasurer: Sendable {
                     break
                 }
             }
+            // Only a line start after CJK punctuation measures differently from the same
+            // segment mid-line (see `segmentMetrics`); anything else shares the memo.
+            let startsLineAfterNarrowingPunctuation =
+                current == first && segment.start > 0 && Self.narrowsFollowingPunctuation(units[segment.start - 1])
             let pieces =
-                current == first
+                startsLineAfterNarrowingPunctuation
                 ? segmentMetrics(units, segment, startsLine: true)
                 : memo.metrics(at: current) { segmentMetrics(units, segment) }
             var contentEnd = penPosition + pieces.contentWidthAtLineEnd
@@ -308,9 +312,10 @@ public final class TextMeasurer: Sendable {
         result.lineBoxBelow = max(result.lineBoxBelow, ellipsisMetrics.lineBoxBelow)
         let contentRange = line.start..<line.contentEnd
         // Finding the cut reshapes the line several times; remember it per line and width.
-        var key = Array(UnsafeBufferPointer(rebasing: units[contentRange]))
-        key.append(UInt16(truncatingIfNeeded: available))
-        key.append(UInt16(truncatingIfNeeded: available >> 16))
+        var keyUnits = Array(UnsafeBufferPointer(rebasing: units[contentRange]))
+        keyUnits.append(UInt16(truncatingIfNeeded: available))
+        keyUnits.append(UInt16(truncatingIfNeeded: available >> 16))
+        let key = UTF16Key(keyUnits)
         let cut =
             ellipsisCache.withLock { $0[key] }
             ?? {
@@ -428,10 +433,12 @@ public final class TextMeasurer: Sendable {
         }
         // Where the content ends follows from the text itself; the first and last elements
         // say how much of the key is context, so "ab" before "c" and a final "abc" differ.
-        // Raw UTF-16 hashes far faster than a String built from it.
-        var key: [UInt16] = [UInt16(segment.start - lookBehindStart)]
-        key.append(contentsOf: UnsafeBufferPointer(rebasing: units[lookBehindStart..<lookAheadEnd]))
-        key.append(UInt16(lookAheadEnd - segment.end))
+        // Raw UTF-16 hashes far faster than a String built from it, and short keys need no
+        // allocation (`UTF16Key`).
+        let key = UTF16Key(
+            head: UInt16(segment.start - lookBehindStart),
+            body: UnsafeBufferPointer(rebasing: units[lookBehindStart..<lookAheadEnd]),
+            tail: UInt16(lookAheadEnd - segment.end))
         if let cached = segmentCache.withLock({ $0[key] }) { return cached }
         // Shape outside the lock so concurrent measurements do not queue behind HarfBuzz.
         let shaped = Shaper.measure(
@@ -505,8 +512,46 @@ public final class TextMeasurer: Sendable {
     /// The text a reader sees: soft hyphens that were not broken at are invisible.
     private static func visibleText(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>) -> String {
         let slice = UnsafeBufferPointer(rebasing: units[range])
-        guard slice.contains(TextPreparation.softHyphen) else { return String(decoding: slice, as: UTF16.self) }
-        return String(decoding: slice.filter { $0 != TextPreparation.softHyphen }, as: UTF16.self)
+        // The standard library's generic UTF-16 decoding is slow for non-ASCII text and
+        // this runs once per line; transcode by hand (lone surrogates become U+FFFD, as
+        // `String(decoding:as:)` makes them).
+        return String(unsafeUninitializedCapacity: slice.count * 3) { utf8 in
+            var written = 0
+            func put(_ byte: UInt32) {
+                utf8[written] = UInt8(truncatingIfNeeded: byte)
+                written += 1
+            }
+            var index = 0
+            while index < slice.count {
+                let unit = slice[index]
+                index += 1
+                var value = UInt32(unit)
+                if unit == TextPreparation.softHyphen { continue }
+                if UTF16.isLeadSurrogate(unit), index < slice.count, UTF16.isTrailSurrogate(slice[index]) {
+                    value = 0x1_0000 + ((value - 0xD800) << 10) + (UInt32(slice[index]) - 0xDC00)
+                    index += 1
+                } else if UTF16.isLeadSurrogate(unit) || UTF16.isTrailSurrogate(unit) {
+                    value = 0xFFFD
+                }
+                switch value {
+                case 0..<0x80:
+                    put(value)
+                case 0x80..<0x800:
+                    put(0xC0 | value >> 6)
+                    put(0x80 | value & 0x3F)
+                case 0x800..<0x1_0000:
+                    put(0xE0 | value >> 12)
+                    put(0x80 | value >> 6 & 0x3F)
+                    put(0x80 | value & 0x3F)
+                default:
+                    put(0xF0 | value >> 18)
+                    put(0x80 | value >> 12 & 0x3F)
+                    put(0x80 | value >> 6 & 0x3F)
+                    put(0x80 | value & 0x3F)
+                }
+            }
+            return written
+        }
     }
 
     // MARK: - LayoutUnit arithmetic

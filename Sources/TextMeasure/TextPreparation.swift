@@ -58,7 +58,12 @@ enum TextPreparation {
                 units.append(space)
             }
             spacePending = false
-            units.append(contentsOf: UTF16.encode(scalar)!)
+            if value < 0x1_0000 {
+                units.append(UInt16(truncatingIfNeeded: value))
+            } else {
+                units.append(UTF16.leadSurrogate(scalar))
+                units.append(UTF16.trailSurrogate(scalar))
+            }
         }
         return units
     }
