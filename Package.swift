@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
@@ -66,13 +67,19 @@ let package = Package(
             dependencies: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
         // The probe cache: SQLite through GRDB, keyed by source and validator.
         .target(
             name: "ProbeCache",
-            dependencies: ["ImageProbe", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "ImageProbe", "RemoteFetch", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -109,7 +116,13 @@ let package = Package(
             name: "WaterfallLayoutTests",
             dependencies: ["WaterfallLayout", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: swiftSettings),
-        .testTarget(name: "RemoteFetchTests", dependencies: ["RemoteFetch"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RemoteFetchTests",
+            dependencies: [
+                "RemoteFetch", .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings),
         .testTarget(name: "ProbeCacheTests", dependencies: ["ProbeCache"], swiftSettings: swiftSettings),
         .testTarget(name: "FeedLayoutTests", dependencies: ["FeedLayout"], swiftSettings: swiftSettings),
         .testTarget(name: "EndToEndTests", dependencies: ["feedlayout"], swiftSettings: swiftSettings),
