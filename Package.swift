@@ -109,7 +109,12 @@ let package = Package(
         .testTarget(
             name: "FeedIngestTests", dependencies: ["FeedIngest"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "ImageProbeTests", dependencies: ["ImageProbe"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
+            name: "ImageProbeTests",
+            dependencies: [
+                "ImageProbe", "RemoteFetch", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "TextMeasureTests", dependencies: ["TextMeasure"], exclude: ["Chromium"], swiftSettings: swiftSettings),
         .testTarget(
@@ -123,9 +128,21 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings),
-        .testTarget(name: "ProbeCacheTests", dependencies: ["ProbeCache"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ProbeCacheTests",
+            dependencies: [
+                "ProbeCache", "ImageProbe", "RemoteFetch", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings),
         .testTarget(name: "FeedLayoutTests", dependencies: ["FeedLayout"], swiftSettings: swiftSettings),
-        .testTarget(name: "EndToEndTests", dependencies: ["feedlayout"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "feedlayout", .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]
 )

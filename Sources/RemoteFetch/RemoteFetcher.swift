@@ -253,7 +253,9 @@ public final class RemoteFetcher: Sendable {
             }
             guard case .needMoreBytes(let atLeast) = lastStep else { continue }
             if atLeast > configuration.maximumBytes { throw tooLarge(url) }
-            wanted = min(configuration.maximumBytes, max(atLeast, 2 * buffer.count))
+            // A header asks for the end of the segment it skips plus the next marker; the segment after
+            // that usually follows within a few kilobytes, so ask a little beyond to save a round trip.
+            wanted = min(configuration.maximumBytes, max(atLeast + 4096, 2 * buffer.count))
             if let total = resource.totalSize { wanted = min(wanted, total) }
             if wanted <= buffer.count { throw incomplete(url, at: buffer.count) }
             logger.debug("fetching a further range", metadata: ["url": "\(url)", "from": "\(buffer.count)", "to": "\(wanted)"])

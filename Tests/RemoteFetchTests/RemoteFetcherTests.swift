@@ -46,7 +46,7 @@ struct RemoteFetcherTests {
             guard case .fetched(let prefix, let resource) = outcome else { Issue.record("not fetched"); return }
             #expect(prefix == Array(body.prefix(20_000)))
             #expect(resource.requestCount == 2)
-            #expect(server.requests(for: "/b.bin").map(\.range) == ["bytes=0-4095", "bytes=4096-19999"])
+            #expect(server.requests(for: "/b.bin").map(\.range) == ["bytes=0-4095", "bytes=4096-24095"])
         }
     }
 
