@@ -75,6 +75,10 @@ public enum Records {
             json.field("format", info.format.rawValue)
             json.field("orientation", info.orientation)
         }
+        if let placeholder = item.photo.placeholder {
+            json.key("placeholder")
+            writePlaceholder(placeholder, into: &json)
+        }
         json.endObject()
         json.key("annotation")
         json.beginObject()

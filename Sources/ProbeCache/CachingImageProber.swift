@@ -61,7 +61,7 @@ public struct CachingImageProber: Sendable {
         if ImageProber.isRemote(source) {
             return await probeRemote(source, cached: cached, cache: cache, withPlaceholder: withPlaceholder)
         }
-        guard let validator = Self.fileValidator(source) else {
+        guard let validator = ProbeValidator.file(atPath: source) else {
             return await probeUncached(source, withPlaceholder: withPlaceholder)
         }
         if let cached, cached.validator == validator, !withPlaceholder || cached.placeholder != nil {
@@ -141,8 +141,13 @@ public struct CachingImageProber: Sendable {
         }
     }
 
-    /// Size and modification time (ns) of a regular file, or `nil` when it cannot be stat'ed.
-    static func fileValidator(_ path: String) -> ProbeValidator? {
+}
+
+extension ProbeValidator {
+    /// The validator of a regular file: its size and modification time (ns); `nil` when it cannot be stat'ed.
+    /// - Parameter path: A file path.
+    /// - Returns: The validator, or `nil` for a missing file, a folder, a pipe or a device.
+    public static func file(atPath path: String) -> ProbeValidator? {
         var status = stat()
         guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
         #if canImport(Darwin)

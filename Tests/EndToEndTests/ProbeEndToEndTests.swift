@@ -111,3 +111,42 @@ struct ProbeEndToEndTests {
         #expect((records[1]["error"] as? [String: Any])?["code"] as? String == "notDecodable")
     }
 }
+
+/// `layout --placeholders` and the probe cache in the pipeline.
+@Suite(.timeLimit(.minutes(2)))
+struct LayoutPlaceholderEndToEndTests {
+    static func photos(_ output: CommandRunner.Output) throws -> [[String: Any]] {
+        try ProbeEndToEndTests.records(output).flatMap { page in
+            try #require(page["items"] as? [[String: Any]]).map { try #require($0["photo"] as? [String: Any]) }
+        }
+    }
+
+    @Test func placeholdersReachThePageItemsAndTheCacheGivesTheSamePages() throws {
+        let folder = try CommandRunner.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let cachePath = folder.appendingPathComponent("probe.sqlite").path
+        let plain = try CommandRunner.run(["layout", CommandRunner.sampleFeed, "--no-cache"])
+        let first = try CommandRunner.run(["layout", CommandRunner.sampleFeed, "--placeholders", "--cache", cachePath])
+        let second = try CommandRunner.run(["layout", CommandRunner.sampleFeed, "--placeholders", "--cache", cachePath])
+        #expect(first.status == plain.status)
+        #expect(second.stdout == first.stdout, "cached pages are byte-identical")
+        let photos = try Self.photos(first)
+        let plainPhotos = try Self.photos(plain)
+        #expect(photos.count == plainPhotos.count)
+        var withPlaceholder = 0
+        for (photo, plainPhoto) in zip(photos, plainPhotos) {
+            // The existing fields keep their values; the placeholder is added after them.
+            for key in ["url", "width", "height", "sizeFrom", "format", "orientation"] {
+                #expect("\(photo[key] ?? "-")" == "\(plainPhoto[key] ?? "-")")
+            }
+            #expect(plainPhoto["placeholder"] == nil)
+            if let placeholder = photo["placeholder"] as? [String: Any] {
+                withPlaceholder += 1
+                #expect([7, 9].contains((placeholder["color"] as? String)?.count ?? 0), "#rrggbb or #rrggbbaa")
+                #expect((placeholder["thumbHash"] as? String)?.isEmpty == false)
+            }
+        }
+        #expect(withPlaceholder >= 40)
+        #expect(FileManager.default.fileExists(atPath: cachePath))
+    }
+}
