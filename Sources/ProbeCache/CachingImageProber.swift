@@ -25,7 +25,8 @@ public struct ProbeResult: Sendable {
 /// the entry is current. URLs with a stored ETag or Last-Modified are revalidated with a
 /// conditional range request: a 304 costs one round trip and no body. Standard input is never
 /// cached. A cache that fails while running is logged and bypassed: probing must not fail because
-/// a cache did.
+/// a cache did. Cache reads and writes are synchronous SQLite calls of well under a millisecond
+/// (WAL mode: readers never wait for the writer), so they run inline rather than on another thread.
 public struct CachingImageProber: Sendable {
     /// The prober behind the cache.
     public var prober: ImageProber

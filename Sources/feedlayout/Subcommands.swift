@@ -100,7 +100,13 @@ extension FeedLayoutCommand {
                 """)
 
         @Argument(help: "Image files, - for standard input, or http(s) URLs.")
-        var images: [String]
+        var images: [String] = []
+
+        @Option(
+            help: ArgumentHelp(
+                "Also probe the inputs listed in this file, one per line (- reads the list from standard input).",
+                discussion: "For thousands of inputs: parsing them as arguments costs more than probing them."))
+        var inputList: String?
 
         @Option(help: "How many images are probed at once.")
         var concurrency: Int = 16
@@ -126,7 +132,10 @@ extension FeedLayoutCommand {
         @OptionGroup(title: "Remote images") var remote: RemoteOptions
 
         func validate() throws {
-            guard !images.isEmpty else { throw ValidationError("name at least one image") }
+            guard !images.isEmpty || inputList != nil else { throw ValidationError("name at least one image") }
+            if inputList == "-" && images.contains("-") {
+                throw ValidationError("standard input cannot hold both the input list and an image")
+            }
             guard concurrency >= 1 else { throw ValidationError("--concurrency must be at least 1") }
             guard pixelBudget >= 1 else { throw ValidationError("--pixel-budget must be at least 1") }
             guard maxScans >= 0 else { throw ValidationError("--max-scans must be 0 or more") }
@@ -134,7 +143,26 @@ extension FeedLayoutCommand {
             if images.filter({ $0 == "-" }).count > 1 { throw ValidationError("- (standard input) can be given once") }
         }
 
+        /// The arguments, then the lines of `--input-list` (blank lines skipped).
+        private func sources() throws -> [String] {
+            guard let inputList else { return images }
+            let text: String
+            do {
+                text = inputList == "-"
+                    ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+                    : try String(contentsOfFile: inputList, encoding: .utf8)
+            } catch {
+                throw LayoutError(.invalidOptions, "--input-list \(inputList): cannot be read (\(error.localizedDescription))")
+            }
+            let listed = text.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
+            if listed.contains("-") && (inputList == "-" || images.contains("-")) {
+                throw LayoutError(.invalidOptions, "--input-list \(inputList): standard input (-) can be used once")
+            }
+            return images + listed
+        }
+
         func run() async throws {
+            let images = try sources()
             let decodeOptions = PixelDecodeOptions(pixelBudget: pixelBudget, maximumProgressiveScans: maxScans)
             let probeCache: ProbeCache?
             do {
@@ -148,14 +176,14 @@ extension FeedLayoutCommand {
             let prober = CachingImageProber(
                 prober: ImageProber(remote: fetcher.map { RemoteImageProber(fetcher: $0) }), cache: probeCache,
                 decodeOptions: decodeOptions, logger: logger)
-            let failures = await probeAll(prober: prober, decodeOptions: decodeOptions)
+            let failures = await probeAll(images, prober: prober, decodeOptions: decodeOptions)
             try await fetcher?.shutdown()
             if failures > 0 { throw ExitCode(CommandLineFailure.someInputsFailed) }
         }
 
         /// Probes with at most `concurrency` images in flight and prints each record as soon as every
         /// earlier one is printed, so output keeps input order without waiting for the slowest image.
-        private func probeAll(prober: CachingImageProber, decodeOptions: PixelDecodeOptions) async -> Int {
+        private func probeAll(_ images: [String], prober: CachingImageProber, decodeOptions: PixelDecodeOptions) async -> Int {
             let verify = verify
             let placeholders = placeholders
             var json = JSONWriter(reservingCapacity: 1 << 16)
