@@ -100,6 +100,24 @@ struct ProbeEndToEndTests {
         #expect(bypassed.status == 0)
     }
 
+    @Test func anInputListGivesTheSameRecordsAsArguments() throws {
+        let folder = try CommandRunner.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let paths = Self.images.map { Self.fixtures + "/" + $0 } + ["missing.jpg"]
+        let list = folder.appendingPathComponent("inputs.txt")
+        try (paths.joined(separator: "\n") + "\n\n").write(to: list, atomically: true, encoding: .utf8)
+        let fromArguments = try CommandRunner.run(["probe", "--no-cache"] + paths)
+        let fromFile = try CommandRunner.run(["probe", "--no-cache", "--input-list", list.path])
+        let fromStdin = try CommandRunner.run(["probe", "--no-cache", "--input-list", "-"], stdin: Data(paths.joined(separator: "\n").utf8))
+        #expect(fromArguments.status == 1)
+        #expect(fromFile.status == 1 && fromStdin.status == 1)
+        #expect(fromFile.stdout == fromArguments.stdout)
+        #expect(fromStdin.stdout == fromArguments.stdout)
+        let unreadable = try CommandRunner.run(["probe", "--no-cache", "--input-list", folder.appendingPathComponent("nope").path])
+        #expect(unreadable.status == 2)
+        #expect(unreadable.stderr.contains("--input-list"))
+    }
+
     @Test func verifyReportsDecodability() throws {
         let output = try CommandRunner.run([
             "probe", "--no-cache", "--verify", Self.fixtures + "/jpeg-baseline.jpg", Self.fixtures + "/png-bad-idat-crc.png",

@@ -216,7 +216,7 @@ struct RemoteFetcherTests {
                     #expect(error?.code == .privateAddress)
                     #expect(error?.message.contains("--allow-private-network") == true)
                 }
-                // A redirect from an allowed place to a private one is refused too: every hop is checked.
+                // Only http and https are fetched.
                 let error = await #expect(throws: RemoteFetchError.self) {
                     try await fetcher.streamBody("ftp://example.com/a")
                 }
