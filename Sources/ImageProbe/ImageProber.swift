@@ -49,12 +49,16 @@ public struct ImageProber: Sendable {
             let bytes = try await downloadWithinBudget(source, options: options, header: header)
             return try await Self.runBlocking { () throws(ImageProbeError) in
                 try bytes.withUnsafeBytes { raw in
-                    Result { () throws(ImageProbeError) in try ImagePixelDecoder.verifyDecodable(raw, source: source, options: options) }
+                    Result { () throws(ImageProbeError) in
+                        try ImagePixelDecoder.verifyDecodable(raw, source: source, options: options)
+                    }
                 }.get()
             }
         }
         let local = self.local
-        return try await Self.runBlocking { () throws(ImageProbeError) in try local.verifyDecodable(path: source, options: options) }
+        return try await Self.runBlocking { () throws(ImageProbeError) in
+            try local.verifyDecodable(path: source, options: options)
+        }
     }
 
     /// Builds an image's placeholder (average colour and ThumbHash); see ``ImagePixelDecoder/placeholder(_:source:options:)``.
@@ -71,12 +75,16 @@ public struct ImageProber: Sendable {
             let bytes = try await downloadWithinBudget(source, options: options, header: header)
             return try await Self.runBlocking { () throws(ImageProbeError) in
                 try bytes.withUnsafeBytes { raw in
-                    Result { () throws(ImageProbeError) in try ImagePixelDecoder.placeholder(raw, source: source, options: options) }
+                    Result { () throws(ImageProbeError) in
+                        try ImagePixelDecoder.placeholder(raw, source: source, options: options)
+                    }
                 }.get()
             }
         }
         let local = self.local
-        return try await Self.runBlocking { () throws(ImageProbeError) in try local.placeholder(path: source, options: options) }
+        return try await Self.runBlocking { () throws(ImageProbeError) in
+            try local.placeholder(path: source, options: options)
+        }
     }
 
     /// Probes first so that an image above the pixel budget costs only a range request, then downloads it.
@@ -89,7 +97,8 @@ public struct ImageProber: Sendable {
         if info.exceedsPixelBudget(options.pixelBudget) {
             throw ImageProbeError(
                 code: .exceedsPixelBudget,
-                message: "\(info.width)×\(info.height) is above the pixel budget of \(options.pixelBudget); raise the budget to decode it",
+                message:
+                    "\(info.width)×\(info.height) is above the pixel budget of \(options.pixelBudget); raise the budget to decode it",
                 source: url)
         }
         return try await remote.download(url: url)
@@ -98,7 +107,8 @@ public struct ImageProber: Sendable {
     private func remoteProber(for url: String) throws(ImageProbeError) -> RemoteImageProber {
         guard let remote else {
             throw ImageProbeError(
-                code: .refused, message: "remote images are not fetched in this configuration; download the image first",
+                code: .refused,
+                message: "remote images are not fetched in this configuration; download the image first",
                 source: url)
         }
         return remote

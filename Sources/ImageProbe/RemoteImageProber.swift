@@ -73,7 +73,8 @@ public struct RemoteImageProber: Sendable {
         case .fetched(.failure(let error), _):
             throw error.attributed(to: url)
         case .fetched(.needMoreBytes, _):
-            throw ImageProbeError(code: .truncated, message: "the image ends inside its header; fix the image", source: url)
+            throw ImageProbeError(
+                code: .truncated, message: "the image ends inside its header; fix the image", source: url)
         }
     }
 

@@ -1,3 +1,7 @@
+import ImageProbe
+import Logging
+import RemoteFetch
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -5,9 +9,6 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import ImageProbe
-import Logging
-import RemoteFetch
 
 /// What probing one source produced.
 public struct ProbeResult: Sendable {
@@ -43,7 +44,8 @@ public struct CachingImageProber: Sendable {
     ///   - decodeOptions: Pixel budget and scan cap for placeholders.
     ///   - logger: Where cache failures are reported.
     public init(
-        prober: ImageProber, cache: ProbeCache?, decodeOptions: PixelDecodeOptions = PixelDecodeOptions(), logger: Logger
+        prober: ImageProber, cache: ProbeCache?, decodeOptions: PixelDecodeOptions = PixelDecodeOptions(),
+        logger: Logger
     ) {
         self.prober = prober
         self.cache = cache
@@ -66,16 +68,21 @@ public struct CachingImageProber: Sendable {
             return await probeUncached(source, withPlaceholder: withPlaceholder)
         }
         if let cached, cached.validator == validator, !withPlaceholder || cached.placeholder != nil {
-            return ProbeResult(info: .success(cached.info), placeholder: cached.placeholder.map { .success($0) }, fromCache: true)
+            return ProbeResult(
+                info: .success(cached.info), placeholder: cached.placeholder.map { .success($0) }, fromCache: true)
         }
         let result = await probeUncached(source, withPlaceholder: withPlaceholder)
         if case .success(let info) = result.info {
-            save(CachedProbe(validator: validator, info: info, placeholder: try? result.placeholder?.get()), source, cache)
+            save(
+                CachedProbe(validator: validator, info: info, placeholder: try? result.placeholder?.get()), source,
+                cache)
         }
         return result
     }
 
-    private func probeRemote(_ url: String, cached: CachedProbe?, cache: ProbeCache, withPlaceholder: Bool) async -> ProbeResult {
+    private func probeRemote(_ url: String, cached: CachedProbe?, cache: ProbeCache, withPlaceholder: Bool) async
+        -> ProbeResult
+    {
         guard let remote = prober.remote else { return await probeUncached(url, withPlaceholder: withPlaceholder) }
         var revalidating: RemoteValidator?
         if let cached, case .remote(let validator) = cached.validator, !validator.isEmpty { revalidating = validator }
@@ -95,11 +102,15 @@ public struct CachingImageProber: Sendable {
                     save(CachedProbe(validator: cached.validator, info: cached.info, placeholder: value), url, cache)
                 }
             }
-            return ProbeResult(info: .success(cached.info), placeholder: withPlaceholder ? placeholder : nil, fromCache: true)
+            return ProbeResult(
+                info: .success(cached.info), placeholder: withPlaceholder ? placeholder : nil, fromCache: true)
         case .probed(let info, let resource):
             let placeholder = withPlaceholder ? await makePlaceholder(url, header: info) : nil
             if !resource.validator.isEmpty {
-                save(CachedProbe(validator: .remote(resource.validator), info: info, placeholder: try? placeholder?.get()), url, cache)
+                save(
+                    CachedProbe(
+                        validator: .remote(resource.validator), info: info, placeholder: try? placeholder?.get()), url,
+                    cache)
             }
             return ProbeResult(info: .success(info), placeholder: placeholder, fromCache: false)
         }
@@ -113,11 +124,14 @@ public struct CachingImageProber: Sendable {
             return ProbeResult(info: .failure(error), placeholder: nil, fromCache: false)
         }
         // Standard input cannot be read twice: its placeholder would need the bytes kept, so none is made.
-        let placeholder = withPlaceholder && source != "-" ? await makePlaceholder(source, header: try? info.get()) : nil
+        let placeholder =
+            withPlaceholder && source != "-" ? await makePlaceholder(source, header: try? info.get()) : nil
         return ProbeResult(info: info, placeholder: placeholder, fromCache: false)
     }
 
-    private func makePlaceholder(_ source: String, header: ImageInfo?) async -> Result<ImagePlaceholder, ImageProbeError> {
+    private func makePlaceholder(_ source: String, header: ImageInfo?) async -> Result<
+        ImagePlaceholder, ImageProbeError
+    > {
         do {
             return .success(try await prober.placeholder(source, options: decodeOptions, header: header))
         } catch {
@@ -156,6 +170,7 @@ extension ProbeValidator {
         #else
             let time = status.st_mtim
         #endif
-        return .file(size: Int(status.st_size), modifiedNanoseconds: Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec))
+        return .file(
+            size: Int(status.st_size), modifiedNanoseconds: Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec))
     }
 }

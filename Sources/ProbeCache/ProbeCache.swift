@@ -55,7 +55,9 @@ public final class ProbeCache: Sendable {
             } catch {
                 throw ProbeCacheError(
                     code: .unavailable, path: path,
-                    reason: "cannot create the folder \(folder) (\(error.localizedDescription)); choose another path with --cache or pass --no-cache")
+                    reason:
+                        "cannot create the folder \(folder) (\(error.localizedDescription)); choose another path with --cache or pass --no-cache"
+                )
             }
         }
         var configuration = Configuration()
@@ -129,7 +131,8 @@ public final class ProbeCache: Sendable {
     public func entry(for source: String) throws(ProbeCacheError) -> CachedProbe? {
         do {
             return try database.read { db in
-                try Row.fetchOne(db, sql: "SELECT * FROM probe WHERE source = ?", arguments: [source]).flatMap(Self.decode)
+                try Row.fetchOne(db, sql: "SELECT * FROM probe WHERE source = ?", arguments: [source]).flatMap(
+                    Self.decode)
             }
         } catch {
             throw Self.translate(error, path: path)
@@ -158,7 +161,8 @@ public final class ProbeCache: Sendable {
         }
         let info = entry.info
         let flags =
-            (info.isProgressive ? 1 : 0) | (info.isInterlaced ? 2 : 0) | (info.isAnimated ? 4 : 0) | (info.isCMYK ? 8 : 0)
+            (info.isProgressive ? 1 : 0) | (info.isInterlaced ? 2 : 0) | (info.isAnimated ? 4 : 0)
+            | (info.isCMYK ? 8 : 0)
             | (info.isAppleOptimizedPNG ? 16 : 0)
         let color = entry.placeholder.map { placeholder -> Int64 in
             let c = placeholder.averageColor
@@ -208,7 +212,8 @@ public final class ProbeCache: Sendable {
             bytesRead: row["bytesRead"], isProgressive: flags & 1 != 0, isInterlaced: flags & 2 != 0,
             isAnimated: flags & 4 != 0, isCMYK: flags & 8 != 0, bitDepth: row["bitDepth"],
             isAppleOptimizedPNG: flags & 16 != 0,
-            warnings: warnings.isEmpty ? [] : warnings.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+            warnings: warnings.isEmpty
+                ? [] : warnings.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
         var placeholder: ImagePlaceholder?
         if let color: Int64 = row["placeholderColor"], let hash: Data = row["placeholderHash"] {
             placeholder = ImagePlaceholder(

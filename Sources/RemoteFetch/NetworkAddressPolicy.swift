@@ -48,7 +48,8 @@ public enum NetworkAddressPolicy {
             // `::`, `::1` and the deprecated IPv4-compatible form `::a.b.c.d`.
             return true
         }
-        if bytes[0] == 0x00, bytes[1] == 0x64, bytes[2] == 0xFF, bytes[3] == 0x9B, bytes[4..<12].allSatisfy({ $0 == 0 }) {
+        if bytes[0] == 0x00, bytes[1] == 0x64, bytes[2] == 0xFF, bytes[3] == 0x9B, bytes[4..<12].allSatisfy({ $0 == 0 })
+        {
             return isRestricted(ipv4: Array(bytes[12..<16]))  // NAT64
         }
         if bytes[0] == 0x20, bytes[1] == 0x02 {
@@ -112,7 +113,9 @@ public enum NetworkAddressPolicy {
                 let bytes = withUnsafeBytes(of: &address) { Array($0) }
                 addresses.append((String(cString: text), isRestricted(ipv4: bytes)))
             case AF_INET6:
-                var address = socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
+                var address = socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    $0.pointee.sin6_addr
+                }
                 inet_ntop(AF_INET6, &address, &text, socklen_t(text.count))
                 let bytes = withUnsafeBytes(of: &address) { Array($0) }
                 addresses.append((String(cString: text), isRestricted(ipv6: bytes)))

@@ -222,7 +222,8 @@ public final class RemoteFetcher: Sendable {
                 throw RemoteFetchError(
                     code: .httpStatus, url: url,
                     reason: "the server answered HTTP \(status) \(response.status.reasonPhrase)"
-                        + (status == 404 || status == 410 ? "; the image is gone: fix the link" : "; try again later or fix the link"),
+                        + (status == 404 || status == 410
+                            ? "; the image is gone: fix the link" : "; try again later or fix the link"),
                     status: status)
             }
             isFirstRequest = false
@@ -258,7 +259,8 @@ public final class RemoteFetcher: Sendable {
             wanted = min(configuration.maximumBytes, max(atLeast + 4096, 2 * buffer.count))
             if let total = resource.totalSize { wanted = min(wanted, total) }
             if wanted <= buffer.count { throw incomplete(url, at: buffer.count) }
-            logger.debug("fetching a further range", metadata: ["url": "\(url)", "from": "\(buffer.count)", "to": "\(wanted)"])
+            logger.debug(
+                "fetching a further range", metadata: ["url": "\(url)", "from": "\(buffer.count)", "to": "\(wanted)"])
         }
     }
 
@@ -271,7 +273,8 @@ public final class RemoteFetcher: Sendable {
     /// - Parameter url: An http(s) URL.
     /// - Returns: The body and what is known of the resource.
     /// - Throws: ``RemoteFetchError`` for refused addresses, connection failures and statuses other than 200.
-    public func streamBody(_ url: String) async throws(RemoteFetchError) -> (body: RemoteBody, resource: RemoteResource) {
+    public func streamBody(_ url: String) async throws(RemoteFetchError) -> (body: RemoteBody, resource: RemoteResource)
+    {
         do {
             return try await limiter.withPermit {
                 let deadline = NIODeadline.now() + TimeAmount(configuration.totalTimeout)
@@ -332,7 +335,8 @@ public final class RemoteFetcher: Sendable {
             else {
                 throw RemoteFetchError(
                     code: .tooManyRedirects, url: originalURL,
-                    reason: "HTTP \(response.status.code) from \(current) without a usable Location header; fix the link")
+                    reason:
+                        "HTTP \(response.status.code) from \(current) without a usable Location header; fix the link")
             }
             current = next
         }
@@ -375,7 +379,8 @@ public final class RemoteFetcher: Sendable {
             }
             if addresses.isEmpty {
                 throw RemoteFetchError(
-                    code: .nameResolution, url: originalURL, reason: "\(host) resolves to no address; check the host name")
+                    code: .nameResolution, url: originalURL,
+                    reason: "\(host) resolves to no address; check the host name")
             }
         }
     }
@@ -391,13 +396,16 @@ public final class RemoteFetcher: Sendable {
     private func totalTimeout(_ url: String) -> RemoteFetchError {
         RemoteFetchError(
             code: .timeout, url: url,
-            reason: "the fetch took longer than \(configuration.totalTimeout) in all; try again later or raise the timeout")
+            reason:
+                "the fetch took longer than \(configuration.totalTimeout) in all; try again later or raise the timeout")
     }
 
     private func tooLarge(_ url: String) -> RemoteFetchError {
         RemoteFetchError(
             code: .tooLarge, url: url,
-            reason: "the body is larger than the byte cap of \(configuration.maximumBytes) bytes; raise the cap if the resource is trusted")
+            reason:
+                "the body is larger than the byte cap of \(configuration.maximumBytes) bytes; raise the cap if the resource is trusted"
+        )
     }
 
     private func incomplete(_ url: String, at count: Int) -> RemoteFetchError {
@@ -434,15 +442,21 @@ public final class RemoteFetcher: Sendable {
             case .connectTimeout:
                 return RemoteFetchError(
                     code: .timeout, url: url,
-                    reason: "connecting took longer than \(configuration.connectTimeout); the server is down or unreachable")
+                    reason:
+                        "connecting took longer than \(configuration.connectTimeout); the server is down or unreachable"
+                )
             case .readTimeout:
                 return RemoteFetchError(
                     code: .timeout, url: url,
-                    reason: "the server sent nothing for \(configuration.readTimeout); try again later or raise the read timeout")
+                    reason:
+                        "the server sent nothing for \(configuration.readTimeout); try again later or raise the read timeout"
+                )
             case .deadlineExceeded:
                 return RemoteFetchError(
                     code: .timeout, url: url,
-                    reason: "the fetch took longer than \(configuration.totalTimeout) in all; try again later or raise the timeout")
+                    reason:
+                        "the fetch took longer than \(configuration.totalTimeout) in all; try again later or raise the timeout"
+                )
             case .cancelled:
                 return RemoteFetchError(code: .cancelled, url: url, reason: "the fetch was cancelled")
             default:
@@ -480,13 +494,17 @@ public struct RemoteBody: AsyncSequence, Sendable {
                 if NIODeadline.now() > deadline {
                     throw RemoteFetchError(
                         code: .timeout, url: url,
-                        reason: "the download took longer than \(configuration.totalTimeout) in all; try again later or raise the timeout")
+                        reason:
+                            "the download took longer than \(configuration.totalTimeout) in all; try again later or raise the timeout"
+                    )
                 }
                 received += chunk.readableBytes
                 if received > maximumBytes {
                     throw RemoteFetchError(
                         code: .tooLarge, url: url,
-                        reason: "the body is larger than the byte cap of \(maximumBytes) bytes; raise the cap if the resource is trusted")
+                        reason:
+                            "the body is larger than the byte cap of \(maximumBytes) bytes; raise the cap if the resource is trusted"
+                    )
                 }
                 return Array(chunk.readableBytesView)
             } catch let error as RemoteFetchError {

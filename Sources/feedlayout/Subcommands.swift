@@ -111,7 +111,10 @@ extension FeedLayoutCommand {
         @Option(help: "How many images are probed at once.")
         var concurrency: Int = 16
 
-        @Flag(help: "Decode JPEG and PNG pixels (libjpeg, libpng) and report whether they are decodable; warnings are fatal.")
+        @Flag(
+            help:
+                "Decode JPEG and PNG pixels (libjpeg, libpng) and report whether they are decodable; warnings are fatal."
+        )
         var verify = false
 
         @Option(help: "With --verify or --placeholders: refuse to decode images above this many pixels.")
@@ -148,11 +151,13 @@ extension FeedLayoutCommand {
             guard let inputList else { return images }
             let text: String
             do {
-                text = inputList == "-"
+                text =
+                    inputList == "-"
                     ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
                     : try String(contentsOfFile: inputList, encoding: .utf8)
             } catch {
-                throw LayoutError(.invalidOptions, "--input-list \(inputList): cannot be read (\(error.localizedDescription))")
+                throw LayoutError(
+                    .invalidOptions, "--input-list \(inputList): cannot be read (\(error.localizedDescription))")
             }
             let listed = text.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
             if listed.contains("-") && (inputList == "-" || images.contains("-")) {
@@ -183,7 +188,9 @@ extension FeedLayoutCommand {
 
         /// Probes with at most `concurrency` images in flight and prints each record as soon as every
         /// earlier one is printed, so output keeps input order without waiting for the slowest image.
-        private func probeAll(_ images: [String], prober: CachingImageProber, decodeOptions: PixelDecodeOptions) async -> Int {
+        private func probeAll(_ images: [String], prober: CachingImageProber, decodeOptions: PixelDecodeOptions) async
+            -> Int
+        {
             let verify = verify
             let placeholders = placeholders
             var json = JSONWriter(reservingCapacity: 1 << 16)
@@ -201,7 +208,8 @@ extension FeedLayoutCommand {
                         let result = await prober.probe(source, withPlaceholder: placeholders)
                         guard verify, case .success(let header) = result.info else { return (index, result, nil) }
                         do throws(ImageProbeError) {
-                            let report = try await prober.prober.verifyDecodable(source, options: decodeOptions, header: header)
+                            let report = try await prober.prober.verifyDecodable(
+                                source, options: decodeOptions, header: header)
                             return (index, result, .success(report))
                         } catch {
                             return (index, result, .failure(error))
@@ -220,7 +228,8 @@ extension FeedLayoutCommand {
                             failures += 1
                         }
                         Records.writeProbe(
-                            source: source, result: result.info, decoding: decoding, placeholder: result.placeholder, into: &json)
+                            source: source, result: result.info, decoding: decoding, placeholder: result.placeholder,
+                            into: &json)
                         json.appendRaw("\n")
                         nextToPrint += 1
                     }
@@ -255,7 +264,9 @@ extension FeedLayoutCommand {
             var maxRequests: Int = 16
 
             func validate() throws {
-                for (name, value) in [("--connect-timeout", connectTimeout), ("--read-timeout", readTimeout), ("--timeout", timeout)] {
+                for (name, value) in [
+                    ("--connect-timeout", connectTimeout), ("--read-timeout", readTimeout), ("--timeout", timeout),
+                ] {
                     guard value > 0, value.isFinite else { throw ValidationError("\(name) must be above 0 seconds") }
                 }
                 guard maxRedirects >= 0 else { throw ValidationError("--max-redirects must be 0 or more") }
@@ -265,8 +276,10 @@ extension FeedLayoutCommand {
 
             var configuration: RemoteFetchConfiguration {
                 RemoteFetchConfiguration(
-                    connectTimeout: .milliseconds(Int(connectTimeout * 1000)), readTimeout: .milliseconds(Int(readTimeout * 1000)),
-                    totalTimeout: .milliseconds(Int(timeout * 1000)), maximumRedirects: maxRedirects, maximumBytes: maxBytes,
+                    connectTimeout: .milliseconds(Int(connectTimeout * 1000)),
+                    readTimeout: .milliseconds(Int(readTimeout * 1000)),
+                    totalTimeout: .milliseconds(Int(timeout * 1000)), maximumRedirects: maxRedirects,
+                    maximumBytes: maxBytes,
                     maximumConcurrentRequests: maxRequests, allowPrivateNetwork: allowPrivateNetwork)
             }
         }

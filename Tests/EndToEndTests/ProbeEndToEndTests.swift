@@ -6,7 +6,8 @@ import Testing
 struct ProbeEndToEndTests {
     static let fixtures = CommandRunner.repositoryRoot.appendingPathComponent("Tests/ImageProbeTests/Fixtures").path
     static let images = [
-        "jpeg-baseline.jpg", "jpeg-gradient-orientation-6.jpg", "png-gradient.png", "gif-animated.gif", "webp-lossless.webp",
+        "jpeg-baseline.jpg", "jpeg-gradient-orientation-6.jpg", "png-gradient.png", "gif-animated.gif",
+        "webp-lossless.webp",
         "jpeg-progressive.jpg", "png-interlaced.png", "bmp-top-down.bmp",
     ]
 
@@ -19,7 +20,8 @@ struct ProbeEndToEndTests {
     static func serveFixtures(_ server: TestHTTPServer, honoursRange: Bool = true) throws -> [String] {
         try images.filter { FileManager.default.fileExists(atPath: fixtures + "/" + $0) }.map { name in
             let bytes = try Data(contentsOf: URL(fileURLWithPath: fixtures + "/" + name))
-            server.serve("/img/" + name, .init(body: [UInt8](bytes), honoursRange: honoursRange, entityTag: "\"\(name)\""))
+            server.serve(
+                "/img/" + name, .init(body: [UInt8](bytes), honoursRange: honoursRange, entityTag: "\"\(name)\""))
             return name
         }
     }
@@ -34,7 +36,8 @@ struct ProbeEndToEndTests {
                 inputs.append(Self.fixtures + "/" + name)
             }
             inputs.append(server.url("/img/missing.jpg"))
-            let output = try CommandRunner.run(["probe", "--no-cache", "--allow-private-network", "--concurrency", "4"] + inputs)
+            let output = try CommandRunner.run(
+                ["probe", "--no-cache", "--allow-private-network", "--concurrency", "4"] + inputs)
             #expect(output.status == 1, "one input is missing")
             let records = try Self.records(output)
             #expect(records.map { $0["source"] as? String } == inputs)
@@ -108,19 +111,23 @@ struct ProbeEndToEndTests {
         try (paths.joined(separator: "\n") + "\n\n").write(to: list, atomically: true, encoding: .utf8)
         let fromArguments = try CommandRunner.run(["probe", "--no-cache"] + paths)
         let fromFile = try CommandRunner.run(["probe", "--no-cache", "--input-list", list.path])
-        let fromStdin = try CommandRunner.run(["probe", "--no-cache", "--input-list", "-"], stdin: Data(paths.joined(separator: "\n").utf8))
+        let fromStdin = try CommandRunner.run(
+            ["probe", "--no-cache", "--input-list", "-"], stdin: Data(paths.joined(separator: "\n").utf8))
         #expect(fromArguments.status == 1)
         #expect(fromFile.status == 1 && fromStdin.status == 1)
         #expect(fromFile.stdout == fromArguments.stdout)
         #expect(fromStdin.stdout == fromArguments.stdout)
-        let unreadable = try CommandRunner.run(["probe", "--no-cache", "--input-list", folder.appendingPathComponent("nope").path])
+        let unreadable = try CommandRunner.run([
+            "probe", "--no-cache", "--input-list", folder.appendingPathComponent("nope").path,
+        ])
         #expect(unreadable.status == 2)
         #expect(unreadable.stderr.contains("--input-list"))
     }
 
     @Test func verifyReportsDecodability() throws {
         let output = try CommandRunner.run([
-            "probe", "--no-cache", "--verify", Self.fixtures + "/jpeg-baseline.jpg", Self.fixtures + "/png-bad-idat-crc.png",
+            "probe", "--no-cache", "--verify", Self.fixtures + "/jpeg-baseline.jpg",
+            Self.fixtures + "/png-bad-idat-crc.png",
             Self.fixtures + "/gif-animated.gif", "--pixel-budget", "1000000",
         ])
         #expect(output.status == 1)

@@ -48,7 +48,9 @@ struct RemoteImageProberTests {
             try await RemoteFetcher.withFetcher(configuration: Self.local, logger: Self.logger) { fetcher in
                 let prober = ImageProber(remote: RemoteImageProber(fetcher: fetcher))
                 for name in names {
-                    let localResult = Result { () throws(ImageProbeError) in try LocalImageProber().probe(path: Fixtures.path(name)) }
+                    let localResult = Result { () throws(ImageProbeError) in
+                        try LocalImageProber().probe(path: Fixtures.path(name))
+                    }
                     let remoteResult: Result<ImageInfo, ImageProbeError>
                     do throws(ImageProbeError) {
                         remoteResult = .success(try await prober.probe(server.url("/" + name)))
@@ -75,7 +77,8 @@ struct RemoteImageProberTests {
         // A baseline JPEG with 40 KB of APP2 before its frame header and 1 MB of padding after it.
         let jpeg = try Fixtures.bytes("jpeg-baseline.jpg")
         let payload = [UInt8](repeating: 0x41, count: 40_000)
-        let segment: [UInt8] = [0xFF, 0xE2, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
+        let segment: [UInt8] =
+            [0xFF, 0xE2, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
         let big = Array(jpeg[0..<2]) + segment + Array(jpeg[2...]) + [UInt8](repeating: 0, count: 1_000_000)
         try await TestHTTPServer.with { server in
             server.serve("/big.jpg", bytes: big)
@@ -116,14 +119,18 @@ struct RemoteImageProberTests {
             server.serve("/a.jpg", bytes: try Fixtures.bytes("jpeg-baseline.jpg"))
             try await RemoteFetcher.withFetcher(logger: Self.logger) { fetcher in
                 let prober = ImageProber(remote: RemoteImageProber(fetcher: fetcher))
-                let refused = await #expect(throws: ImageProbeError.self) { try await prober.probe(server.url("/a.jpg")) }
+                let refused = await #expect(throws: ImageProbeError.self) {
+                    try await prober.probe(server.url("/a.jpg"))
+                }
                 #expect(refused?.code == .refused)
                 #expect(refused?.message.hasPrefix(server.url("/a.jpg")) == true)
             }
             #expect(server.requests.isEmpty)
             try await RemoteFetcher.withFetcher(configuration: Self.local, logger: Self.logger) { fetcher in
                 let prober = ImageProber(remote: RemoteImageProber(fetcher: fetcher))
-                let missing = await #expect(throws: ImageProbeError.self) { try await prober.probe(server.url("/nope.jpg")) }
+                let missing = await #expect(throws: ImageProbeError.self) {
+                    try await prober.probe(server.url("/nope.jpg"))
+                }
                 #expect(missing?.code == .httpStatus)
             }
             let offline = ImageProber(remote: nil)

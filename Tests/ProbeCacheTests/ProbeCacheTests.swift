@@ -15,7 +15,8 @@ struct ProbeCacheTests {
     }()
 
     static func temporaryFolder() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("probe-cache-\(UUID().uuidString)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("probe-cache-\(UUID().uuidString)")
+            .path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }
@@ -25,7 +26,8 @@ struct ProbeCacheTests {
         info: ImageInfo(
             format: .jpeg, width: 6, height: 4, orientation: 6, bytesRead: 634, isProgressive: true, isCMYK: true,
             bitDepth: 8, warnings: ["one", "two"]),
-        placeholder: ImagePlaceholder(averageColor: PlaceholderColor(red: 1, green: 2, blue: 3, alpha: 4), thumbHash: [9, 8, 7]))
+        placeholder: ImagePlaceholder(
+            averageColor: PlaceholderColor(red: 1, green: 2, blue: 3, alpha: 4), thumbHash: [9, 8, 7]))
 
     @Test func entriesRoundTripThroughTheFile() throws {
         let folder = try Self.temporaryFolder()
@@ -66,7 +68,10 @@ struct ProbeCacheTests {
         let path = folder + "/probe.sqlite"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version=99'); c.commit()", path]
+        process.arguments = [
+            "python3", "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version=99'); c.commit()", path,
+        ]
         try process.run()
         process.waitUntilExit()
         try #require(process.terminationStatus == 0)
@@ -76,9 +81,12 @@ struct ProbeCacheTests {
     }
 
     @Test func theDefaultPathFollowsXDG() {
-        #expect(ProbeCache.defaultPath(environment: ["XDG_CACHE_HOME": "/c", "HOME": "/h"]) == "/c/feedlayout/probe.sqlite")
+        #expect(
+            ProbeCache.defaultPath(environment: ["XDG_CACHE_HOME": "/c", "HOME": "/h"]) == "/c/feedlayout/probe.sqlite")
         #expect(ProbeCache.defaultPath(environment: ["HOME": "/h"]) == "/h/.cache/feedlayout/probe.sqlite")
-        #expect(ProbeCache.defaultPath(environment: ["XDG_CACHE_HOME": "relative", "HOME": "/h"]) == "/h/.cache/feedlayout/probe.sqlite")
+        #expect(
+            ProbeCache.defaultPath(environment: ["XDG_CACHE_HOME": "relative", "HOME": "/h"])
+                == "/h/.cache/feedlayout/probe.sqlite")
     }
 
     @Test func manyTasksAndTwoConnectionsShareTheFile() async throws {
@@ -152,9 +160,14 @@ struct ProbeCacheTests {
                     let requests = server.requests(for: path)
                     #expect(requests.count == 2)
                     #expect(requests.last?.range == "bytes=0-16383")
-                    #expect(requests.last?.headers["if-none-match"] ?? requests.last?.headers["if-modified-since"] != nil)
+                    #expect(
+                        requests.last?.headers["if-none-match"] ?? requests.last?.headers["if-modified-since"] != nil)
                 }
-                server.serve("/a.jpg", .init(body: try [UInt8](Data(contentsOf: URL(fileURLWithPath: Self.fixtures + "/png-rgb.png"))), entityTag: "\"v2\""))
+                server.serve(
+                    "/a.jpg",
+                    .init(
+                        body: try [UInt8](Data(contentsOf: URL(fileURLWithPath: Self.fixtures + "/png-rgb.png"))),
+                        entityTag: "\"v2\""))
                 let changed = await prober.probe(server.url("/a.jpg"), withPlaceholder: false)
                 #expect(!changed.fromCache)
                 #expect(try changed.info.get().format == .png)

@@ -136,7 +136,9 @@ struct RemoteFetcherTests {
 
     @Test func theTotalTimeoutCoversASlowBody() async throws {
         try await TestHTTPServer.with { server in
-            server.serve("/trickle", .init(body: Self.bytes(10_000), honoursRange: false, chunkDelay: .milliseconds(200), chunkSize: 10))
+            server.serve(
+                "/trickle",
+                .init(body: Self.bytes(10_000), honoursRange: false, chunkDelay: .milliseconds(200), chunkSize: 10))
             var configuration = local
             configuration.totalTimeout = .milliseconds(500)
             try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
@@ -209,7 +211,9 @@ struct RemoteFetcherTests {
         try await TestHTTPServer.with { server in
             server.serve("/a.bin", bytes: Self.bytes(100))
             try await RemoteFetcher.withFetcher(logger: logger) { fetcher in
-                for url in [server.url("/a.bin"), "http://[::1]:\(server.port)/a.bin", "http://localhost:\(server.port)/a.bin"] {
+                for url in [
+                    server.url("/a.bin"), "http://[::1]:\(server.port)/a.bin", "http://localhost:\(server.port)/a.bin",
+                ] {
                     let error = await #expect(throws: RemoteFetchError.self) {
                         try await fetcher.fetchPrefix(url, examine: Self.want(10))
                     }
@@ -235,7 +239,9 @@ struct RemoteFetcherTests {
             try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for _ in 0..<6 {
-                        group.addTask { _ = try await fetcher.fetchPrefix(server.url("/slowish"), examine: Self.want(10)) }
+                        group.addTask {
+                            _ = try await fetcher.fetchPrefix(server.url("/slowish"), examine: Self.want(10))
+                        }
                     }
                     try await group.waitForAll()
                 }
@@ -258,7 +264,9 @@ struct NetworkAddressPolicyTests {
         #expect(NetworkAddressPolicy.isRestricted(literal: address) == true)
     }
 
-    @Test(arguments: ["8.8.8.8", "1.1.1.1", "172.32.0.1", "192.169.0.1", "2001:4860:4860::8888", "::ffff:8.8.8.8", "100.128.0.1"])
+    @Test(arguments: [
+        "8.8.8.8", "1.1.1.1", "172.32.0.1", "192.169.0.1", "2001:4860:4860::8888", "::ffff:8.8.8.8", "100.128.0.1",
+    ])
     func publicAddresses(_ address: String) {
         #expect(NetworkAddressPolicy.isRestricted(literal: address) == false)
     }
@@ -268,7 +276,10 @@ struct NetworkAddressPolicyTests {
     }
 
     @Test func contentRangeParses() {
-        #expect(RemoteFetcher.contentRange("bytes 0-4095/100000").map { [$0.start, $0.end, $0.total ?? -1] } == [0, 4095, 100_000])
+        #expect(
+            RemoteFetcher.contentRange("bytes 0-4095/100000").map { [$0.start, $0.end, $0.total ?? -1] } == [
+                0, 4095, 100_000,
+            ])
         #expect(RemoteFetcher.contentRange("bytes 5-9/*")?.total == nil)
         #expect(RemoteFetcher.contentRange("items 1-2/3") == nil)
     }

@@ -130,22 +130,34 @@ private final class RequestHandler: ChannelInboundHandler, @unchecked Sendable {
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
         let keepAlive = head.isKeepAlive
         guard let resource = server.record(head) else {
-            return send(status: .notFound, headers: [:], body: Array("not found".utf8)[...], resource: Resource404, keepAlive: keepAlive, context: context)
+            return send(
+                status: .notFound, headers: [:], body: Array("not found".utf8)[...], resource: Resource404,
+                keepAlive: keepAlive, context: context)
         }
         if let location = resource.redirect {
-            return send(status: .found, headers: ["Location": location], body: [][...], resource: resource, keepAlive: keepAlive, context: context)
+            return send(
+                status: .found, headers: ["Location": location], body: [][...], resource: resource,
+                keepAlive: keepAlive, context: context)
         }
         if let status = resource.status {
-            return send(status: HTTPResponseStatus(statusCode: status), headers: [:], body: Array("status \(status)".utf8)[...], resource: resource, keepAlive: keepAlive, context: context)
+            return send(
+                status: HTTPResponseStatus(statusCode: status), headers: [:], body: Array("status \(status)".utf8)[...],
+                resource: resource, keepAlive: keepAlive, context: context)
         }
         var headers: [String: String] = ["Content-Type": resource.contentType]
         if let tag = resource.entityTag { headers["ETag"] = tag }
         if let date = resource.lastModified { headers["Last-Modified"] = date }
         if let tag = resource.entityTag, head.headers.first(name: "If-None-Match") == tag {
-            return send(status: .notModified, headers: headers, body: [][...], resource: resource, keepAlive: keepAlive, context: context)
+            return send(
+                status: .notModified, headers: headers, body: [][...], resource: resource, keepAlive: keepAlive,
+                context: context)
         }
-        if resource.entityTag == nil, let date = resource.lastModified, head.headers.first(name: "If-Modified-Since") == date {
-            return send(status: .notModified, headers: headers, body: [][...], resource: resource, keepAlive: keepAlive, context: context)
+        if resource.entityTag == nil, let date = resource.lastModified,
+            head.headers.first(name: "If-Modified-Since") == date
+        {
+            return send(
+                status: .notModified, headers: headers, body: [][...], resource: resource, keepAlive: keepAlive,
+                context: context)
         }
         let body = resource.body
         if resource.honoursRange, let range = head.headers.first(name: "Range"), range.hasPrefix("bytes=") {
@@ -155,16 +167,21 @@ private final class RequestHandler: ChannelInboundHandler, @unchecked Sendable {
             let end = min(body.count - 1, bounds.count > 1 ? Int(bounds[1]) ?? (body.count - 1) : body.count - 1)
             guard start < body.count, start <= end else {
                 headers["Content-Range"] = "bytes */\(body.count)"
-                return send(status: .rangeNotSatisfiable, headers: headers, body: [][...], resource: resource, keepAlive: keepAlive, context: context)
+                return send(
+                    status: .rangeNotSatisfiable, headers: headers, body: [][...], resource: resource,
+                    keepAlive: keepAlive, context: context)
             }
             headers["Content-Range"] = "bytes \(start)-\(end)/\(body.count)"
-            return send(status: .partialContent, headers: headers, body: body[start...end], resource: resource, keepAlive: keepAlive, context: context)
+            return send(
+                status: .partialContent, headers: headers, body: body[start...end], resource: resource,
+                keepAlive: keepAlive, context: context)
         }
         send(status: .ok, headers: headers, body: body[...], resource: resource, keepAlive: keepAlive, context: context)
     }
 
     private func send(
-        status: HTTPResponseStatus, headers: [String: String], body: ArraySlice<UInt8>, resource: TestHTTPServer.Resource,
+        status: HTTPResponseStatus, headers: [String: String], body: ArraySlice<UInt8>,
+        resource: TestHTTPServer.Resource,
         keepAlive: Bool, context: ChannelHandlerContext
     ) {
         var responseHeaders = HTTPHeaders(headers.map { ($0.key, $0.value) })
@@ -199,7 +216,9 @@ private final class RequestHandler: ChannelInboundHandler, @unchecked Sendable {
         func writeHead() {
             let context = bound.value
             guard context.channel.isActive else { return }
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: responseHeaders))), promise: nil)
+            context.write(
+                wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: responseHeaders))),
+                promise: nil)
             writeBody(from: 0)
         }
         if let delay = resource.headDelay {
