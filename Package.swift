@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
@@ -66,13 +67,19 @@ let package = Package(
             dependencies: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
         // The probe cache: SQLite through GRDB, keyed by source and validator.
         .target(
             name: "ProbeCache",
-            dependencies: ["ImageProbe", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "ImageProbe", "RemoteFetch", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -92,7 +99,8 @@ let package = Package(
         .executableTarget(
             name: "feedlayout",
             dependencies: [
-                "FeedLayout", "TextMeasure", "WaterfallLayout", "ImageProbe",
+                "FeedLayout", "TextMeasure", "WaterfallLayout", "ImageProbe", "ProbeCache", "RemoteFetch",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -102,18 +110,41 @@ let package = Package(
         .testTarget(
             name: "FeedIngestTests", dependencies: ["FeedIngest"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "ImageProbeTests", dependencies: ["ImageProbe"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
+            name: "ImageProbeTests",
+            dependencies: [
+                "ImageProbe", "RemoteFetch", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "TextMeasureTests", dependencies: ["TextMeasure"], exclude: ["Chromium"], swiftSettings: swiftSettings),
         .testTarget(
             name: "WaterfallLayoutTests",
             dependencies: ["WaterfallLayout", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: swiftSettings),
-        .testTarget(name: "RemoteFetchTests", dependencies: ["RemoteFetch"], swiftSettings: swiftSettings),
-        .testTarget(name: "ProbeCacheTests", dependencies: ["ProbeCache"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RemoteFetchTests",
+            dependencies: [
+                "RemoteFetch", .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ProbeCacheTests",
+            dependencies: [
+                "ProbeCache", "ImageProbe", "RemoteFetch", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings),
         .testTarget(name: "FeedLayoutTests", dependencies: ["FeedLayout"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["feedlayout"], exclude: ["Golden"], swiftSettings: swiftSettings),
+            name: "EndToEndTests",
+            dependencies: [
+                "feedlayout", .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            exclude: ["Golden"],
+            swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -53,6 +53,11 @@ public struct LayoutOptions: Sendable, Hashable {
     public var imageRoot: String?
     /// Stop after this many pages (the last one written then carries a cursor if items remain).
     public var maximumPages: Int?
+    /// Build a placeholder (average colour and ThumbHash) for every photo that can be decoded and carry it into
+    /// the page items, so a client can paint each slot before its photo arrives.
+    public var placeholders: Bool
+    /// The SQLite probe cache (see `ProbeCache`), or `nil` to probe every image every time.
+    public var probeCachePath: String?
 
     public init(
         waterfall: WaterfallConfiguration = WaterfallConfiguration(
@@ -63,7 +68,9 @@ public struct LayoutOptions: Sendable, Hashable {
         fallbackAspectRatio: Double = 1,
         probeConcurrency: Int = 8,
         imageRoot: String? = nil,
-        maximumPages: Int? = nil
+        maximumPages: Int? = nil,
+        placeholders: Bool = false,
+        probeCachePath: String? = nil
     ) {
         self.waterfall = waterfall
         self.annotation = annotation
@@ -72,6 +79,8 @@ public struct LayoutOptions: Sendable, Hashable {
         self.probeConcurrency = probeConcurrency
         self.imageRoot = imageRoot
         self.maximumPages = maximumPages
+        self.placeholders = placeholders
+        self.probeCachePath = probeCachePath
     }
 
     /// A stable digest of every option that changes the output, so a cursor can tell it belongs to them.

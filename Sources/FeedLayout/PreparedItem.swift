@@ -1,5 +1,6 @@
 import FeedIngest
 import ImageProbe
+import ProbeCache
 import TextMeasure
 import WaterfallLayout
 
@@ -22,12 +23,17 @@ public struct ResolvedPhoto: Sendable, Equatable {
     public var sizeSource: PhotoSizeSource
     /// The header facts, when the file was probed.
     public var info: ImageInfo?
+    /// What to paint before the photo arrives, when placeholders were asked for and the image could be decoded.
+    public var placeholder: ImagePlaceholder?
 
-    public init(url: String?, size: Size, sizeSource: PhotoSizeSource, info: ImageInfo?) {
+    public init(
+        url: String?, size: Size, sizeSource: PhotoSizeSource, info: ImageInfo?, placeholder: ImagePlaceholder? = nil
+    ) {
         self.url = url
         self.size = size
         self.sizeSource = sizeSource
         self.info = info
+        self.placeholder = placeholder
     }
 }
 
@@ -72,10 +78,16 @@ struct ItemPreparer: Sendable {
     let titleMeasurer: TextMeasurer
     let textMeasurer: TextMeasurer
     let prober = LocalImageProber()
+    let cache: ProbeCache?
 
     init(options: LayoutOptions, grid: WaterfallGrid) throws(LayoutError) {
         self.options = options
         self.grid = grid
+        do {
+            cache = try options.probeCachePath.map { path throws(ProbeCacheError) in try ProbeCache(path: path) }
+        } catch {
+            throw LayoutError(.invalidOptions, error.message)
+        }
         func measurer(_ style: TextStyle, _ role: String) throws(LayoutError) -> TextMeasurer {
             do {
                 return try TextMeasurer(style: style)
@@ -119,13 +131,13 @@ struct ItemPreparer: Sendable {
         }
         if let path = image.localPath {
             do {
-                let info = try prober.probe(path: path)
+                let (info, placeholder) = try probeLocal(path, url: image.url, warnings: &warnings)
                 for warning in info.warnings {
                     warnings.append(ItemWarning(code: "imageWarning", message: "\(image.url): \(warning)"))
                 }
                 return ResolvedPhoto(
                     url: image.url, size: Size(width: Double(info.displayWidth), height: Double(info.displayHeight)),
-                    sizeSource: .header, info: info)
+                    sizeSource: .header, info: info, placeholder: placeholder)
             } catch {
                 // The reason alone: the error's own message names the local path, which differs per machine.
                 warnings.append(
@@ -142,6 +154,38 @@ struct ItemPreparer: Sendable {
         warnings.append(
             ItemWarning(code: "imageSizeUnknown", message: "\(image.url): size unknown; using the fallback aspect ratio"))
         return ResolvedPhoto(url: image.url, size: fallback, sizeSource: .fallback, info: nil)
+    }
+}
+
+extension ItemPreparer {
+    /// Probes a local image through the cache (keyed by path, validated by size and modification time) and,
+    /// when asked for, builds its placeholder (cached with it).
+    ///
+    /// A placeholder that cannot be built (GIF, WebP and BMP have no decoder here; a damaged file) is a
+    /// `placeholderUnavailable` warning, not an image failure: the size is still right.
+    fileprivate func probeLocal(
+        _ path: String, url: String, warnings: inout [ItemWarning]
+    ) throws(ImageProbeError) -> (ImageInfo, ImagePlaceholder?) {
+        let validator = cache == nil ? nil : ProbeValidator.file(atPath: path)
+        if let cache, let validator, let entry = try? cache.entry(for: path, validator: validator),
+            !options.placeholders || entry.placeholder != nil
+        {
+            return (entry.info, options.placeholders ? entry.placeholder : nil)
+        }
+        let info = try prober.probe(path: path)
+        var placeholder: ImagePlaceholder?
+        if options.placeholders {
+            do {
+                placeholder = try prober.placeholder(path: path, options: PixelDecodeOptions.placeholder)
+            } catch {
+                warnings.append(ItemWarning(code: "placeholderUnavailable", message: "\(url): \(error.reason)"))
+            }
+        }
+        if let cache, let validator {
+            // A cache that cannot be written costs speed, never the layout.
+            try? cache.store(CachedProbe(validator: validator, info: info, placeholder: placeholder), for: path)
+        }
+        return (info, placeholder)
     }
 }
 

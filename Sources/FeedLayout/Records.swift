@@ -95,6 +95,10 @@ public enum Records {
             json.field("format", info.format.rawValue)
             json.field("orientation", info.orientation)
         }
+        if let placeholder = item.photo.placeholder {
+            json.key("placeholder")
+            writePlaceholder(placeholder, into: &json)
+        }
         json.endObject()
         json.key("annotation")
         json.beginObject()
@@ -175,6 +179,25 @@ public enum Records {
 
     /// A `probe` record: one image, or the error that kept it from being read.
     public static func writeProbe(source: String, result: Result<ImageInfo, ImageProbeError>, into json: inout JSONWriter) {
+        writeProbe(source: source, result: result, decoding: nil, placeholder: nil, into: &json)
+    }
+
+    /// A `probe` record with what `--verify` and `--placeholders` found.
+    ///
+    /// A failed decode keeps the header fields, sets `decodable` to false and adds the `error` object, so
+    /// the record says both what the header claims and why the pixels are unusable. A placeholder that
+    /// could not be built is `null`, with the reason among the warnings (GIF, WebP and BMP have no decoder).
+    /// - Parameters:
+    ///   - source: The input as given.
+    ///   - result: The header, or why it could not be read.
+    ///   - decoding: The `--verify` outcome, when asked for.
+    ///   - placeholder: The `--placeholders` outcome, when asked for.
+    ///   - json: Where the record goes.
+    public static func writeProbe(
+        source: String, result: Result<ImageInfo, ImageProbeError>,
+        decoding: Result<PixelDecodeReport, ImageProbeError>?, placeholder: Result<ImagePlaceholder, ImageProbeError>?,
+        into json: inout JSONWriter
+    ) {
         json.beginObject()
         json.field("source", source)
         switch result {
@@ -191,18 +214,61 @@ public enum Records {
             json.field("animated", info.isAnimated)
             json.field("cmyk", info.isCMYK)
             json.field("bitDepth", info.bitDepth)
+            if info.isAppleOptimizedPNG { json.field("appleOptimizedPNG", true) }
+            var warnings = info.warnings
+            if let decoding {
+                switch decoding {
+                case .success(let report):
+                    json.field("decodable", true)
+                    json.field("scans", report.scanCount)
+                case .failure(let error) where isUnverifiable(error):
+                    json.key("decodable")
+                    json.null()
+                    warnings.append("not verified: \(error.reason)")
+                case .failure:
+                    json.field("decodable", false)
+                }
+            }
+            if let placeholder {
+                json.key("placeholder")
+                switch placeholder {
+                case .success(let value): writePlaceholder(value, into: &json)
+                case .failure(let error):
+                    json.null()
+                    warnings.append("no placeholder: \(error.reason)")
+                }
+            }
             json.key("warnings")
             json.beginArray()
-            for warning in info.warnings { json.string(warning) }
+            for warning in warnings { json.string(warning) }
             json.endArray()
+            if case .failure(let error) = decoding, !isUnverifiable(error) { writeProbeError(error, into: &json) }
         case .failure(let error):
-            json.key("error")
-            json.beginObject()
-            json.field("code", error.code.description)
-            json.field("message", error.message)
-            if let offset = error.offset { json.field("offset", offset) }
-            json.endObject()
+            writeProbeError(error, into: &json)
         }
+        json.endObject()
+    }
+
+    /// Whether a decode failed only because no decoder handles the format (GIF, WebP, BMP): the image is not
+    /// known to be broken, so `decodable` is `null` rather than `false`, and the input does not count as failed.
+    public static func isUnverifiable(_ error: ImageProbeError) -> Bool {
+        error.code == .unknownFormat
+    }
+
+    private static func writeProbeError(_ error: ImageProbeError, into json: inout JSONWriter) {
+        json.key("error")
+        json.beginObject()
+        json.field("code", error.code.description)
+        json.field("message", error.message)
+        if let offset = error.offset { json.field("offset", offset) }
+        json.endObject()
+    }
+
+    /// `{"color": "#rrggbb", "thumbHash": "base64"}`: what a client paints before the photo arrives.
+    static func writePlaceholder(_ placeholder: ImagePlaceholder, into json: inout JSONWriter) {
+        json.beginObject()
+        json.field("color", placeholder.averageColor.hexString)
+        json.field("thumbHash", placeholder.thumbHashBase64)
         json.endObject()
     }
 

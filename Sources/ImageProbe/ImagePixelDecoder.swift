@@ -61,6 +61,12 @@ public struct ImagePlaceholder: Sendable, Equatable {
     /// A ThumbHash (https://evanw.github.io/thumbhash/) of the image as displayed.
     public var thumbHash: [UInt8]
 
+    /// Creates a placeholder (for instance from a cache).
+    public init(averageColor: PlaceholderColor, thumbHash: [UInt8]) {
+        self.averageColor = averageColor
+        self.thumbHash = thumbHash
+    }
+
     /// ``thumbHash`` in standard base64, the form clients decode.
     public var thumbHashBase64: String { ThumbHash.base64(thumbHash) }
 }

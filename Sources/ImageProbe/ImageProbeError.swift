@@ -9,12 +9,23 @@ public struct ImageProbeError: Error, Sendable, Equatable, CustomStringConvertib
         private enum Kind: String, Sendable {
             case notFound, unreadable, unknownFormat, truncated, invalidHeader
             case invalidDimensions, notDecodable, exceedsPixelBudget
+            case refused, timeout, httpStatus, tooLarge, network
         }
 
         private let kind: Kind
 
         private init(_ kind: Kind) { self.kind = kind }
 
+        /// A URL was refused before any request: a private or loopback address, or not http(s).
+        public static let refused = Code(.refused)
+        /// Fetching a URL took longer than a configured timeout.
+        public static let timeout = Code(.timeout)
+        /// The server answered a URL with an error status (404, 500, ...).
+        public static let httpStatus = Code(.httpStatus)
+        /// A remote body was larger than the byte cap.
+        public static let tooLarge = Code(.tooLarge)
+        /// Fetching a URL failed otherwise: name resolution, connection, redirects, cancellation.
+        public static let network = Code(.network)
         /// The file does not exist.
         public static let notFound = Code(.notFound)
         /// The file exists but could not be opened or read (permissions, a directory, I/O error).

@@ -1,2 +1,227 @@
-// ProbeCache: the SQLite probe cache (issue 4 builds it out).
+import Foundation
 import GRDB
+import ImageProbe
+import RemoteFetch
+
+/// Says whether a cached probe still describes its source.
+public enum ProbeValidator: Sendable, Hashable {
+    /// A local file: its size and modification time in nanoseconds (any write changes one of them).
+    case file(size: Int, modifiedNanoseconds: Int64)
+    /// A URL: what the server said identifies the version (revalidated with a conditional request).
+    case remote(RemoteValidator)
+}
+
+/// One cached probe.
+public struct CachedProbe: Sendable, Equatable {
+    /// The validator the entry was stored with.
+    public var validator: ProbeValidator
+    /// The header facts.
+    public var info: ImageInfo
+    /// The placeholder, when one was computed.
+    public var placeholder: ImagePlaceholder?
+
+    /// Creates an entry.
+    public init(validator: ProbeValidator, info: ImageInfo, placeholder: ImagePlaceholder?) {
+        self.validator = validator
+        self.info = info
+        self.placeholder = placeholder
+    }
+}
+
+/// A SQLite cache of image probes, keyed by source (path or URL) and validator.
+///
+/// The file lives wherever the caller says (``defaultPath(environment:)`` is the CLI's default).
+/// It is opened in WAL mode through a GRDB `DatabasePool`, so many tasks and several processes may
+/// read and write it at once. The schema carries a version; a file from a newer, incompatible
+/// version or one that is not a database at all is reported with its path rather than overwritten.
+public final class ProbeCache: Sendable {
+    /// The schema version this code reads and writes.
+    public static let schemaVersion = 1
+
+    /// The cache file.
+    public let path: String
+    private let database: DatabasePool
+
+    /// Opens (or creates) the cache file, creating its folder if needed.
+    /// - Parameter path: The SQLite file.
+    /// - Throws: ``ProbeCacheError``: `.corrupt` when the file is not a database, `.incompatibleSchema`,
+    ///   `.unavailable` when it cannot be created or opened.
+    public init(path: String) throws(ProbeCacheError) {
+        self.path = path
+        let folder = (path as NSString).deletingLastPathComponent
+        if !folder.isEmpty {
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                throw ProbeCacheError(
+                    code: .unavailable, path: path,
+                    reason:
+                        "cannot create the folder \(folder) (\(error.localizedDescription)); choose another path with --cache or pass --no-cache"
+                )
+            }
+        }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.label = "ProbeCache"
+        do {
+            database = try DatabasePool(path: path, configuration: configuration)
+            try Self.migrate(database)
+        } catch let error as ProbeCacheError {
+            throw ProbeCacheError(code: error.code, path: path, reason: error.reason)
+        } catch {
+            throw Self.translate(error, path: path)
+        }
+    }
+
+    /// `$XDG_CACHE_HOME/feedlayout/probe.sqlite`, else `~/.cache/feedlayout/probe.sqlite`.
+    /// - Parameter environment: The process environment.
+    /// - Returns: The default cache file path.
+    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") {
+            return base + "/feedlayout/probe.sqlite"
+        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return home + "/.cache/feedlayout/probe.sqlite"
+    }
+
+    private static func migrate(_ database: DatabasePool) throws {
+        let stored = try database.read { try Int.fetchOne($0, sql: "PRAGMA user_version") ?? 0 }
+        if stored > schemaVersion {
+            throw ProbeCacheError(
+                code: .incompatibleSchema, path: "",
+                reason: "the file has schema version \(stored), this feedlayout knows \(schemaVersion); "
+                    + "use a newer feedlayout, another --cache path, or delete the file")
+        }
+        guard stored < schemaVersion else { return }
+        try database.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS probe (
+                        source TEXT PRIMARY KEY NOT NULL,
+                        fileSize INTEGER, fileModified INTEGER, entityTag TEXT, lastModified TEXT,
+                        format TEXT NOT NULL, width INTEGER NOT NULL, height INTEGER NOT NULL,
+                        orientation INTEGER NOT NULL, bytesRead INTEGER NOT NULL, flags INTEGER NOT NULL,
+                        bitDepth INTEGER, warnings TEXT NOT NULL,
+                        placeholderColor INTEGER, placeholderHash BLOB,
+                        storedAt REAL NOT NULL
+                    ) WITHOUT ROWID;
+                    PRAGMA user_version = \(schemaVersion);
+                    """)
+        }
+    }
+
+    private static func translate(_ error: any Error, path: String) -> ProbeCacheError {
+        if let error = error as? DatabaseError,
+            [ResultCode.SQLITE_NOTADB, .SQLITE_CORRUPT].contains(error.resultCode)
+        {
+            return ProbeCacheError(
+                code: .corrupt, path: path,
+                reason: "the file is not a SQLite database or is damaged (\(error.message ?? "\(error.resultCode)")); "
+                    + "delete it (it is only a cache), choose another path with --cache, or pass --no-cache")
+        }
+        return ProbeCacheError(
+            code: .unavailable, path: path,
+            reason: "SQLite failed (\(error)); check the file's permissions and free space, or pass --no-cache")
+    }
+
+    /// The cached entry for a source, whatever its validator.
+    /// - Parameter source: A path or URL exactly as probed.
+    /// - Returns: The entry, or `nil`.
+    /// - Throws: ``ProbeCacheError``.
+    public func entry(for source: String) throws(ProbeCacheError) -> CachedProbe? {
+        do {
+            return try database.read { db in
+                try Row.fetchOne(db, sql: "SELECT * FROM probe WHERE source = ?", arguments: [source]).flatMap(
+                    Self.decode)
+            }
+        } catch {
+            throw Self.translate(error, path: path)
+        }
+    }
+
+    /// The cached entry for a source if it was stored with exactly this validator.
+    public func entry(for source: String, validator: ProbeValidator) throws(ProbeCacheError) -> CachedProbe? {
+        guard let entry = try entry(for: source), entry.validator == validator else { return nil }
+        return entry
+    }
+
+    /// Stores (or replaces) the entry for a source.
+    /// - Parameters:
+    ///   - entry: The validator, header facts and optional placeholder.
+    ///   - source: A path or URL exactly as probed.
+    /// - Throws: ``ProbeCacheError``.
+    public func store(_ entry: CachedProbe, for source: String) throws(ProbeCacheError) {
+        var fileSize: Int?
+        var fileModified: Int64?
+        var entityTag: String?
+        var lastModified: String?
+        switch entry.validator {
+        case .file(let size, let modified): (fileSize, fileModified) = (size, modified)
+        case .remote(let validator): (entityTag, lastModified) = (validator.entityTag, validator.lastModified)
+        }
+        let info = entry.info
+        let flags =
+            (info.isProgressive ? 1 : 0) | (info.isInterlaced ? 2 : 0) | (info.isAnimated ? 4 : 0)
+            | (info.isCMYK ? 8 : 0)
+            | (info.isAppleOptimizedPNG ? 16 : 0)
+        let color = entry.placeholder.map { placeholder -> Int64 in
+            let c = placeholder.averageColor
+            return Int64(c.red) << 24 | Int64(c.green) << 16 | Int64(c.blue) << 8 | Int64(c.alpha)
+        }
+        let arguments: StatementArguments = [
+            source, fileSize, fileModified, entityTag, lastModified, info.format.rawValue, info.width, info.height,
+            info.orientation, info.bytesRead, flags, info.bitDepth, info.warnings.joined(separator: "\n"), color,
+            entry.placeholder.map { Data($0.thumbHash) }, Date().timeIntervalSince1970,
+        ]
+        do {
+            try database.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT OR REPLACE INTO probe (source, fileSize, fileModified, entityTag, lastModified, format,
+                            width, height, orientation, bytesRead, flags, bitDepth, warnings, placeholderColor,
+                            placeholderHash, storedAt)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """, arguments: arguments)
+            }
+        } catch {
+            throw Self.translate(error, path: path)
+        }
+    }
+
+    /// How many entries the cache holds.
+    public func count() throws(ProbeCacheError) -> Int {
+        do {
+            return try database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM probe") ?? 0 }
+        } catch {
+            throw Self.translate(error, path: path)
+        }
+    }
+
+    private static func decode(_ row: Row) -> CachedProbe? {
+        guard let format = ImageFormat(rawValue: row["format"]) else { return nil }
+        let validator: ProbeValidator
+        if let size: Int = row["fileSize"], let modified: Int64 = row["fileModified"] {
+            validator = .file(size: size, modifiedNanoseconds: modified)
+        } else {
+            validator = .remote(RemoteValidator(entityTag: row["entityTag"], lastModified: row["lastModified"]))
+        }
+        let flags: Int = row["flags"]
+        let warnings: String = row["warnings"]
+        let info = ImageInfo(
+            format: format, width: row["width"], height: row["height"], orientation: row["orientation"],
+            bytesRead: row["bytesRead"], isProgressive: flags & 1 != 0, isInterlaced: flags & 2 != 0,
+            isAnimated: flags & 4 != 0, isCMYK: flags & 8 != 0, bitDepth: row["bitDepth"],
+            isAppleOptimizedPNG: flags & 16 != 0,
+            warnings: warnings.isEmpty
+                ? [] : warnings.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+        var placeholder: ImagePlaceholder?
+        if let color: Int64 = row["placeholderColor"], let hash: Data = row["placeholderHash"] {
+            placeholder = ImagePlaceholder(
+                averageColor: PlaceholderColor(
+                    red: UInt8(truncatingIfNeeded: color >> 24), green: UInt8(truncatingIfNeeded: color >> 16),
+                    blue: UInt8(truncatingIfNeeded: color >> 8), alpha: UInt8(truncatingIfNeeded: color)),
+                thumbHash: Array(hash))
+        }
+        return CachedProbe(validator: validator, info: info, placeholder: placeholder)
+    }
+}

@@ -1,6 +1,7 @@
 import ArgumentParser
-import Foundation
 import FeedLayout
+import Foundation
+import ProbeCache
 import TextMeasure
 import WaterfallLayout
 
@@ -176,9 +177,22 @@ struct InputOptions: ParsableArguments {
     @Option(help: "How many images are probed at once.")
     var probeConcurrency: Int = 8
 
+    @Flag(help: "Add a placeholder (average colour and ThumbHash) to each photo in the pages.")
+    var placeholders = false
+
+    @Option(help: "The probe cache file (default: $XDG_CACHE_HOME/feedlayout/probe.sqlite, else ~/.cache/…).")
+    var cache: String?
+
+    @Flag(help: "Do not read or write the probe cache.")
+    var noCache = false
+
     func validate() throws {
         guard probeConcurrency >= 1 else { throw ValidationError("--probe-concurrency must be at least 1") }
+        if cache != nil && noCache { throw ValidationError("--cache and --no-cache exclude each other") }
     }
+
+    /// The cache file to use, or `nil` with `--no-cache`.
+    var probeCachePath: String? { noCache ? nil : cache ?? ProbeCache.defaultPath() }
 }
 
 extension LayoutOptions {
@@ -187,7 +201,8 @@ extension LayoutOptions {
         self.init(
             waterfall: try grid.configuration(), annotation: try text.annotationStyle(), pagination: pages.rule,
             fallbackAspectRatio: grid.fallbackAspectRatio, probeConcurrency: input.probeConcurrency,
-            imageRoot: input.imageRoot, maximumPages: pages.maxPages)
+            imageRoot: input.imageRoot, maximumPages: pages.maxPages, placeholders: input.placeholders,
+            probeCachePath: input.probeCachePath)
     }
 }
 

@@ -2,6 +2,9 @@ import ArgumentParser
 import FeedLayout
 import Foundation
 import ImageProbe
+import Logging
+import ProbeCache
+import RemoteFetch
 import TextMeasure
 
 extension FeedLayoutCommand {
@@ -82,35 +85,203 @@ extension FeedLayoutCommand {
         }
     }
 
-    struct Probe: ParsableCommand {
+    struct Probe: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Read image sizes and EXIF orientation from file headers (NDJSON, one record per image).",
-            discussion: "Example:\n  feedlayout probe sample-feed/photos/*.jpg")
+            discussion: """
+                Inputs are file paths, - for standard input, or http(s) URLs (fetched with Range requests, \
+                usually one request for the first 16 KiB). Records come out in input order; a failed input \
+                still gets a record, with "error", and the exit code is then 1.
+                Results are cached in $XDG_CACHE_HOME/feedlayout/probe.sqlite (files by size and modification \
+                time, URLs by ETag / Last-Modified, revalidated); --no-cache bypasses it.
+                Examples:
+                  feedlayout probe sample-feed/photos/*.jpg
+                  feedlayout probe --placeholders https://example.com/a.jpg
+                """)
 
-        @Argument(help: "Image files (- for standard input).")
-        var images: [String]
+        @Argument(help: "Image files, - for standard input, or http(s) URLs.")
+        var images: [String] = []
+
+        @Option(
+            help: ArgumentHelp(
+                "Also probe the inputs listed in this file, one per line (- reads the list from standard input).",
+                discussion: "For thousands of inputs: parsing them as arguments costs more than probing them."))
+        var inputList: String?
+
+        @Option(help: "How many images are probed at once.")
+        var concurrency: Int = 16
+
+        @Flag(
+            help:
+                "Decode JPEG and PNG pixels (libjpeg, libpng) and report whether they are decodable; warnings are fatal."
+        )
+        var verify = false
+
+        @Option(help: "With --verify or --placeholders: refuse to decode images above this many pixels.")
+        var pixelBudget: Int = ImageInfo.defaultPixelBudget
+
+        @Option(help: "With --verify: the most scans a progressive JPEG may have (0: no limit).")
+        var maxScans: Int = 100
+
+        @Flag(help: "Add a placeholder (average colour and ThumbHash) to each record.")
+        var placeholders = false
+
+        @Option(help: "The probe cache file (default: $XDG_CACHE_HOME/feedlayout/probe.sqlite, else ~/.cache/…).")
+        var cache: String?
+
+        @Flag(help: "Do not read or write the probe cache.")
+        var noCache = false
+
+        @OptionGroup(title: "Remote images") var remote: RemoteOptions
 
         func validate() throws {
-            guard !images.isEmpty else { throw ValidationError("name at least one image") }
+            guard !images.isEmpty || inputList != nil else { throw ValidationError("name at least one image") }
+            if inputList == "-" && images.contains("-") {
+                throw ValidationError("standard input cannot hold both the input list and an image")
+            }
+            guard concurrency >= 1 else { throw ValidationError("--concurrency must be at least 1") }
+            guard pixelBudget >= 1 else { throw ValidationError("--pixel-budget must be at least 1") }
+            guard maxScans >= 0 else { throw ValidationError("--max-scans must be 0 or more") }
+            if cache != nil && noCache { throw ValidationError("--cache and --no-cache exclude each other") }
+            if images.filter({ $0 == "-" }).count > 1 { throw ValidationError("- (standard input) can be given once") }
         }
 
-        func run() throws {
-            let prober = LocalImageProber()
-            var json = JSONWriter()
+        /// The arguments, then the lines of `--input-list` (blank lines skipped).
+        private func sources() throws -> [String] {
+            guard let inputList else { return images }
+            let text: String
+            do {
+                text =
+                    inputList == "-"
+                    ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+                    : try String(contentsOfFile: inputList, encoding: .utf8)
+            } catch {
+                throw LayoutError(
+                    .invalidOptions, "--input-list \(inputList): cannot be read (\(error.localizedDescription))")
+            }
+            let listed = text.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
+            if listed.contains("-") && (inputList == "-" || images.contains("-")) {
+                throw LayoutError(.invalidOptions, "--input-list \(inputList): standard input (-) can be used once")
+            }
+            return images + listed
+        }
+
+        func run() async throws {
+            let images = try sources()
+            let decodeOptions = PixelDecodeOptions(pixelBudget: pixelBudget, maximumProgressiveScans: maxScans)
+            let probeCache: ProbeCache?
+            do {
+                probeCache = noCache ? nil : try ProbeCache(path: cache ?? ProbeCache.defaultPath())
+            } catch {
+                throw LayoutError(.invalidOptions, error.message)
+            }
+            let logger = Logger(label: "feedlayout.probe")
+            let needsFetcher = images.contains(where: ImageProber.isRemote)
+            let fetcher = needsFetcher ? RemoteFetcher(configuration: remote.configuration, logger: logger) : nil
+            let prober = CachingImageProber(
+                prober: ImageProber(remote: fetcher.map { RemoteImageProber(fetcher: $0) }), cache: probeCache,
+                decodeOptions: decodeOptions, logger: logger)
+            let failures = await probeAll(images, prober: prober, decodeOptions: decodeOptions)
+            try await fetcher?.shutdown()
+            if failures > 0 { throw ExitCode(CommandLineFailure.someInputsFailed) }
+        }
+
+        /// Probes with at most `concurrency` images in flight and prints each record as soon as every
+        /// earlier one is printed, so output keeps input order without waiting for the slowest image.
+        private func probeAll(_ images: [String], prober: CachingImageProber, decodeOptions: PixelDecodeOptions) async
+            -> Int
+        {
+            let verify = verify
+            let placeholders = placeholders
+            var json = JSONWriter(reservingCapacity: 1 << 16)
             var failures = 0
-            for source in images {
-                let result: Result<ImageInfo, ImageProbeError>
-                do {
-                    result = .success(try prober.probe(path: source))
-                } catch {
-                    result = .failure(error)
-                    failures += 1
+            var pending: [Int: (ProbeResult, Result<PixelDecodeReport, ImageProbeError>?)] = [:]
+            var nextToPrint = 0
+            await withTaskGroup(of: (Int, ProbeResult, Result<PixelDecodeReport, ImageProbeError>?).self) { group in
+                var nextToStart = 0
+                func startNext() {
+                    guard nextToStart < images.count else { return }
+                    let index = nextToStart
+                    let source = images[index]
+                    nextToStart += 1
+                    group.addTask {
+                        let result = await prober.probe(source, withPlaceholder: placeholders)
+                        guard verify, case .success(let header) = result.info else { return (index, result, nil) }
+                        do throws(ImageProbeError) {
+                            let report = try await prober.prober.verifyDecodable(
+                                source, options: decodeOptions, header: header)
+                            return (index, result, .success(report))
+                        } catch {
+                            return (index, result, .failure(error))
+                        }
+                    }
                 }
-                Records.writeProbe(source: source, result: result, into: &json)
-                json.appendRaw("\n")
+                for _ in 0..<concurrency { startNext() }
+                for await (index, result, decoding) in group {
+                    startNext()
+                    pending[index] = (result, decoding)
+                    while let (result, decoding) = pending.removeValue(forKey: nextToPrint) {
+                        let source = images[nextToPrint]
+                        if case .failure = result.info {
+                            failures += 1
+                        } else if case .failure(let error) = decoding, !Records.isUnverifiable(error) {
+                            failures += 1
+                        }
+                        Records.writeProbe(
+                            source: source, result: result.info, decoding: decoding, placeholder: result.placeholder,
+                            into: &json)
+                        json.appendRaw("\n")
+                        nextToPrint += 1
+                    }
+                    if json.bytes.count > 1 << 15 { Terminal.write(json.takeBytes()) }
+                }
             }
             Terminal.write(json.takeBytes())
-            if failures > 0 { throw ExitCode(CommandLineFailure.someInputsFailed) }
+            return failures
+        }
+
+        /// Limits for fetching http(s) images and feeds.
+        struct RemoteOptions: ParsableArguments {
+            @Flag(help: "Allow URLs on private, loopback and link-local addresses (refused by default).")
+            var allowPrivateNetwork = false
+
+            @Option(help: "Seconds to wait for a connection.")
+            var connectTimeout: Double = 5
+
+            @Option(help: "Seconds the server may stay silent while a response is read.")
+            var readTimeout: Double = 10
+
+            @Option(help: "Seconds one fetch may take in all (redirects and further ranges included).")
+            var timeout: Double = 30
+
+            @Option(help: "The most redirects followed.")
+            var maxRedirects: Int = 5
+
+            @Option(help: "The most bytes read from one URL.")
+            var maxBytes: Int = 64 * 1024 * 1024
+
+            @Option(help: "The most requests in flight at once.")
+            var maxRequests: Int = 16
+
+            func validate() throws {
+                for (name, value) in [
+                    ("--connect-timeout", connectTimeout), ("--read-timeout", readTimeout), ("--timeout", timeout),
+                ] {
+                    guard value > 0, value.isFinite else { throw ValidationError("\(name) must be above 0 seconds") }
+                }
+                guard maxRedirects >= 0 else { throw ValidationError("--max-redirects must be 0 or more") }
+                guard maxBytes >= 1 else { throw ValidationError("--max-bytes must be at least 1") }
+                guard maxRequests >= 1 else { throw ValidationError("--max-requests must be at least 1") }
+            }
+
+            var configuration: RemoteFetchConfiguration {
+                RemoteFetchConfiguration(
+                    connectTimeout: .milliseconds(Int(connectTimeout * 1000)),
+                    readTimeout: .milliseconds(Int(readTimeout * 1000)),
+                    totalTimeout: .milliseconds(Int(timeout * 1000)), maximumRedirects: maxRedirects,
+                    maximumBytes: maxBytes,
+                    maximumConcurrentRequests: maxRequests, allowPrivateNetwork: allowPrivateNetwork)
+            }
         }
     }
 

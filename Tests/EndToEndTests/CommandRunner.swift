@@ -15,6 +15,10 @@ struct CommandRunner {
 
     static let sampleFeed = repositoryRoot.appendingPathComponent("sample-feed/feed.xml").path
 
+    /// XDG_CACHE_HOME for every command this test run starts.
+    static let testCacheHome = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "feedlayout-e2e-cache-\(UUID().uuidString)")
+
     /// The binary sits beside the test bundle in the build products folder.
     static let binary: URL = {
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
@@ -34,6 +38,10 @@ struct CommandRunner {
     static func runTool(_ path: String, _ arguments: [String], stdin: Data? = nil) throws -> Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
+        // The probe cache goes to a folder of this test run, never the user's own cache.
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CACHE_HOME"] = testCacheHome.path
+        process.environment = environment
         process.arguments = arguments
         process.currentDirectoryURL = repositoryRoot
         let out = Pipe()

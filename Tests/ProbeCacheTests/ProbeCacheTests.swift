@@ -1,1 +1,177 @@
+import Foundation
+import ImageProbe
+import Logging
+import ProbeCache
+import RemoteFetch
 import Testing
+
+/// The probe cache on a real SQLite file in a temporary folder.
+@Suite(.timeLimit(.minutes(1)))
+struct ProbeCacheTests {
+    static let logger = Logger(label: "test.probe-cache")
+    static let fixtures: String = {
+        let thisFile = "\(#filePath)"
+        return String(thisFile[..<thisFile.lastIndex(of: "/")!]) + "/../ImageProbeTests/Fixtures"
+    }()
+
+    static func temporaryFolder() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("probe-cache-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    static let sample = CachedProbe(
+        validator: .file(size: 634, modifiedNanoseconds: 1_700_000_000_123_456_789),
+        info: ImageInfo(
+            format: .jpeg, width: 6, height: 4, orientation: 6, bytesRead: 634, isProgressive: true, isCMYK: true,
+            bitDepth: 8, warnings: ["one", "two"]),
+        placeholder: ImagePlaceholder(
+            averageColor: PlaceholderColor(red: 1, green: 2, blue: 3, alpha: 4), thumbHash: [9, 8, 7]))
+
+    @Test func entriesRoundTripThroughTheFile() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/nested/probe.sqlite"
+        do {
+            let cache = try ProbeCache(path: path)
+            try cache.store(Self.sample, for: "a.jpg")
+            var remote = Self.sample
+            remote.validator = .remote(RemoteValidator(entityTag: "\"x\"", lastModified: nil))
+            remote.placeholder = nil
+            try cache.store(remote, for: "https://example.com/a.jpg")
+        }
+        let reopened = try ProbeCache(path: path)
+        #expect(try reopened.count() == 2)
+        #expect(try reopened.entry(for: "a.jpg") == Self.sample)
+        #expect(try reopened.entry(for: "a.jpg", validator: .file(size: 634, modifiedNanoseconds: 1)) == nil)
+        let remote = try reopened.entry(for: "https://example.com/a.jpg")
+        #expect(remote?.validator == .remote(RemoteValidator(entityTag: "\"x\"", lastModified: nil)))
+        #expect(remote?.placeholder == nil)
+        #expect(try reopened.entry(for: "missing") == nil)
+    }
+
+    @Test func aCorruptFileIsReportedWithItsPath() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/probe.sqlite"
+        try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: path))
+        let error = #expect(throws: ProbeCacheError.self) { try ProbeCache(path: path) }
+        #expect(error?.code == .corrupt)
+        #expect(error?.message.contains(path) == true)
+        #expect(error?.message.contains("--no-cache") == true)
+    }
+
+    @Test func aNewerSchemaIsRefused() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/probe.sqlite"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version=99'); c.commit()", path,
+        ]
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0)
+        let error = #expect(throws: ProbeCacheError.self) { try ProbeCache(path: path) }
+        #expect(error?.code == .incompatibleSchema)
+        #expect(error?.message.contains(path) == true)
+    }
+
+    @Test func theDefaultPathFollowsXDG() {
+        #expect(
+            ProbeCache.defaultPath(environment: ["XDG_CACHE_HOME": "/c", "HOME": "/h"]) == "/c/feedlayout/probe.sqlite")
+        #expect(ProbeCache.defaultPath(environment: ["HOME": "/h"]) == "/h/.cache/feedlayout/probe.sqlite")
+        #expect(
+            ProbeCache.defaultPath(environment: ["XDG_CACHE_HOME": "relative", "HOME": "/h"])
+                == "/h/.cache/feedlayout/probe.sqlite")
+    }
+
+    @Test func manyTasksAndTwoConnectionsShareTheFile() async throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/probe.sqlite"
+        let first = try ProbeCache(path: path)
+        let second = try ProbeCache(path: path)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    let cache = index.isMultiple(of: 2) ? first : second
+                    var entry = Self.sample
+                    entry.info.width = index + 1
+                    try cache.store(entry, for: "image-\(index % 50).jpg")
+                    _ = try cache.entry(for: "image-\((index + 7) % 50).jpg")
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try first.count() == 50)
+    }
+
+    @Test func filesAreServedFromTheCacheUntilTheyChange() async throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let image = folder + "/a.jpg"
+        try FileManager.default.copyItem(atPath: Self.fixtures + "/jpeg-gradient-orientation-6.jpg", toPath: image)
+        let cache = try ProbeCache(path: folder + "/probe.sqlite")
+        let prober = CachingImageProber(prober: ImageProber(remote: nil), cache: cache, logger: Self.logger)
+        let first = await prober.probe(image, withPlaceholder: false)
+        #expect(!first.fromCache)
+        let second = await prober.probe(image, withPlaceholder: false)
+        #expect(second.fromCache)
+        #expect(try second.info.get() == first.info.get())
+        // Asking for a placeholder the entry lacks probes again, and stores it.
+        let withPlaceholder = await prober.probe(image, withPlaceholder: true)
+        #expect(!withPlaceholder.fromCache)
+        let cachedPlaceholder = await prober.probe(image, withPlaceholder: true)
+        #expect(cachedPlaceholder.fromCache)
+        #expect(try cachedPlaceholder.placeholder?.get() == withPlaceholder.placeholder?.get())
+        // Replacing the file changes its size and time: the entry no longer counts.
+        try FileManager.default.removeItem(atPath: image)
+        try FileManager.default.copyItem(atPath: Self.fixtures + "/png-rgb.png", toPath: image)
+        let changed = await prober.probe(image, withPlaceholder: false)
+        #expect(!changed.fromCache)
+        #expect(try changed.info.get().format == .png)
+        // Standard input is never cached, and a missing file is an error, not a cache entry.
+        let missing = await prober.probe(folder + "/missing.jpg", withPlaceholder: false)
+        #expect(throws: ImageProbeError.self) { try missing.info.get() }
+    }
+
+    @Test func urlsAreRevalidatedWithAConditionalRangeRequest() async throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let cache = try ProbeCache(path: folder + "/probe.sqlite")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: Self.fixtures + "/jpeg-baseline.jpg"))
+        let configuration = RemoteFetchConfiguration(allowPrivateNetwork: true)
+        try await TestHTTPServer.with { server in
+            server.serve("/a.jpg", .init(body: [UInt8](bytes), entityTag: "\"v1\""))
+            server.serve("/dated.jpg", .init(body: [UInt8](bytes), lastModified: "Sat, 21 Nov 2026 10:00:00 GMT"))
+            try await RemoteFetcher.withFetcher(configuration: configuration, logger: Self.logger) { fetcher in
+                let prober = CachingImageProber(
+                    prober: ImageProber(remote: RemoteImageProber(fetcher: fetcher)), cache: cache, logger: Self.logger)
+                for path in ["/a.jpg", "/dated.jpg"] {
+                    let first = await prober.probe(server.url(path), withPlaceholder: false)
+                    #expect(!first.fromCache)
+                    let second = await prober.probe(server.url(path), withPlaceholder: false)
+                    #expect(second.fromCache)
+                    #expect(try second.info.get() == first.info.get())
+                    let requests = server.requests(for: path)
+                    #expect(requests.count == 2)
+                    #expect(requests.last?.range == "bytes=0-16383")
+                    #expect(
+                        requests.last?.headers["if-none-match"] ?? requests.last?.headers["if-modified-since"] != nil)
+                }
+                server.serve(
+                    "/a.jpg",
+                    .init(
+                        body: try [UInt8](Data(contentsOf: URL(fileURLWithPath: Self.fixtures + "/png-rgb.png"))),
+                        entityTag: "\"v2\""))
+                let changed = await prober.probe(server.url("/a.jpg"), withPlaceholder: false)
+                #expect(!changed.fromCache)
+                #expect(try changed.info.get().format == .png)
+            }
+        }
+    }
+}

@@ -1,0 +1,176 @@
+import ImageProbe
+import Logging
+import RemoteFetch
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What probing one source produced.
+public struct ProbeResult: Sendable {
+    /// The header facts, or why they could not be read.
+    public var info: Result<ImageInfo, ImageProbeError>
+    /// The placeholder, when one was asked for (and the header could be read).
+    public var placeholder: Result<ImagePlaceholder, ImageProbeError>?
+    /// Whether the header came from the cache (for a URL: after the server confirmed it with a 304).
+    public var fromCache: Bool
+}
+
+/// An ``ImageProber`` in front of an optional ``ProbeCache``.
+///
+/// Files are validated by size and modification time (nanoseconds), without reading a byte when
+/// the entry is current. URLs with a stored ETag or Last-Modified are revalidated with a
+/// conditional range request: a 304 costs one round trip and no body. Standard input is never
+/// cached. A cache that fails while running is logged and bypassed: probing must not fail because
+/// a cache did. Cache reads and writes are synchronous SQLite calls of well under a millisecond
+/// (WAL mode: readers never wait for the writer), so they run inline rather than on another thread.
+public struct CachingImageProber: Sendable {
+    /// The prober behind the cache.
+    public var prober: ImageProber
+    /// The cache, or `nil` to probe every time.
+    public var cache: ProbeCache?
+    /// Limits for placeholder decoding.
+    public var decodeOptions: PixelDecodeOptions
+    private let logger: Logger
+
+    /// Creates a caching prober.
+    /// - Parameters:
+    ///   - prober: Probes files and URLs.
+    ///   - cache: The cache, or `nil`.
+    ///   - decodeOptions: Pixel budget and scan cap for placeholders.
+    ///   - logger: Where cache failures are reported.
+    public init(
+        prober: ImageProber, cache: ProbeCache?, decodeOptions: PixelDecodeOptions = PixelDecodeOptions(),
+        logger: Logger
+    ) {
+        self.prober = prober
+        self.cache = cache
+        self.decodeOptions = decodeOptions
+        self.logger = logger
+    }
+
+    /// Probes one source, through the cache.
+    /// - Parameters:
+    ///   - source: A path, `-`, or an http(s) URL.
+    ///   - withPlaceholder: Also build (or fetch from the cache) the placeholder.
+    /// - Returns: The header, the placeholder if asked for, and whether the cache answered.
+    public func probe(_ source: String, withPlaceholder: Bool) async -> ProbeResult {
+        guard let cache, source != "-" else { return await probeUncached(source, withPlaceholder: withPlaceholder) }
+        let cached = lookup(source, in: cache)
+        if ImageProber.isRemote(source) {
+            return await probeRemote(source, cached: cached, cache: cache, withPlaceholder: withPlaceholder)
+        }
+        guard let validator = ProbeValidator.file(atPath: source) else {
+            return await probeUncached(source, withPlaceholder: withPlaceholder)
+        }
+        if let cached, cached.validator == validator, !withPlaceholder || cached.placeholder != nil {
+            return ProbeResult(
+                info: .success(cached.info), placeholder: cached.placeholder.map { .success($0) }, fromCache: true)
+        }
+        let result = await probeUncached(source, withPlaceholder: withPlaceholder)
+        if case .success(let info) = result.info {
+            save(
+                CachedProbe(validator: validator, info: info, placeholder: try? result.placeholder?.get()), source,
+                cache)
+        }
+        return result
+    }
+
+    private func probeRemote(_ url: String, cached: CachedProbe?, cache: ProbeCache, withPlaceholder: Bool) async
+        -> ProbeResult
+    {
+        guard let remote = prober.remote else { return await probeUncached(url, withPlaceholder: withPlaceholder) }
+        var revalidating: RemoteValidator?
+        if let cached, case .remote(let validator) = cached.validator, !validator.isEmpty { revalidating = validator }
+        let outcome: RemoteImageProber.Outcome
+        do {
+            outcome = try await remote.probe(url: url, revalidating: revalidating)
+        } catch {
+            return ProbeResult(info: .failure(error), placeholder: nil, fromCache: false)
+        }
+        switch outcome {
+        case .notModified:
+            guard let cached else { return await probeUncached(url, withPlaceholder: withPlaceholder) }
+            var placeholder = cached.placeholder.map { Result<ImagePlaceholder, ImageProbeError>.success($0) }
+            if withPlaceholder && placeholder == nil {
+                placeholder = await makePlaceholder(url, header: cached.info)
+                if case .success(let value) = placeholder {
+                    save(CachedProbe(validator: cached.validator, info: cached.info, placeholder: value), url, cache)
+                }
+            }
+            return ProbeResult(
+                info: .success(cached.info), placeholder: withPlaceholder ? placeholder : nil, fromCache: true)
+        case .probed(let info, let resource):
+            let placeholder = withPlaceholder ? await makePlaceholder(url, header: info) : nil
+            if !resource.validator.isEmpty {
+                save(
+                    CachedProbe(
+                        validator: .remote(resource.validator), info: info, placeholder: try? placeholder?.get()), url,
+                    cache)
+            }
+            return ProbeResult(info: .success(info), placeholder: placeholder, fromCache: false)
+        }
+    }
+
+    private func probeUncached(_ source: String, withPlaceholder: Bool) async -> ProbeResult {
+        let info: Result<ImageInfo, ImageProbeError>
+        do {
+            info = .success(try await prober.probe(source))
+        } catch {
+            return ProbeResult(info: .failure(error), placeholder: nil, fromCache: false)
+        }
+        // Standard input cannot be read twice: its placeholder would need the bytes kept, so none is made.
+        let placeholder =
+            withPlaceholder && source != "-" ? await makePlaceholder(source, header: try? info.get()) : nil
+        return ProbeResult(info: info, placeholder: placeholder, fromCache: false)
+    }
+
+    private func makePlaceholder(_ source: String, header: ImageInfo?) async -> Result<
+        ImagePlaceholder, ImageProbeError
+    > {
+        do {
+            return .success(try await prober.placeholder(source, options: decodeOptions, header: header))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func lookup(_ source: String, in cache: ProbeCache) -> CachedProbe? {
+        do {
+            return try cache.entry(for: source)
+        } catch {
+            logger.warning("probe cache read failed; probing without it", metadata: ["error": "\(error.message)"])
+            return nil
+        }
+    }
+
+    private func save(_ entry: CachedProbe, _ source: String, _ cache: ProbeCache) {
+        do {
+            try cache.store(entry, for: source)
+        } catch {
+            logger.warning("probe cache write failed", metadata: ["error": "\(error.message)"])
+        }
+    }
+
+}
+
+extension ProbeValidator {
+    /// The validator of a regular file: its size and modification time (ns); `nil` when it cannot be stat'ed.
+    /// - Parameter path: A file path.
+    /// - Returns: The validator, or `nil` for a missing file, a folder, a pipe or a device.
+    public static func file(atPath path: String) -> ProbeValidator? {
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        #if canImport(Darwin)
+            let time = status.st_mtimespec
+        #else
+            let time = status.st_mtim
+        #endif
+        return .file(
+            size: Int(status.st_size), modifiedNanoseconds: Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec))
+    }
+}

@@ -1,0 +1,531 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// What a fetch learnt about the resource besides its bytes.
+public struct RemoteResource: Sendable, Equatable {
+    /// The URL asked for.
+    public var url: String
+    /// The URL that answered, after redirects.
+    public var finalURL: String
+    /// The `ETag` header, when the server sent one.
+    public var entityTag: String?
+    /// The `Last-Modified` header, when the server sent one.
+    public var lastModified: String?
+    /// The full size of the resource, from `Content-Range` (or `Content-Length` of a 200), if known.
+    public var totalSize: Int?
+    /// HTTP requests made, redirects and further ranges included.
+    public var requestCount: Int
+    /// Body bytes received.
+    public var bytesReceived: Int
+    /// Whether the server honoured the Range header (206).
+    public var honouredRange: Bool
+
+    /// The validator a cache stores to revalidate this resource later.
+    public var validator: RemoteValidator { RemoteValidator(entityTag: entityTag, lastModified: lastModified) }
+}
+
+/// What a server gave to say which version of a resource it served.
+public struct RemoteValidator: Sendable, Hashable {
+    /// The `ETag` header.
+    public var entityTag: String?
+    /// The `Last-Modified` header.
+    public var lastModified: String?
+
+    /// Creates a validator.
+    public init(entityTag: String?, lastModified: String?) {
+        self.entityTag = entityTag
+        self.lastModified = lastModified
+    }
+
+    /// Whether there is anything to revalidate with.
+    public var isEmpty: Bool { entityTag == nil && lastModified == nil }
+}
+
+/// What the caller of ``RemoteFetcher/fetchPrefix(_:firstRangeSize:revalidating:examine:)`` says
+/// after looking at the bytes received so far.
+public enum PrefixStep<Value: Sendable>: Sendable {
+    /// Enough: stop reading and return this.
+    case finished(Value)
+    /// Keep reading until at least this many bytes from the start are available.
+    case needMoreBytes(atLeast: Int)
+}
+
+/// The outcome of a prefix fetch.
+public enum PrefixFetchOutcome<Value: Sendable>: Sendable {
+    /// Bytes were read and examined.
+    case fetched(Value, RemoteResource)
+    /// The conditional request said the resource has not changed since the given validator.
+    case notModified(RemoteResource)
+}
+
+/// Fetches http(s) resources with limits: Range requests for prefixes, streaming bodies, timeouts,
+/// a redirect limit, a byte cap, a concurrency limit, and private addresses refused by default.
+///
+/// One fetcher owns one `HTTPClient` (with its connection pool); call ``shutdown()`` when done, or
+/// use ``withFetcher(configuration:logger:_:)`` which does it for you.
+public final class RemoteFetcher: Sendable {
+    /// The limits and policies in force.
+    public let configuration: RemoteFetchConfiguration
+    private let client: HTTPClient
+    private let limiter: ConcurrencyLimiter
+    private let logger: Logger
+
+    /// Creates a fetcher and its HTTP client.
+    /// - Parameters:
+    ///   - configuration: Timeouts, limits and the private-network policy.
+    ///   - logger: Where requests are logged (at debug level).
+    public init(configuration: RemoteFetchConfiguration = RemoteFetchConfiguration(), logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        var clientConfiguration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: HTTPClient.Configuration.Timeout(
+                connect: TimeAmount(configuration.connectTimeout), read: TimeAmount(configuration.readTimeout)),
+            connectionPool: HTTPClient.Configuration.ConnectionPool(
+                idleTimeout: .seconds(30),
+                concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.maximumConcurrentRequests),
+            decompression: .disabled)
+        clientConfiguration.httpVersion = .automatic
+        self.client = HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration,
+            backgroundActivityLogger: logger)
+        self.limiter = ConcurrencyLimiter(limit: configuration.maximumConcurrentRequests)
+    }
+
+    /// Shuts the HTTP client down; the fetcher cannot be used afterwards.
+    public func shutdown() async throws {
+        try await client.shutdown()
+    }
+
+    /// Runs `body` with a new fetcher and shuts it down afterwards, whether `body` throws or not.
+    /// - Parameters:
+    ///   - configuration: Timeouts, limits and the private-network policy.
+    ///   - logger: Where requests are logged.
+    ///   - body: The work that uses the fetcher.
+    /// - Returns: What `body` returns.
+    public static func withFetcher<Result: Sendable>(
+        configuration: RemoteFetchConfiguration = RemoteFetchConfiguration(), logger: Logger,
+        _ body: (RemoteFetcher) async throws -> Result
+    ) async throws -> Result {
+        let fetcher = RemoteFetcher(configuration: configuration, logger: logger)
+        do {
+            let result = try await body(fetcher)
+            try await fetcher.shutdown()
+            return result
+        } catch {
+            try? await fetcher.shutdown()
+            throw error
+        }
+    }
+
+    /// Whether a string is an http(s) URL this module would fetch (by its scheme only).
+    public static func isRemote(_ source: String) -> Bool {
+        let lowered = source.prefix(8).lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+    }
+
+    // MARK: Prefixes
+
+    /// Reads the start of a resource until `examine` has enough.
+    ///
+    /// The first request asks for `bytes=0-(firstRangeSize-1)`. The body is streamed and `examine`
+    /// sees the bytes received so far after every chunk; as soon as it returns
+    /// ``PrefixStep/finished(_:)`` the response is dropped (which cancels it). When a range ends
+    /// and `examine` still needs more, another range request continues where the last one ended
+    /// (at least doubling what is held). A server that ignores Range (200) is read only as far as
+    /// needed, then the response is cancelled.
+    ///
+    /// - Parameters:
+    ///   - url: An http(s) URL.
+    ///   - firstRangeSize: Bytes asked for by the first request.
+    ///   - revalidating: A validator from an earlier fetch: the first request is conditional
+    ///     (`If-None-Match` / `If-Modified-Since`), and a 304 returns ``PrefixFetchOutcome/notModified(_:)``.
+    ///   - examine: Looks at the bytes so far; `isComplete` is `true` when they are the whole
+    ///     resource, and then it must return ``PrefixStep/finished(_:)``.
+    /// - Returns: What `examine` returned and what was learnt about the resource.
+    /// - Throws: ``RemoteFetchError``.
+    public func fetchPrefix<Value: Sendable>(
+        _ url: String, firstRangeSize: Int = 16 * 1024, revalidating: RemoteValidator? = nil,
+        examine: (UnsafeRawBufferPointer, _ isComplete: Bool) -> PrefixStep<Value>
+    ) async throws(RemoteFetchError) -> PrefixFetchOutcome<Value> {
+        do {
+            return try await limiter.withPermit {
+                try await fetchPrefixHoldingPermit(
+                    url, firstRangeSize: max(1, firstRangeSize), revalidating: revalidating, examine: examine)
+            }
+        } catch {
+            throw mapError(error, url: url)
+        }
+    }
+
+    private func fetchPrefixHoldingPermit<Value: Sendable>(
+        _ url: String, firstRangeSize: Int, revalidating: RemoteValidator?,
+        examine: (UnsafeRawBufferPointer, _ isComplete: Bool) -> PrefixStep<Value>
+    ) async throws -> PrefixFetchOutcome<Value> {
+        let deadline = NIODeadline.now() + TimeAmount(configuration.totalTimeout)
+        var resource = RemoteResource(
+            url: url, finalURL: url, entityTag: nil, lastModified: nil, totalSize: nil, requestCount: 0,
+            bytesReceived: 0, honouredRange: false)
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(firstRangeSize)
+        var wanted = min(firstRangeSize, configuration.maximumBytes)
+        var currentURL = url
+        var isFirstRequest = true
+        while true {
+            var headers = HTTPHeaders()
+            headers.add(name: "Range", value: "bytes=\(buffer.count)-\(wanted - 1)")
+            if isFirstRequest, let validator = revalidating {
+                if let tag = validator.entityTag { headers.add(name: "If-None-Match", value: tag) }
+                if let date = validator.lastModified { headers.add(name: "If-Modified-Since", value: date) }
+            } else if !isFirstRequest, let tag = resource.entityTag {
+                // Later ranges must come from the same version as the first one.
+                headers.add(name: "If-Range", value: tag)
+            }
+            let (response, finalURL) = try await send(
+                currentURL, originalURL: url, headers: headers, deadline: deadline, resource: &resource)
+            currentURL = finalURL
+            resource.finalURL = finalURL
+            let status = Int(response.status.code)
+            if isFirstRequest {
+                resource.entityTag = response.headers.first(name: "ETag")
+                resource.lastModified = response.headers.first(name: "Last-Modified")
+            }
+            switch status {
+            case 304 where isFirstRequest && revalidating != nil:
+                return .notModified(resource)
+            case 206:
+                resource.honouredRange = true
+                let range = Self.contentRange(response.headers.first(name: "Content-Range"))
+                if let total = range?.total { resource.totalSize = total }
+                if let start = range?.start, start != buffer.count {
+                    throw RemoteFetchError(
+                        code: .httpStatus, url: url,
+                        reason: "the server sent bytes from \(start) when asked for bytes from \(buffer.count); "
+                            + "it mishandles Range requests, report it to the site", status: status)
+                }
+            case 200:
+                // The server ignored the Range header: the body starts again at byte 0.
+                resource.honouredRange = false
+                buffer.removeAll(keepingCapacity: true)
+                resource.totalSize = response.headers.first(name: "Content-Length").flatMap { Int($0) }
+            case 416:
+                // Nothing at or after the requested offset: what is held is the whole resource.
+                resource.totalSize = buffer.count
+                let step = buffer.withUnsafeBytes { examine($0, true) }
+                guard case .finished(let value) = step else { throw incomplete(url, at: buffer.count) }
+                return .fetched(value, resource)
+            default:
+                throw RemoteFetchError(
+                    code: .httpStatus, url: url,
+                    reason: "the server answered HTTP \(status) \(response.status.reasonPhrase)"
+                        + (status == 404 || status == 410
+                            ? "; the image is gone: fix the link" : "; try again later or fix the link"),
+                    status: status)
+            }
+            isFirstRequest = false
+
+            var lastStep: PrefixStep<Value> = .needMoreBytes(atLeast: wanted)
+            for try await chunk in response.body {
+                // AsyncHTTPClient's deadline covers the response head; the body is bounded here.
+                if NIODeadline.now() > deadline { throw totalTimeout(url) }
+                resource.bytesReceived += chunk.readableBytes
+                guard buffer.count + chunk.readableBytes <= configuration.maximumBytes else {
+                    throw tooLarge(url)
+                }
+                buffer.append(contentsOf: chunk.readableBytesView)
+                let complete = resource.totalSize.map { buffer.count >= $0 } ?? false
+                lastStep = buffer.withUnsafeBytes { examine($0, complete) }
+                if case .finished(let value) = lastStep {
+                    // Leaving the loop drops the body, which cancels the rest of the response.
+                    return .fetched(value, resource)
+                }
+            }
+            // The response ended (a whole 200 body, or the end of a range).
+            let complete = status == 200 || resource.totalSize.map { buffer.count >= $0 } ?? false
+            if complete || buffer.isEmpty {
+                resource.totalSize = resource.totalSize ?? buffer.count
+                let step = buffer.withUnsafeBytes { examine($0, true) }
+                guard case .finished(let value) = step else { throw incomplete(url, at: buffer.count) }
+                return .fetched(value, resource)
+            }
+            guard case .needMoreBytes(let atLeast) = lastStep else { continue }
+            if atLeast > configuration.maximumBytes { throw tooLarge(url) }
+            // A header asks for the end of the segment it skips plus the next marker; the segment after
+            // that usually follows within a few kilobytes, so ask a little beyond to save a round trip.
+            wanted = min(configuration.maximumBytes, max(atLeast + 4096, 2 * buffer.count))
+            if let total = resource.totalSize { wanted = min(wanted, total) }
+            if wanted <= buffer.count { throw incomplete(url, at: buffer.count) }
+            logger.debug(
+                "fetching a further range", metadata: ["url": "\(url)", "from": "\(buffer.count)", "to": "\(wanted)"])
+        }
+    }
+
+    // MARK: Whole bodies
+
+    /// Starts a GET and returns its body as a stream of byte chunks (for feeds).
+    ///
+    /// The stream enforces the byte cap; iterating it throws ``RemoteFetchError``. The total timeout
+    /// covers the whole body. The concurrency permit is held only until the response head arrives.
+    /// - Parameter url: An http(s) URL.
+    /// - Returns: The body and what is known of the resource.
+    /// - Throws: ``RemoteFetchError`` for refused addresses, connection failures and statuses other than 200.
+    public func streamBody(_ url: String) async throws(RemoteFetchError) -> (body: RemoteBody, resource: RemoteResource)
+    {
+        do {
+            return try await limiter.withPermit {
+                let deadline = NIODeadline.now() + TimeAmount(configuration.totalTimeout)
+                var resource = RemoteResource(
+                    url: url, finalURL: url, entityTag: nil, lastModified: nil, totalSize: nil, requestCount: 0,
+                    bytesReceived: 0, honouredRange: false)
+                let (response, finalURL) = try await send(
+                    url, originalURL: url, headers: HTTPHeaders(), deadline: deadline, resource: &resource)
+                resource.finalURL = finalURL
+                resource.entityTag = response.headers.first(name: "ETag")
+                resource.lastModified = response.headers.first(name: "Last-Modified")
+                resource.totalSize = response.headers.first(name: "Content-Length").flatMap { Int($0) }
+                guard response.status == .ok else {
+                    throw RemoteFetchError(
+                        code: .httpStatus, url: url,
+                        reason: "the server answered HTTP \(response.status.code) \(response.status.reasonPhrase); "
+                            + "check the URL", status: Int(response.status.code))
+                }
+                if let size = resource.totalSize, size > configuration.maximumBytes { throw tooLarge(url) }
+                return (
+                    RemoteBody(
+                        body: response.body, url: url, maximumBytes: configuration.maximumBytes, deadline: deadline,
+                        configuration: configuration), resource
+                )
+            }
+        } catch {
+            throw mapError(error, url: url)
+        }
+    }
+
+    // MARK: Requests
+
+    /// Sends one GET, following redirects by hand so that every hop's address is checked.
+    private func send(
+        _ url: String, originalURL: String, headers: HTTPHeaders, deadline: NIODeadline, resource: inout RemoteResource
+    ) async throws -> (HTTPClientResponse, String) {
+        var current = url
+        var redirects = 0
+        while true {
+            try await checkDestination(current, originalURL: originalURL)
+            var request = HTTPClientRequest(url: current)
+            request.method = .GET
+            request.headers = headers
+            request.headers.replaceOrAdd(name: "User-Agent", value: configuration.userAgent)
+            logger.debug("GET", metadata: ["url": "\(current)", "range": "\(headers.first(name: "Range") ?? "-")"])
+            resource.requestCount += 1
+            let response = try await client.execute(request, deadline: deadline, logger: logger)
+            guard [301, 302, 303, 307, 308].contains(response.status.code) else { return (response, current) }
+            redirects += 1
+            guard redirects <= configuration.maximumRedirects else {
+                throw RemoteFetchError(
+                    code: .tooManyRedirects, url: originalURL,
+                    reason: "more than \(configuration.maximumRedirects) redirects (last to \(current)); "
+                        + "fix the link or raise the redirect limit")
+            }
+            guard let location = response.headers.first(name: "Location"),
+                let next = URL(string: location, relativeTo: URL(string: current))?.absoluteString
+            else {
+                throw RemoteFetchError(
+                    code: .tooManyRedirects, url: originalURL,
+                    reason:
+                        "HTTP \(response.status.code) from \(current) without a usable Location header; fix the link")
+            }
+            current = next
+        }
+    }
+
+    /// Refuses URLs that are not http(s) and, unless allowed, hosts that are or resolve to
+    /// private addresses.
+    ///
+    /// Every address the name resolves to must be public. The connection itself resolves the
+    /// name again (AsyncHTTPClient connects by name, and pinning the checked address would break
+    /// TLS host verification), so a DNS server that answers differently within the TTL
+    /// ("DNS rebinding") could still steer it elsewhere; deployments that fetch untrusted URLs
+    /// should also filter egress at the network level.
+    private func checkDestination(_ url: String, originalURL: String) async throws {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), let host = parsed.host,
+            !host.isEmpty
+        else {
+            throw RemoteFetchError(
+                code: .invalidURL, url: originalURL, reason: "\(url) is not a valid URL with a host; fix the link")
+        }
+        guard scheme == "http" || scheme == "https" else {
+            throw RemoteFetchError(
+                code: .unsupportedScheme, url: originalURL,
+                reason: "only http and https URLs are fetched, not \(scheme) (\(url))")
+        }
+        guard !configuration.allowPrivateNetwork else { return }
+        if let restricted = NetworkAddressPolicy.isRestricted(literal: host) {
+            if restricted { throw privateAddress(originalURL, host: host, address: host) }
+            return
+        }
+        let resolved = try await NIOThreadPool.singleton.runIfActive { NetworkAddressPolicy.resolve(host) }
+        switch resolved {
+        case .failure(let failure):
+            throw RemoteFetchError(
+                code: .nameResolution, url: originalURL,
+                reason: "cannot resolve \(host) (\(failure.message)); check the host name and the network")
+        case .success(let addresses):
+            if let refused = addresses.first(where: \.restricted) {
+                throw privateAddress(originalURL, host: host, address: refused.address)
+            }
+            if addresses.isEmpty {
+                throw RemoteFetchError(
+                    code: .nameResolution, url: originalURL,
+                    reason: "\(host) resolves to no address; check the host name")
+            }
+        }
+    }
+
+    private func privateAddress(_ url: String, host: String, address: String) -> RemoteFetchError {
+        RemoteFetchError(
+            code: .privateAddress, url: url,
+            reason: "\(host) is\(host == address ? "" : " (or resolves to)") \(address == host ? "" : address + ", ")"
+                + "a private, loopback, link-local or unspecified address; such addresses are refused unless "
+                + "private networks are allowed (--allow-private-network)")
+    }
+
+    private func totalTimeout(_ url: String) -> RemoteFetchError {
+        RemoteFetchError(
+            code: .timeout, url: url,
+            reason:
+                "the fetch took longer than \(configuration.totalTimeout) in all; try again later or raise the timeout")
+    }
+
+    private func tooLarge(_ url: String) -> RemoteFetchError {
+        RemoteFetchError(
+            code: .tooLarge, url: url,
+            reason:
+                "the body is larger than the byte cap of \(configuration.maximumBytes) bytes; raise the cap if the resource is trusted"
+        )
+    }
+
+    private func incomplete(_ url: String, at count: Int) -> RemoteFetchError {
+        RemoteFetchError(
+            code: .connection, url: url,
+            reason: "the response ended after \(count) bytes, before enough was read; try again")
+    }
+
+    /// Parses `bytes START-END/TOTAL` (TOTAL may be `*`).
+    static func contentRange(_ header: String?) -> (start: Int, end: Int, total: Int?)? {
+        guard let header, header.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = header.dropFirst(6)
+        let parts = spec.split(separator: "/", maxSplits: 1)
+        guard parts.count == 2 else { return nil }
+        let bounds = parts[0].split(separator: "-", maxSplits: 1)
+        guard bounds.count == 2, let start = Int(bounds[0].trimmingCharacters(in: .whitespaces)),
+            let end = Int(bounds[1].trimmingCharacters(in: .whitespaces))
+        else { return nil }
+        return (start, end, Int(parts[1].trimmingCharacters(in: .whitespaces)))
+    }
+
+    /// Turns whatever AsyncHTTPClient, NIO or the task threw into a ``RemoteFetchError``.
+    func mapError(_ error: any Error, url: String) -> RemoteFetchError {
+        Self.mapError(error, url: url, configuration: configuration)
+    }
+
+    static func mapError(_ error: any Error, url: String, configuration: RemoteFetchConfiguration) -> RemoteFetchError {
+        if let error = error as? RemoteFetchError { return error }
+        if error is CancellationError {
+            return RemoteFetchError(code: .cancelled, url: url, reason: "the fetch was cancelled")
+        }
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout:
+                return RemoteFetchError(
+                    code: .timeout, url: url,
+                    reason:
+                        "connecting took longer than \(configuration.connectTimeout); the server is down or unreachable"
+                )
+            case .readTimeout:
+                return RemoteFetchError(
+                    code: .timeout, url: url,
+                    reason:
+                        "the server sent nothing for \(configuration.readTimeout); try again later or raise the read timeout"
+                )
+            case .deadlineExceeded:
+                return RemoteFetchError(
+                    code: .timeout, url: url,
+                    reason:
+                        "the fetch took longer than \(configuration.totalTimeout) in all; try again later or raise the timeout"
+                )
+            case .cancelled:
+                return RemoteFetchError(code: .cancelled, url: url, reason: "the fetch was cancelled")
+            default:
+                break
+            }
+        }
+        return RemoteFetchError(
+            code: .connection, url: url, reason: "the request failed (\(error)); check the URL and the network")
+    }
+}
+
+/// The body of a response, as a stream of byte chunks, with the byte cap enforced.
+public struct RemoteBody: AsyncSequence, Sendable {
+    public typealias Element = [UInt8]
+
+    let body: HTTPClientResponse.Body
+    let url: String
+    let maximumBytes: Int
+    let deadline: NIODeadline
+    let configuration: RemoteFetchConfiguration
+
+    /// Iterates the chunks; `next()` throws ``RemoteFetchError``.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: HTTPClientResponse.Body.AsyncIterator
+        let url: String
+        let maximumBytes: Int
+        let deadline: NIODeadline
+        let configuration: RemoteFetchConfiguration
+        var received = 0
+
+        /// The next chunk, or `nil` at the end of the body.
+        public mutating func next() async throws -> [UInt8]? {
+            do {
+                guard let chunk = try await base.next() else { return nil }
+                if NIODeadline.now() > deadline {
+                    throw RemoteFetchError(
+                        code: .timeout, url: url,
+                        reason:
+                            "the download took longer than \(configuration.totalTimeout) in all; try again later or raise the timeout"
+                    )
+                }
+                received += chunk.readableBytes
+                if received > maximumBytes {
+                    throw RemoteFetchError(
+                        code: .tooLarge, url: url,
+                        reason:
+                            "the body is larger than the byte cap of \(maximumBytes) bytes; raise the cap if the resource is trusted"
+                    )
+                }
+                return Array(chunk.readableBytesView)
+            } catch let error as RemoteFetchError {
+                throw error
+            } catch {
+                throw RemoteFetcher.mapError(error, url: url, configuration: configuration)
+            }
+        }
+    }
+
+    /// Starts iterating.
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(
+            base: body.makeAsyncIterator(), url: url, maximumBytes: maximumBytes, deadline: deadline,
+            configuration: configuration)
+    }
+}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

@@ -1,0 +1,1 @@
+../RemoteFetchTests/TestHTTPServer.swift

@@ -1,0 +1,286 @@
+import Logging
+import NIOCore
+import Testing
+
+@testable import RemoteFetch
+
+/// Fetches against a real HTTP server on 127.0.0.1 (see TestHTTPServer.swift).
+@Suite(.timeLimit(.minutes(1)))
+struct RemoteFetcherTests {
+    let logger = Logger(label: "test.remote-fetch")
+    let local = RemoteFetchConfiguration(
+        connectTimeout: .seconds(2), readTimeout: .seconds(2), totalTimeout: .seconds(10), allowPrivateNetwork: true)
+
+    static func bytes(_ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) } }
+
+    /// Finishes once `count` bytes are held, returning them.
+    static func want(_ count: Int) -> (UnsafeRawBufferPointer, Bool) -> PrefixStep<[UInt8]> {
+        { bytes, complete in
+            bytes.count >= count || complete ? .finished(Array(bytes.prefix(count))) : .needMoreBytes(atLeast: count)
+        }
+    }
+
+    @Test func aShortPrefixTakesOneRangeRequest() async throws {
+        try await TestHTTPServer.with { server in
+            let body = Self.bytes(100_000)
+            server.serve("/a.bin", bytes: body)
+            let outcome = try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
+                try await fetcher.fetchPrefix(server.url("/a.bin"), firstRangeSize: 4096, examine: Self.want(100))
+            }
+            guard case .fetched(let prefix, let resource) = outcome else { Issue.record("not fetched"); return }
+            #expect(prefix == Array(body.prefix(100)))
+            #expect(resource.requestCount == 1)
+            #expect(resource.honouredRange)
+            #expect(resource.totalSize == 100_000)
+            #expect(server.requests(for: "/a.bin").map(\.range) == ["bytes=0-4095"])
+        }
+    }
+
+    @Test func aLongerHeaderTakesFurtherRanges() async throws {
+        try await TestHTTPServer.with { server in
+            let body = Self.bytes(100_000)
+            server.serve("/b.bin", bytes: body)
+            let outcome = try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
+                try await fetcher.fetchPrefix(server.url("/b.bin"), firstRangeSize: 4096, examine: Self.want(20_000))
+            }
+            guard case .fetched(let prefix, let resource) = outcome else { Issue.record("not fetched"); return }
+            #expect(prefix == Array(body.prefix(20_000)))
+            #expect(resource.requestCount == 2)
+            #expect(server.requests(for: "/b.bin").map(\.range) == ["bytes=0-4095", "bytes=4096-24095"])
+        }
+    }
+
+    @Test func aShortResourceIsComplete() async throws {
+        try await TestHTTPServer.with { server in
+            server.serve("/short.bin", bytes: Self.bytes(50))
+            let outcome = try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
+                try await fetcher.fetchPrefix(server.url("/short.bin"), firstRangeSize: 4096) { bytes, complete in
+                    complete ? .finished(bytes.count) : .needMoreBytes(atLeast: 1000)
+                }
+            }
+            guard case .fetched(let count, let resource) = outcome else { Issue.record("not fetched"); return }
+            #expect(count == 50)
+            #expect(resource.requestCount == 1)
+        }
+    }
+
+    @Test func aServerIgnoringRangeIsCutOffOnceEnoughIsRead() async throws {
+        try await TestHTTPServer.with { server in
+            let body = Self.bytes(8 * 1024 * 1024)
+            server.serve("/huge.bin", .init(body: body, honoursRange: false, chunkDelay: .milliseconds(2)))
+            let outcome = try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
+                try await fetcher.fetchPrefix(server.url("/huge.bin"), firstRangeSize: 4096, examine: Self.want(10_000))
+            }
+            guard case .fetched(let prefix, let resource) = outcome else { Issue.record("not fetched"); return }
+            #expect(prefix == Array(body.prefix(10_000)))
+            #expect(!resource.honouredRange)
+            #expect(resource.requestCount == 1)
+            #expect(resource.bytesReceived < 1024 * 1024)
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(server.totalBytesSent < 2 * 1024 * 1024)
+        }
+    }
+
+    @Test func redirectsAreFollowedUpToTheLimit() async throws {
+        try await TestHTTPServer.with { server in
+            server.serve("/final.bin", bytes: Self.bytes(1000))
+            server.serve("/r1", .init(redirect: "/final.bin"))
+            server.serve("/r2", .init(redirect: server.url("/r1")))
+            server.serve("/loop", .init(redirect: "/loop"))
+            try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
+                let outcome = try await fetcher.fetchPrefix(server.url("/r2"), examine: Self.want(10))
+                guard case .fetched(_, let resource) = outcome else { Issue.record("not fetched"); return }
+                #expect(resource.finalURL == server.url("/final.bin"))
+                #expect(resource.requestCount == 3)
+                let error = await #expect(throws: RemoteFetchError.self) {
+                    try await fetcher.fetchPrefix(server.url("/loop"), examine: Self.want(10))
+                }
+                #expect(error?.code == .tooManyRedirects)
+                #expect(error?.message.contains("/loop") == true)
+                #expect(server.requests(for: "/loop").count == local.maximumRedirects + 1)
+            }
+        }
+    }
+
+    @Test func errorStatusesNameTheURL() async throws {
+        try await TestHTTPServer.with { server in
+            server.serve("/gone", .init(status: 410))
+            try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
+                for path in ["/gone", "/missing"] {
+                    let error = await #expect(throws: RemoteFetchError.self) {
+                        try await fetcher.fetchPrefix(server.url(path), examine: Self.want(10))
+                    }
+                    #expect(error?.code == .httpStatus)
+                    #expect(error?.status == (path == "/gone" ? 410 : 404))
+                    #expect(error?.message.hasPrefix(server.url(path)) == true)
+                }
+            }
+        }
+    }
+
+    @Test func aSlowServerTimesOut() async throws {
+        try await TestHTTPServer.with { server in
+            server.serve("/slow", .init(body: Self.bytes(100), headDelay: .seconds(3)))
+            var configuration = local
+            configuration.readTimeout = .milliseconds(300)
+            let started = ContinuousClock.now
+            try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
+                let error = await #expect(throws: RemoteFetchError.self) {
+                    try await fetcher.fetchPrefix(server.url("/slow"), examine: Self.want(10))
+                }
+                #expect(error?.code == .timeout)
+            }
+            #expect(ContinuousClock.now - started < .seconds(3))
+        }
+    }
+
+    @Test func theTotalTimeoutCoversASlowBody() async throws {
+        try await TestHTTPServer.with { server in
+            server.serve(
+                "/trickle",
+                .init(body: Self.bytes(10_000), honoursRange: false, chunkDelay: .milliseconds(200), chunkSize: 10))
+            var configuration = local
+            configuration.totalTimeout = .milliseconds(500)
+            try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
+                let error = await #expect(throws: RemoteFetchError.self) {
+                    try await fetcher.fetchPrefix(server.url("/trickle"), examine: Self.want(5000))
+                }
+                #expect(error?.code == .timeout)
+            }
+        }
+    }
+
+    @Test func theByteCapStopsHugeBodies() async throws {
+        try await TestHTTPServer.with { server in
+            server.serve("/big", .init(body: Self.bytes(3 * 1024 * 1024), honoursRange: false))
+            var configuration = local
+            configuration.maximumBytes = 1024 * 1024
+            try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
+                let prefixError = await #expect(throws: RemoteFetchError.self) {
+                    try await fetcher.fetchPrefix(server.url("/big"), examine: Self.want(2 * 1024 * 1024))
+                }
+                #expect(prefixError?.code == .tooLarge)
+                let streamError = await #expect(throws: RemoteFetchError.self) {
+                    let (body, _) = try await fetcher.streamBody(server.url("/big"))
+                    for try await _ in body {}
+                }
+                #expect(streamError?.code == .tooLarge)
+            }
+        }
+    }
+
+    @Test func aBodyStreamsInChunks() async throws {
+        try await TestHTTPServer.with { server in
+            let body = Self.bytes(200_000)
+            server.serve("/feed.xml", bytes: body)
+            try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
+                let (stream, resource) = try await fetcher.streamBody(server.url("/feed.xml"))
+                var received: [UInt8] = []
+                var chunks = 0
+                for try await chunk in stream {
+                    received += chunk
+                    chunks += 1
+                }
+                #expect(received == body)
+                #expect(chunks > 1)
+                #expect(resource.totalSize == 200_000)
+            }
+        }
+    }
+
+    @Test func aConditionalRequestSeesNotModified() async throws {
+        try await TestHTTPServer.with { server in
+            server.serve("/tagged", .init(body: Self.bytes(1000), entityTag: "\"v1\""))
+            try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
+                let first = try await fetcher.fetchPrefix(server.url("/tagged"), examine: Self.want(10))
+                guard case .fetched(_, let resource) = first else { Issue.record("not fetched"); return }
+                #expect(resource.entityTag == "\"v1\"")
+                let second = try await fetcher.fetchPrefix(
+                    server.url("/tagged"), revalidating: resource.validator, examine: Self.want(10))
+                guard case .notModified = second else { Issue.record("expected 304"); return }
+                server.serve("/tagged", .init(body: Self.bytes(1000), entityTag: "\"v2\""))
+                let third = try await fetcher.fetchPrefix(
+                    server.url("/tagged"), revalidating: resource.validator, examine: Self.want(10))
+                guard case .fetched(_, let changed) = third else { Issue.record("expected a fetch"); return }
+                #expect(changed.entityTag == "\"v2\"")
+            }
+        }
+    }
+
+    @Test func loopbackIsRefusedUnlessAllowed() async throws {
+        try await TestHTTPServer.with { server in
+            server.serve("/a.bin", bytes: Self.bytes(100))
+            try await RemoteFetcher.withFetcher(logger: logger) { fetcher in
+                for url in [
+                    server.url("/a.bin"), "http://[::1]:\(server.port)/a.bin", "http://localhost:\(server.port)/a.bin",
+                ] {
+                    let error = await #expect(throws: RemoteFetchError.self) {
+                        try await fetcher.fetchPrefix(url, examine: Self.want(10))
+                    }
+                    #expect(error?.code == .privateAddress)
+                    #expect(error?.message.contains("--allow-private-network") == true)
+                }
+                // Only http and https are fetched.
+                let error = await #expect(throws: RemoteFetchError.self) {
+                    try await fetcher.streamBody("ftp://example.com/a")
+                }
+                #expect(error?.code == .unsupportedScheme)
+            }
+            #expect(server.requests.isEmpty)
+        }
+    }
+
+    @Test func concurrencyIsLimited() async throws {
+        try await TestHTTPServer.with { server in
+            server.serve("/slowish", .init(body: Self.bytes(100), headDelay: .milliseconds(150)))
+            var configuration = local
+            configuration.maximumConcurrentRequests = 2
+            let started = ContinuousClock.now
+            try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<6 {
+                        group.addTask {
+                            _ = try await fetcher.fetchPrefix(server.url("/slowish"), examine: Self.want(10))
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            // Six 150 ms responses two at a time take at least three rounds.
+            #expect(ContinuousClock.now - started >= .milliseconds(440))
+            #expect(server.requests(for: "/slowish").count == 6)
+        }
+    }
+}
+
+struct NetworkAddressPolicyTests {
+    @Test(arguments: [
+        "127.0.0.1", "127.8.9.10", "10.0.0.1", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254",
+        "0.0.0.0", "100.64.0.1", "224.0.0.1", "255.255.255.255", "::", "::1", "fe80::1", "fc00::1", "fd12:3456::1",
+        "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:169.254.169.254", "[::1]", "64:ff9b::a00:1", "2002:7f00:1::",
+        "ff02::1", "fec0::1",
+    ])
+    func restrictedAddresses(_ address: String) {
+        #expect(NetworkAddressPolicy.isRestricted(literal: address) == true)
+    }
+
+    @Test(arguments: [
+        "8.8.8.8", "1.1.1.1", "172.32.0.1", "192.169.0.1", "2001:4860:4860::8888", "::ffff:8.8.8.8", "100.128.0.1",
+    ])
+    func publicAddresses(_ address: String) {
+        #expect(NetworkAddressPolicy.isRestricted(literal: address) == false)
+    }
+
+    @Test func hostNamesAreNotLiterals() {
+        #expect(NetworkAddressPolicy.isRestricted(literal: "example.com") == nil)
+    }
+
+    @Test func contentRangeParses() {
+        #expect(
+            RemoteFetcher.contentRange("bytes 0-4095/100000").map { [$0.start, $0.end, $0.total ?? -1] } == [
+                0, 4095, 100_000,
+            ])
+        #expect(RemoteFetcher.contentRange("bytes 5-9/*")?.total == nil)
+        #expect(RemoteFetcher.contentRange("items 1-2/3") == nil)
+    }
+}
