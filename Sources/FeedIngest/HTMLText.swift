@@ -60,11 +60,7 @@ final class HTMLTextConverter {
             switch current.pointee.type {
             case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
                 if let content = current.pointee.content {
-                    var pointer = content
-                    while pointer.pointee != 0 {
-                        textBytes.append(pointer.pointee)
-                        pointer += 1
-                    }
+                    textBytes.append(contentsOf: UnsafeBufferPointer(start: content, count: Int(xmlStrlen(content))))
                 }
             case XML_ELEMENT_NODE:
                 let name = Self.lowercasedName(current)
@@ -236,28 +232,37 @@ final class HTMLTextConverter {
 
     /// Collapses runs of ASCII whitespace and U+00A0 into one space and trims the ends.
     static func collapseWhitespace(_ bytes: [UInt8]) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count)
-        var pendingSpace = false
-        var index = 0
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0C {
-                pendingSpace = true
-                index += 1
-                continue
-            }
-            if byte == 0xC2, index + 1 < bytes.count, bytes[index + 1] == 0xA0 {
-                pendingSpace = true
-                index += 2
-                continue
-            }
-            if pendingSpace && !output.isEmpty { output.append(0x20) }
-            pendingSpace = false
-            output.append(byte)
-            index += 1
+        bytes.withUnsafeBufferPointer { input in
+            // Built in place: runs of other bytes are copied whole (most text has one space per word).
+            String(unsafeUninitializedCapacity: input.count, initializingUTF8With: { (output: UnsafeMutableBufferPointer<UInt8>) -> Int in
+                var written = 0
+                var pendingSpace = false
+                var index = 0
+                let count = input.count
+                while index < count {
+                    let byte = input[index]
+                    if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0C {
+                        pendingSpace = true
+                        index += 1
+                        continue
+                    }
+                    if byte == 0xC2, index + 1 < count, input[index + 1] == 0xA0 {
+                        pendingSpace = true
+                        index += 2
+                        continue
+                    }
+                    if pendingSpace && written > 0 {
+                        output[written] = 0x20
+                        written += 1
+                    }
+                    pendingSpace = false
+                    output[written] = byte
+                    written += 1
+                    index += 1
+                }
+                return written
+            })
         }
-        return String(decoding: output, as: UTF8.self)
     }
 }
 
@@ -298,7 +303,9 @@ extension String {
 
 /// Cuts `text` to at most `limit` characters, at a word boundary when one is near, adding "…".
 func truncateText(_ text: String, limit: Int) -> String {
-    guard limit > 0, text.count > limit else { return text }
+    // A character is at least one UTF-8 byte: most captions are shorter than the limit in bytes,
+    // and counting characters (grapheme breaking) is the expensive part.
+    guard limit > 0, text.utf8.count > limit, text.count > limit else { return text }
     var cut = text.index(text.startIndex, offsetBy: max(0, limit - 1))
     if text[cut] == " " {
         // The cut falls on a space: the words before it fit whole.

@@ -187,8 +187,30 @@ struct InputSanitizer {
                     }
                 }
             }
-            // Fast path: a run of ordinary printable ASCII (and tab / newline / carriage return)
-            // is copied in one append.
+            // Fast path outside CDATA: a run of printable ASCII (tab, newline, carriage return, and
+            // '-' and ']', which only matter in comments and CDATA) and, when the input is UTF-8,
+            // complete, valid UTF-8 sequences is copied in one append. Text in any script stays on this path.
+            if markup == .content && !inCDATA {
+                var runEnd = index
+                while runEnd < count {
+                    let next = input[runEnd]
+                    if Self.isOrdinary(next) || next == 0x2D || next == 0x5D {
+                        if next == 0x0A { newLine(at: runEnd) }
+                        runEnd += 1
+                    } else if next >= 0xC2, decoding == .utf8, let length = Self.validSequenceLength(input, at: runEnd) {
+                        runEnd += length
+                    } else {
+                        break
+                    }
+                }
+                if runEnd > index {
+                    output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
+                    index = runEnd
+                    continue
+                }
+            }
+            // A run of ordinary printable ASCII (and tab / newline / carriage return) is copied in
+            // one append.
             if markup == .content && Self.isOrdinary(byte) {
                 var runEnd = index + 1
                 if byte == 0x0A { newLine(at: index) }
@@ -306,6 +328,32 @@ struct InputSanitizer {
             || byte == 0x0A || byte == 0x09 || byte == 0x0D
     }
 
+    /// The length of the complete, valid UTF-8 sequence at `index` (the same rules as
+    /// `decodeNonASCII`), or nil when it is invalid or runs past the end of `input`.
+    @inline(__always)
+    private static func validSequenceLength(_ input: UnsafeBufferPointer<UInt8>, at index: Int) -> Int? {
+        let byte = input[index]
+        let length: Int
+        let minimum: UInt32
+        switch byte {
+        case 0xC2...0xDF: (length, minimum) = (2, 0x80)
+        case 0xE0...0xEF: (length, minimum) = (3, 0x800)
+        case 0xF0...0xF4: (length, minimum) = (4, 0x10000)
+        default: return nil
+        }
+        guard index + length <= input.count else { return nil }
+        var scalar = UInt32(byte) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
+        for offset in 1..<length {
+            let continuation = input[index + offset]
+            guard continuation & 0xC0 == 0x80 else { return nil }
+            scalar = scalar << 6 | UInt32(continuation & 0x3F)
+        }
+        guard scalar >= minimum, !(0xD800...0xDFFF).contains(scalar), scalar <= 0x10FFFF, scalar != 0xFFFE,
+            scalar != 0xFFFF
+        else { return nil }
+        return length
+    }
+
     private static func matches(_ input: UnsafeBufferPointer<UInt8>, at index: Int, _ marker: StaticString) -> Bool {
         let length = marker.utf8CodeUnitCount
         guard index + length <= input.count else { return false }
@@ -353,7 +401,7 @@ struct InputSanitizer {
                     if valid && scalar >= minimum && !(0xD800...0xDFFF).contains(scalar) && scalar <= 0x10FFFF
                         && scalar != 0xFFFE && scalar != 0xFFFF
                     {
-                        for offset in 0..<length { output.append(input[index + offset]) }
+                        output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<index + length]))
                         return length
                     }
                     minimum = 0
@@ -434,8 +482,7 @@ struct InputSanitizer {
             return end - index + 1
         }
         let name = UnsafeBufferPointer(rebasing: input[nameStart..<end])
-        if let characterReference = Self.predefinedAsCharacterReference(name) {
-            output.append(contentsOf: characterReference)
+        if Self.appendPredefinedAsCharacterReference(name, to: &output) {
             return end - index + 1
         }
         var nameBytes = Array(name)
@@ -460,14 +507,36 @@ struct InputSanitizer {
     /// The five XML entities as character references. After its first well-formedness error
     /// libxml2 (2.9) silently drops every entity reference in content, even `&amp;`, but still
     /// honours character references; a recovering reader must not lose every "&" after one slip.
-    private static func predefinedAsCharacterReference(_ name: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        switch String(decoding: name, as: UTF8.self) {
-        case "amp": return Array("&#38;".utf8)
-        case "lt": return Array("&#60;".utf8)
-        case "gt": return Array("&#62;".utf8)
-        case "quot": return Array("&#34;".utf8)
-        case "apos": return Array("&#39;".utf8)
-        default: return nil
+    /// Compared byte by byte: Flickr-style captions carry dozens of `&lt;` / `&quot;` per item.
+    /// - Returns: whether `name` was one of the five (and its reference was appended).
+    private static func appendPredefinedAsCharacterReference(_ name: UnsafeBufferPointer<UInt8>, to output: inout [UInt8])
+        -> Bool
+    {
+        let code: UInt8  // the two decimal digits of the code point
+        let second: UInt8
+        switch name.count {
+        case 2 where name[1] == UInt8(ascii: "t") && name[0] == UInt8(ascii: "l"):
+            (code, second) = (UInt8(ascii: "6"), UInt8(ascii: "0"))
+        case 2 where name[1] == UInt8(ascii: "t") && name[0] == UInt8(ascii: "g"):
+            (code, second) = (UInt8(ascii: "6"), UInt8(ascii: "2"))
+        case 3 where name[0] == UInt8(ascii: "a") && name[1] == UInt8(ascii: "m") && name[2] == UInt8(ascii: "p"):
+            (code, second) = (UInt8(ascii: "3"), UInt8(ascii: "8"))
+        case 4
+        where name[0] == UInt8(ascii: "q") && name[1] == UInt8(ascii: "u") && name[2] == UInt8(ascii: "o")
+            && name[3] == UInt8(ascii: "t"):
+            (code, second) = (UInt8(ascii: "3"), UInt8(ascii: "4"))
+        case 4
+        where name[0] == UInt8(ascii: "a") && name[1] == UInt8(ascii: "p") && name[2] == UInt8(ascii: "o")
+            && name[3] == UInt8(ascii: "s"):
+            (code, second) = (UInt8(ascii: "3"), UInt8(ascii: "9"))
+        default:
+            return false
         }
+        output.append(UInt8(ascii: "&"))
+        output.append(UInt8(ascii: "#"))
+        output.append(code)
+        output.append(second)
+        output.append(UInt8(ascii: ";"))
+        return true
     }
 }
