@@ -93,7 +93,10 @@ let package = Package(
         ),
         .target(
             name: "FeedLayout",
-            dependencies: ["FeedIngest", "ImageProbe", "ProbeCache", "RemoteFetch", "TextMeasure", "WaterfallLayout"],
+            dependencies: [
+                "FeedIngest", "ImageProbe", "ProbeCache", "RemoteFetch", "TextMeasure", "WaterfallLayout",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -58,6 +58,9 @@ public struct LayoutOptions: Sendable, Hashable {
     public var placeholders: Bool
     /// The SQLite probe cache (see `ProbeCache`), or `nil` to probe every image every time.
     public var probeCachePath: String?
+    /// Probe images at private, loopback and link-local addresses too (refused by default: a feed must not make
+    /// a backend reach into its own network).
+    public var allowPrivateNetwork: Bool
 
     public init(
         waterfall: WaterfallConfiguration = WaterfallConfiguration(
@@ -70,7 +73,8 @@ public struct LayoutOptions: Sendable, Hashable {
         imageRoot: String? = nil,
         maximumPages: Int? = nil,
         placeholders: Bool = false,
-        probeCachePath: String? = nil
+        probeCachePath: String? = nil,
+        allowPrivateNetwork: Bool = false
     ) {
         self.waterfall = waterfall
         self.annotation = annotation
@@ -81,6 +85,7 @@ public struct LayoutOptions: Sendable, Hashable {
         self.maximumPages = maximumPages
         self.placeholders = placeholders
         self.probeCachePath = probeCachePath
+        self.allowPrivateNetwork = allowPrivateNetwork
     }
 
     /// A stable digest of every option that changes the output, so a cursor can tell it belongs to them.
@@ -97,6 +102,8 @@ public struct LayoutOptions: Sendable, Hashable {
         hash.combine("a\(a.title)|\(a.text)|\(String(describing: a.titleLines))|\(String(describing: a.textLines))")
         hash.combine("|\(a.titleTextGap)|p\(String(describing: pagination.pageSize))")
         hash.combine("|\(String(describing: pagination.pageHeight))|f\(fallbackAspectRatio)")
+        // Both change what a page says about its photos (placeholders; which images could be read at all).
+        hash.combine("|ph\(placeholders)|pn\(allowPrivateNetwork)")
         return hash.value
     }
 }

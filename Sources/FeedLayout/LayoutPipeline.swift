@@ -1,5 +1,9 @@
 import FeedIngest
 import Foundation
+import ImageProbe
+import Logging
+import ProbeCache
+import RemoteFetch
 import WaterfallLayout
 
 /// One laid-out pin: its frames and what a client renders in them.
@@ -115,11 +119,28 @@ public struct LayoutPipeline: Sendable {
     /// - Parameters:
     ///   - feedPath: The feed's path, or `-` for standard input.
     ///   - resume: A cursor from an earlier page: the run starts with the page after it.
+    ///   - logger: Where image fetching logs its requests.
     ///   - onPage: Receives pages in order; throwing stops the run.
     /// - Returns: What the run did.
     /// - Throws: `LayoutError` when the feed cannot be read or parsed at all, or the cursor does not fit.
     public func run(
-        feedPath: String, resume: String? = nil, onPage: (LayoutPage) throws -> Void
+        feedPath: String, resume: String? = nil,
+        logger: Logger = Logger(label: "feedlayout", factory: { _ in SwiftLogNoOpLogHandler() }),
+        onPage: (LayoutPage) throws -> Void
+    ) async throws -> LayoutSummary {
+        // The HTTP client for remote images lives exactly as long as the run.
+        try await RemoteFetcher.withFetcher(
+            configuration: RemoteFetchConfiguration(allowPrivateNetwork: options.allowPrivateNetwork), logger: logger
+        ) { fetcher in
+            let prober = CachingImageProber(
+                prober: ImageProber(remote: RemoteImageProber(fetcher: fetcher)), cache: preparer.cache,
+                decodeOptions: .placeholder, logger: logger)
+            return try await run(feedPath: feedPath, resume: resume, prober: prober, onPage: onPage)
+        }
+    }
+
+    private func run(
+        feedPath: String, resume: String?, prober: CachingImageProber, onPage: (LayoutPage) throws -> Void
     ) async throws -> LayoutSummary {
         var run = try PageAssembler(options: options, grid: grid, resume: resume)
         let source = try FeedSource(path: feedPath)
@@ -137,7 +158,7 @@ public struct LayoutPipeline: Sendable {
                     if run.isBeforeCursor(item) { continue }
                     window.append(item)
                     if window.count == windowSize {
-                        try await run.add(prepare(window), onPage: onPage)
+                        try await run.add(prepare(window, prober: prober), onPage: onPage)
                         window.removeAll(keepingCapacity: true)
                     }
                 }
@@ -148,13 +169,13 @@ public struct LayoutPipeline: Sendable {
         } catch let error as FeedIngestError {
             throw LayoutError(.feedInvalid, error.description)
         }
-        if !run.isFinished, !window.isEmpty { try await run.add(prepare(window), onPage: onPage) }
+        if !run.isFinished, !window.isEmpty { try await run.add(prepare(window, prober: prober), onPage: onPage) }
         run.summary.feedFormat = reader.format.map { "\($0)" }
         return try run.finish(onPage: onPage)
     }
 
     /// Probes and measures a window of items concurrently, keeping feed order.
-    private func prepare(_ items: [FeedItem]) async -> [PreparedItem] {
+    private func prepare(_ items: [FeedItem], prober: CachingImageProber) async -> [PreparedItem] {
         let preparer = preparer
         return await withTaskGroup(of: (Int, PreparedItem).self) { group in
             var results = [PreparedItem?](repeating: nil, count: items.count)
@@ -162,7 +183,7 @@ public struct LayoutPipeline: Sendable {
             func addTask() {
                 let position = next
                 let item = items[position]
-                group.addTask { (position, preparer.prepare(item)) }
+                group.addTask { (position, await preparer.prepare(item, prober: prober)) }
                 next += 1
             }
             while next < min(options.probeConcurrency, items.count) { addTask() }

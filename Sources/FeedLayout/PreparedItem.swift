@@ -77,7 +77,6 @@ struct ItemPreparer: Sendable {
     let grid: WaterfallGrid
     let titleMeasurer: TextMeasurer
     let textMeasurer: TextMeasurer
-    let prober = LocalImageProber()
     let cache: ProbeCache?
 
     init(options: LayoutOptions, grid: WaterfallGrid) throws(LayoutError) {
@@ -102,9 +101,13 @@ struct ItemPreparer: Sendable {
     /// The content width in CSS pixels: the width text is measured at.
     var contentWidth: Double { Double(grid.contentWidth) / grid.scale }
 
-    func prepare(_ item: FeedItem) -> PreparedItem {
+    /// Probes the item's photo (a local file or an http(s) URL, through the cache) and measures its title and
+    /// caption.
+    ///
+    /// - Parameter prober: The run's prober: it owns the HTTP client, which lives as long as the run.
+    func prepare(_ item: FeedItem, prober: CachingImageProber) async -> PreparedItem {
         var warnings = item.warnings.map(ItemWarning.init)
-        let photo = resolvePhoto(item.image, warnings: &warnings)
+        let photo = await resolvePhoto(item.image, prober: prober, warnings: &warnings)
         let annotation = options.annotation
         return PreparedItem(
             item: item, photo: photo,
@@ -121,31 +124,43 @@ struct ItemPreparer: Sendable {
             text: text, measurement: measurement, deviceHeight: grid.deviceLengthRoundingUp(measurement.height))
     }
 
-    /// Finds the photo's display size: the file's header, else the size the feed declares, else the fallback.
-    /// Every step down is a warning on the item, so nothing is silently guessed.
-    private func resolvePhoto(_ image: FeedImage?, warnings: inout [ItemWarning]) -> ResolvedPhoto {
+    /// Finds the photo's display size: the image's header (read from the file, or from the first bytes at its
+    /// URL), else the size the feed declares, else the fallback. Every step down is a warning on the item, so
+    /// nothing is silently guessed.
+    private func resolvePhoto(
+        _ image: FeedImage?, prober: CachingImageProber, warnings: inout [ItemWarning]
+    ) async -> ResolvedPhoto {
         let fallback = Size(width: options.fallbackAspectRatio, height: 1)
         guard let image else {
             warnings.append(ItemWarning(code: "noImage", message: "the item has no image; using the fallback aspect ratio"))
             return ResolvedPhoto(url: nil, size: fallback, sizeSource: .fallback, info: nil)
         }
-        if let path = image.localPath {
-            do {
-                let (info, placeholder) = try probeLocal(path, url: image.url, warnings: &warnings)
+        // A local reference the feed reader accepted has a path; a remote one is probed at its URL. Anything
+        // else (a local reference outside the allowed folders) already carries the reader's warning.
+        let source = image.localPath ?? (ImageProber.isRemote(image.url) ? image.url : nil)
+        if let source {
+            let result = await prober.probe(source, withPlaceholder: options.placeholders)
+            switch result.info {
+            case .success(let info):
                 for warning in info.warnings {
                     warnings.append(ItemWarning(code: "imageWarning", message: "\(image.url): \(warning)"))
+                }
+                var placeholder: ImagePlaceholder?
+                switch result.placeholder {
+                case .success(let built): placeholder = built
+                case .failure(let error):
+                    // The size is still right: a missing placeholder is not an image failure.
+                    warnings.append(ItemWarning(code: "placeholderUnavailable", message: "\(image.url): \(error.reason)"))
+                case nil: break
                 }
                 return ResolvedPhoto(
                     url: image.url, size: Size(width: Double(info.displayWidth), height: Double(info.displayHeight)),
                     sizeSource: .header, info: info, placeholder: placeholder)
-            } catch {
+            case .failure(let error):
                 // The reason alone: the error's own message names the local path, which differs per machine.
                 warnings.append(
                     ItemWarning(code: "image\(capitalized(error.code.description))", message: "\(image.url): \(error.reason)"))
             }
-        } else if image.url.hasPrefix("http://") || image.url.hasPrefix("https://") {
-            warnings.append(
-                ItemWarning(code: "imageNotProbed", message: "\(image.url): remote images are not probed by this version"))
         }
         if let width = image.width, let height = image.height, width > 0, height > 0 {
             return ResolvedPhoto(
@@ -154,38 +169,6 @@ struct ItemPreparer: Sendable {
         warnings.append(
             ItemWarning(code: "imageSizeUnknown", message: "\(image.url): size unknown; using the fallback aspect ratio"))
         return ResolvedPhoto(url: image.url, size: fallback, sizeSource: .fallback, info: nil)
-    }
-}
-
-extension ItemPreparer {
-    /// Probes a local image through the cache (keyed by path, validated by size and modification time) and,
-    /// when asked for, builds its placeholder (cached with it).
-    ///
-    /// A placeholder that cannot be built (GIF, WebP and BMP have no decoder here; a damaged file) is a
-    /// `placeholderUnavailable` warning, not an image failure: the size is still right.
-    fileprivate func probeLocal(
-        _ path: String, url: String, warnings: inout [ItemWarning]
-    ) throws(ImageProbeError) -> (ImageInfo, ImagePlaceholder?) {
-        let validator = cache == nil ? nil : ProbeValidator.file(atPath: path)
-        if let cache, let validator, let entry = try? cache.entry(for: path, validator: validator),
-            !options.placeholders || entry.placeholder != nil
-        {
-            return (entry.info, options.placeholders ? entry.placeholder : nil)
-        }
-        let info = try prober.probe(path: path)
-        var placeholder: ImagePlaceholder?
-        if options.placeholders {
-            do {
-                placeholder = try prober.placeholder(path: path, options: PixelDecodeOptions.placeholder)
-            } catch {
-                warnings.append(ItemWarning(code: "placeholderUnavailable", message: "\(url): \(error.reason)"))
-            }
-        }
-        if let cache, let validator {
-            // A cache that cannot be written costs speed, never the layout.
-            try? cache.store(CachedProbe(validator: validator, info: info, placeholder: placeholder), for: path)
-        }
-        return (info, placeholder)
     }
 }
 

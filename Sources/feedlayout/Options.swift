@@ -186,6 +186,9 @@ struct InputOptions: ParsableArguments {
     @Flag(help: "Do not read or write the probe cache.")
     var noCache = false
 
+    @Flag(help: "Also fetch images from private, loopback and link-local addresses (refused by default).")
+    var allowPrivateNetwork = false
+
     func validate() throws {
         guard probeConcurrency >= 1 else { throw ValidationError("--probe-concurrency must be at least 1") }
         if cache != nil && noCache { throw ValidationError("--cache and --no-cache exclude each other") }
@@ -202,7 +205,7 @@ extension LayoutOptions {
             waterfall: try grid.configuration(), annotation: try text.annotationStyle(), pagination: pages.rule,
             fallbackAspectRatio: grid.fallbackAspectRatio, probeConcurrency: input.probeConcurrency,
             imageRoot: input.imageRoot, maximumPages: pages.maxPages, placeholders: input.placeholders,
-            probeCachePath: input.probeCachePath)
+            probeCachePath: input.probeCachePath, allowPrivateNetwork: input.allowPrivateNetwork)
     }
 }
 
