@@ -6,6 +6,7 @@ import Logging
 import ProbeCache
 import RemoteFetch
 import TextMeasure
+import WaterfallLayout
 
 extension FeedLayoutCommand {
     struct Layout: AsyncParsableCommand {
@@ -45,10 +46,7 @@ extension FeedLayoutCommand {
             let started = ContinuousClock.now
             let summary = try await pipeline.run(feedPath: feed, resume: pages.resume) { try sink.write($0) }
             try sink.finish()
-            if !quiet {
-                Terminal.note(summary.line(grid: pipeline.grid, destination: out, elapsed: ContinuousClock.now - started))
-            }
-            if summary.imageFailures > 0 { throw ExitCode(CommandLineFailure.someInputsFailed) }
+            try finishRun(summary, grid: pipeline.grid, destination: out, started: started, quiet: quiet)
         }
     }
 
@@ -379,10 +377,18 @@ extension FeedLayoutCommand {
             let started = ContinuousClock.now
             let summary = try await pipeline.run(feedPath: feed, resume: pages.resume) { preview.add($0) }
             try preview.write(title: feed)
-            if !quiet {
-                Terminal.note(summary.line(grid: pipeline.grid, destination: out + "/index.html", elapsed: ContinuousClock.now - started))
-            }
-            if summary.imageFailures > 0 { throw ExitCode(CommandLineFailure.someInputsFailed) }
+            try finishRun(summary, grid: pipeline.grid, destination: out + "/index.html", started: started, quiet: quiet)
         }
     }
+}
+
+/// Ends a `layout` or `preview` run: the summary line on standard error (unless quiet), and exit code 1 when
+/// some images could not be read (their items are laid out all the same, with warnings).
+func finishRun(
+    _ summary: LayoutSummary, grid: WaterfallGrid, destination: String?, started: ContinuousClock.Instant, quiet: Bool
+) throws {
+    if !quiet {
+        Terminal.note(summary.line(grid: grid, destination: destination, elapsed: ContinuousClock.now - started))
+    }
+    if summary.imageFailures > 0 { throw ExitCode(CommandLineFailure.someInputsFailed) }
 }
