@@ -69,15 +69,12 @@ public struct LayoutSummary: Sendable {
     public var pages = 0
     public var imagesProbed = 0
     /// Items whose image could not be read (missing, corrupt, refused); their photo size was declared or guessed.
+    /// Any makes the command exit with 1.
     public var imageFailures = 0
     public var warnings = 0
     /// Warnings counted by code, for the summary.
     public var warningsByCode: [String: Int] = [:]
     public var feedFormat: String?
-    /// The order measures over every page written.
-    public var quality = LayoutQualityTotals()
-    /// The last page's quality: its imbalance and whitespace are those of the whole layout so far.
-    public var finalQuality: LayoutQuality?
 }
 
 /// The whole `layout` job: feed → items → probed and measured → placed → pages.
@@ -266,29 +263,24 @@ struct PageAssembler {
         try verifyResumedPrefix()
         let gap = grid.deviceLengthRoundingUp(options.annotation.titleTextGap)
         for prepared in items where !isFinished {
-            let stateBefore = engine.state
-            let digestBefore = feedDigest
             let annotationHeight = prepared.annotationDeviceHeight(titleTextGap: gap)
-            let placed = engine.place(
-                WaterfallItem(photoSize: prepared.photo.size, annotationHeight: Double(annotationHeight) / grid.scale))
-            if !pageItems.isEmpty, startsNewPage(top: placed.frame.y) {
-                try emitPage(state: stateBefore, nextPageDigest: digestBefore.value, onPage: onPage)
+            let item = WaterfallItem(photoSize: prepared.photo.size, annotationHeight: Double(annotationHeight) / grid.scale)
+            // Cut before placing: the state and digest now are exactly what the next page's cursor needs.
+            if !pageItems.isEmpty, startsNewPage(top: engine.nextPosition(for: item.span).top) {
+                try emitPage(state: engine.state, nextPageDigest: feedDigest.value, onPage: onPage)
                 if let maximum = options.maximumPages, pagesWritten >= maximum {
                     isFinished = true
                     return
                 }
             }
+            let placed = engine.place(item)
             if pageItems.isEmpty { pageTop = placed.frame.y }
             pageItems.append(laidOut(prepared, placed))
             feedDigest.combine(prepared.item.id)
             feedDigest.combine(0)
             summary.items += 1
             if prepared.photo.sizeSource == .header { summary.imagesProbed += 1 }
-            if prepared.photo.url != nil, prepared.photo.sizeSource != .header,
-                prepared.warnings.contains(where: { $0.code != "imageNotProbed" && $0.code.hasPrefix("image") })
-            {
-                summary.imageFailures += 1
-            }
+            if prepared.photo.isUnreadImage { summary.imageFailures += 1 }
             for warning in prepared.warnings { summary.warningsByCode[warning.code, default: 0] += 1 }
             summary.warnings += prepared.warnings.count
         }
@@ -339,8 +331,6 @@ struct PageAssembler {
         pageIndex += 1
         pagesWritten += 1
         summary.pages += 1
-        summary.quality = qualityTotals
-        summary.finalQuality = quality
     }
 
     /// Checks, once every item before the cursor has been seen, that their ids are the ones the cursor was

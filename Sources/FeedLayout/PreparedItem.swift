@@ -26,6 +26,10 @@ public struct ResolvedPhoto: Sendable, Equatable {
     /// What to paint before the photo arrives, when placeholders were asked for and the image could be decoded.
     public var placeholder: ImagePlaceholder?
 
+    /// Whether the item names an image whose size could not be read from it (missing, corrupt, refused, not
+    /// reachable): a failed input, though the item is still laid out with a declared or fallback size.
+    public var isUnreadImage: Bool { url != nil && sizeSource != .header }
+
     public init(
         url: String?, size: Size, sizeSource: PhotoSizeSource, info: ImageInfo?, placeholder: ImagePlaceholder? = nil
     ) {

@@ -148,8 +148,14 @@ public struct WaterfallEngine: Sendable {
         return best
     }
 
-    /// The column the next one-column item will go to.
-    public var nextColumn: Int { nextColumn(span: 1) }
+    /// Where an item of this span would go if it were placed now: its first column and its top.
+    ///
+    /// Lets a caller act on the next item's position (cut a page before it, say) without placing it.
+    public func nextPosition(for span: ColumnSpan = .single) -> (column: Int, top: Int) {
+        let count = grid.columnCount(for: span)
+        let column = nextColumn(span: count)
+        return (column, state.columnHeights[column..<(column + count)].max()!)
+    }
 
     /// The container's size so far in device pixels: the full width, and the lowest cell plus the bottom inset.
     public var contentSize: (width: Int, height: Int) {
@@ -184,9 +190,8 @@ public struct WaterfallEngine: Sendable {
     /// - Returns: Its frames in device pixels.
     public mutating func place(_ item: WaterfallItem) -> PlacedItem {
         let span = grid.columnCount(for: item.span)
-        let column = nextColumn(span: span)
+        let (column, top) = nextPosition(for: item.span)
         let columns = column..<(column + span)
-        let top = state.columnHeights[columns].max()!
         // Right-to-left, the window's last column in reading order is its leftmost on screen.
         let x = grid.columnX[grid.direction == .leftToRight ? column : column + span - 1]
         let width = grid.cellWidth(spanning: span)

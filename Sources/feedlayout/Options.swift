@@ -180,22 +180,33 @@ struct InputOptions: ParsableArguments {
     @Flag(help: "Add a placeholder (average colour and ThumbHash) to each photo in the pages.")
     var placeholders = false
 
-    @Option(help: "The probe cache file (default: $XDG_CACHE_HOME/feedlayout/probe.sqlite, else ~/.cache/…).")
-    var cache: String?
-
-    @Flag(help: "Do not read or write the probe cache.")
-    var noCache = false
+    @OptionGroup var cache: CacheOptions
 
     @Flag(help: "Also fetch images from private, loopback and link-local addresses (refused by default).")
     var allowPrivateNetwork = false
 
     func validate() throws {
         guard probeConcurrency >= 1 else { throw ValidationError("--probe-concurrency must be at least 1") }
-        if cache != nil && noCache { throw ValidationError("--cache and --no-cache exclude each other") }
     }
 
     /// The cache file to use, or `nil` with `--no-cache`.
-    var probeCachePath: String? { noCache ? nil : cache ?? ProbeCache.defaultPath() }
+    var probeCachePath: String? { cache.path }
+}
+
+/// The probe cache, shared by `probe`, `layout` and `preview`.
+struct CacheOptions: ParsableArguments {
+    @Option(name: .customLong("cache"), help: "The probe cache file (default: $XDG_CACHE_HOME/feedlayout/probe.sqlite, else ~/.cache/…).")
+    var file: String?
+
+    @Flag(help: "Do not read or write the probe cache.")
+    var noCache = false
+
+    func validate() throws {
+        if file != nil && noCache { throw ValidationError("--cache and --no-cache exclude each other") }
+    }
+
+    /// The cache file to use, or `nil` with `--no-cache`.
+    var path: String? { noCache ? nil : file ?? ProbeCache.defaultPath() }
 }
 
 extension LayoutOptions {

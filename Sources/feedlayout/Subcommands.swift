@@ -124,11 +124,7 @@ extension FeedLayoutCommand {
         @Flag(help: "Add a placeholder (average colour and ThumbHash) to each record.")
         var placeholders = false
 
-        @Option(help: "The probe cache file (default: $XDG_CACHE_HOME/feedlayout/probe.sqlite, else ~/.cache/…).")
-        var cache: String?
-
-        @Flag(help: "Do not read or write the probe cache.")
-        var noCache = false
+        @OptionGroup var cache: CacheOptions
 
         @OptionGroup(title: "Remote images") var remote: RemoteOptions
 
@@ -140,7 +136,6 @@ extension FeedLayoutCommand {
             guard concurrency >= 1 else { throw ValidationError("--concurrency must be at least 1") }
             guard pixelBudget >= 1 else { throw ValidationError("--pixel-budget must be at least 1") }
             guard maxScans >= 0 else { throw ValidationError("--max-scans must be 0 or more") }
-            if cache != nil && noCache { throw ValidationError("--cache and --no-cache exclude each other") }
             if images.filter({ $0 == "-" }).count > 1 { throw ValidationError("- (standard input) can be given once") }
         }
 
@@ -167,9 +162,9 @@ extension FeedLayoutCommand {
         func run() async throws {
             let images = try sources()
             let decodeOptions = PixelDecodeOptions(pixelBudget: pixelBudget, maximumProgressiveScans: maxScans)
-            let probeCache: ProbeCache?
+            var probeCache: ProbeCache?
             do {
-                probeCache = noCache ? nil : try ProbeCache(path: cache ?? ProbeCache.defaultPath())
+                if let path = cache.path { probeCache = try ProbeCache(path: path) }
             } catch {
                 throw LayoutError(.invalidOptions, error.message)
             }

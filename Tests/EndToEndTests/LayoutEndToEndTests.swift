@@ -237,6 +237,27 @@ import Testing
         #expect(output.stderr.contains("no/such/feed.xml"))
     }
 
+    /// An image path escaping the feed's folder is refused by the feed reader, which drops the image: the item is
+    /// still laid out (fallback aspect ratio) and its warnings say what happened and where.
+    @Test func aRefusedImagePathStillLaysTheItemOut() throws {
+        let directory = try CommandRunner.temporaryDirectory()
+        let feed = directory.appendingPathComponent("feed.xml")
+        try """
+            <rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>t</title>
+            <item><title>Escape</title><guid>a</guid>
+            <media:content url="../../../etc/hostname.jpg" medium="image" width="400" height="300"/></item>
+            </channel></rss>
+            """.write(to: feed, atomically: true, encoding: .utf8)
+        let output = try CommandRunner.run(["layout", feed.path, "--no-cache"])
+        #expect(output.status <= 1, "\(output.stderr)")
+        let item = try #require(try PageFile(Data(output.stdoutText.split(separator: "\n")[0].utf8)).items.first)
+        #expect((item["photo"] as! [String: Any])["sizeFrom"] as? String == "fallback")
+        let warnings = item["warnings"] as! [[String: Any]]
+        let refusal = try #require(warnings.first { $0["code"] as? String == "refused-path" })
+        #expect(refusal["line"] as? Int == 3)
+        #expect(warnings.contains { $0["code"] as? String == "noImage" })
+    }
+
     @Test func ingestPrintsOneRecordPerItem() throws {
         let output = try CommandRunner.run(["ingest", CommandRunner.sampleFeed])
         #expect(output.status == 0, "\(output.stderr)")
