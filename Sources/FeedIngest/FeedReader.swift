@@ -617,6 +617,12 @@ public final class FeedReader {
             case "summary": captureField(.summary, .plain)
             default: break
             }
+        case .feedLayout:
+            switch name {
+            case "span": captureField(.layoutSpan, .plain)
+            case "section": captureField(.layoutSection, .plain)
+            default: break
+            }
         case .rdf, .xml, .other:
             break
         }
@@ -1000,7 +1006,7 @@ struct Attributes {
 
 /// The namespaces FeedLayout understands, matched by URI.
 enum Namespace: Equatable {
-    case none, rss10, atom10, atom03, media, dc, dcterms, content, itunes, rdf, xml, other
+    case none, rss10, atom10, atom03, media, dc, dcterms, content, itunes, rdf, xml, feedLayout, other
 
     /// RSS and Atom core elements (as opposed to extensions).
     var isCore: Bool { self == .none || self == .rss10 || self == .atom10 || self == .atom03 }
@@ -1025,6 +1031,7 @@ enum Namespace: Equatable {
         case "itunes.com/dtds/podcast-1.0.dtd": self = .itunes
         case "w3.org/1999/02/22-rdf-syntax-ns": self = .rdf
         case "w3.org/xml/1998/namespace": self = .xml
+        case "urn:feedlayout:1": self = .feedLayout
         default: self = .other
         }
     }

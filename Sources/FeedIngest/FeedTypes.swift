@@ -21,6 +21,8 @@ public struct FeedItem: Sendable, Equatable {
     public var image: FeedImage?
     /// Every image candidate, in the order the item declares them.
     public var images: [FeedImage]
+    /// What the feed says about the item's place in a layout (FeedLayout's `urn:feedlayout:1` extension).
+    public var layout: LayoutHints
     /// Problems that concern this item, in the order they were found.
     public var warnings: [FeedWarning]
 
@@ -28,8 +30,9 @@ public struct FeedItem: Sendable, Equatable {
     public init(
         index: Int, id: String, title: String? = nil, text: String? = nil, link: String? = nil,
         author: String? = nil, published: String? = nil, image: FeedImage? = nil,
-        images: [FeedImage] = [], warnings: [FeedWarning] = []
+        images: [FeedImage] = [], layout: LayoutHints = LayoutHints(), warnings: [FeedWarning] = []
     ) {
+        self.layout = layout
         self.index = index
         self.id = id
         self.title = title
@@ -40,6 +43,39 @@ public struct FeedItem: Sendable, Equatable {
         self.image = image
         self.images = images
         self.warnings = warnings
+    }
+}
+
+/// How many columns an item asks for.
+public enum SpanHint: Sendable, Hashable {
+    case columns(Int)
+    case fullWidth
+
+    /// `2` → two columns; `full` (or `all`) → the whole row. Anything else (0, negative, words) is no span.
+    public init?(_ text: String) {
+        let value = text.trimmingASCIIWhitespace().lowercased()
+        if value == "full" || value == "all" {
+            self = .fullWidth
+        } else if let count = Int(value), count >= 1 {
+            self = .columns(count)
+        } else {
+            return nil
+        }
+    }
+}
+
+/// An item's layout hints, from FeedLayout's feed extension (namespace `urn:feedlayout:1`, conventionally
+/// prefixed `fl`) or, in a JSON Feed, the item's `_feedlayout` object:
+///
+///     <fl:span>2</fl:span>          <!-- or "full": a featured pin across several columns -->
+///     <fl:section>Monday</fl:section> <!-- a new section starts where this value changes -->
+public struct LayoutHints: Sendable, Hashable {
+    public var span: SpanHint?
+    public var section: String?
+
+    public init(span: SpanHint? = nil, section: String? = nil) {
+        self.span = span
+        self.section = section
     }
 }
 

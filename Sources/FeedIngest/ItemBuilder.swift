@@ -4,6 +4,8 @@ enum ItemField: Int, CaseIterable {
     case description, summary, contentEncoded, atomContent, mediaDescription
     case author, dcCreator, atomAuthorName, mediaCredit, itunesAuthor
     case pubDate, published, issued, dcDate, created, updated, modified
+    /// FeedLayout's own extension (`urn:feedlayout:1`): `<fl:span>` and `<fl:section>`.
+    case layoutSpan, layoutSection
 }
 
 /// How a captured field's text must be read.
@@ -186,9 +188,28 @@ struct ItemFinisher {
                     code: "too-many-warnings",
                     message: "\(builder.suppressedWarnings) more warnings for this item were dropped"))
         }
+        let hints = layoutHints(span: raw(.layoutSpan), section: raw(.layoutSection), builder: &builder)
         return FeedItem(
             index: index, id: id, title: title, text: text, link: link, author: author, published: published,
-            image: chosen, images: images, warnings: builder.warnings)
+            image: chosen, images: images, layout: hints, warnings: builder.warnings)
+    }
+
+    /// Reads the layout extension's values; a span that is neither a column count nor `full` is dropped with a
+    /// warning (the item still gets one column).
+    private func layoutHints(span: String?, section: String?, builder: inout ItemBuilder) -> LayoutHints {
+        var hints = LayoutHints(section: section.map { truncateText($0, limit: options.maxTextLength) })
+        if let span {
+            if let parsed = SpanHint(span) {
+                hints.span = parsed
+            } else {
+                builder.warn(
+                    FeedWarning(
+                        code: "invalid-span",
+                        message: "fl:span '\(span.prefix(40))' is neither a column count (1, 2, …) nor 'full'; the item takes one column",
+                        line: builder.lines[ItemField.layoutSpan.rawValue]))
+            }
+        }
+        return hints
     }
 
     /// "jane@example.com (Jane Doe)" → "Jane Doe", as feedparser's `author_detail.name`.

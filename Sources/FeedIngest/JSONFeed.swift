@@ -45,6 +45,15 @@ struct JSONFeedDecoder {
             if let name = authors.lazy.compactMap({ $0["name"]?.stringValue }).first {
                 builder.set(.author, Array(name.utf8), kind: .plain)
             }
+            if let layout = entry["_feedlayout"] {
+                // The span is a number or "full"; `stringValue` reads both.
+                if let span = layout["span"]?.stringValue {
+                    builder.set(.layoutSpan, Array(span.utf8), kind: .plain)
+                }
+                if let section = layout["section"]?.stringValue {
+                    builder.set(.layoutSection, Array(section.utf8), kind: .plain)
+                }
+            }
             builder.base = feedURL.flatMap { URLResolver.isHTTP($0) ? $0 : nil }
             for key in ["image", "banner_image"] {
                 if let url = entry[key]?.stringValue {

@@ -1,3 +1,4 @@
+import Foundation
 import TextMeasure
 import WaterfallLayout
 
@@ -39,6 +40,42 @@ public struct PaginationRule: Sendable, Hashable {
     }
 }
 
+/// One layout of a responsive set: a container width and its column count (`--breakpoints 375:2,768:3`).
+public struct Breakpoint: Sendable, Hashable, CustomStringConvertible {
+    public var width: Double
+    public var columns: Int
+
+    public init(width: Double, columns: Int) {
+        self.width = width
+        self.columns = columns
+    }
+
+    /// Parses `375:2,768:3,1280:5`: widths in CSS pixels, each with its column count.
+    ///
+    /// - Throws: `LayoutError.invalidOptions` naming the part that is wrong.
+    public static func parseList(_ text: String) throws(LayoutError) -> [Breakpoint] {
+        var result: [Breakpoint] = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let fields = part.split(separator: ":", omittingEmptySubsequences: false)
+            guard fields.count == 2, let width = Double(fields[0].trimmingCharacters(in: .whitespaces)),
+                width.isFinite, width > 0, let columns = Int(fields[1].trimmingCharacters(in: .whitespaces)),
+                columns >= 1
+            else {
+                throw LayoutError(
+                    .invalidOptions,
+                    "--breakpoints: '\(part)' is not WIDTH:COLUMNS (a width in pixels and a column count, e.g. 375:2)")
+            }
+            if result.contains(where: { $0.width == width }) {
+                throw LayoutError(.invalidOptions, "--breakpoints: the width \(part.split(separator: ":")[0]) appears twice")
+            }
+            result.append(Breakpoint(width: width, columns: columns))
+        }
+        return result
+    }
+
+    public var description: String { "\(cssNumber(width)):\(columns)" }
+}
+
 /// Everything the `layout` pipeline needs besides the feed itself.
 public struct LayoutOptions: Sendable, Hashable {
     public var waterfall: WaterfallConfiguration
@@ -61,6 +98,9 @@ public struct LayoutOptions: Sendable, Hashable {
     /// Probe images at private, loopback and link-local addresses too (refused by default: a feed must not make
     /// a backend reach into its own network).
     public var allowPrivateNetwork: Bool
+    /// Several layouts from one ingest and probe pass, each with its width and column count (which replace
+    /// `waterfall`'s); empty for the one layout `waterfall` describes.
+    public var breakpoints: [Breakpoint]
 
     public init(
         waterfall: WaterfallConfiguration = WaterfallConfiguration(
@@ -74,8 +114,10 @@ public struct LayoutOptions: Sendable, Hashable {
         maximumPages: Int? = nil,
         placeholders: Bool = false,
         probeCachePath: String? = nil,
-        allowPrivateNetwork: Bool = false
+        allowPrivateNetwork: Bool = false,
+        breakpoints: [Breakpoint] = []
     ) {
+        self.breakpoints = breakpoints
         self.waterfall = waterfall
         self.annotation = annotation
         self.pagination = pagination
@@ -86,6 +128,20 @@ public struct LayoutOptions: Sendable, Hashable {
         self.placeholders = placeholders
         self.probeCachePath = probeCachePath
         self.allowPrivateNetwork = allowPrivateNetwork
+    }
+
+    /// The options of each layout the run makes: itself, or one per breakpoint with the breakpoint's width and
+    /// column count. A breakpoint's options are exactly those of a run with `--width W --columns N`, so its pages
+    /// carry the same cursors and resume there.
+    public var layouts: [LayoutOptions] {
+        guard !breakpoints.isEmpty else { return [self] }
+        return breakpoints.map { breakpoint in
+            var single = self
+            single.breakpoints = []
+            single.waterfall.containerWidth = breakpoint.width
+            single.waterfall.columns = .fixed(breakpoint.columns)
+            return single
+        }
     }
 
     /// A stable digest of every option that changes the output, so a cursor can tell it belongs to them.

@@ -36,6 +36,10 @@ public struct LaidOutItem: Sendable {
 
 /// A page: a contiguous run of items in feed order, and what the next page needs.
 public struct LayoutPage: Sendable {
+    /// Which layout of the run the page belongs to: 0, or the breakpoint's position in `--breakpoints`.
+    public var layoutIndex: Int
+    /// That layout's grid.
+    public var grid: WaterfallGrid
     public var index: Int
     public var items: [LaidOutItem]
     /// Column heights in device pixels after the page's last item.
@@ -50,9 +54,11 @@ public struct LayoutPage: Sendable {
     public var totals: LayoutQualityTotals
 
     public init(
-        index: Int, items: [LaidOutItem], columnHeights: [Int], contentHeight: Int, cursor: String?,
-        quality: LayoutQuality, totals: LayoutQualityTotals
+        layoutIndex: Int = 0, grid: WaterfallGrid, index: Int, items: [LaidOutItem], columnHeights: [Int],
+        contentHeight: Int, cursor: String?, quality: LayoutQuality, totals: LayoutQualityTotals
     ) {
+        self.layoutIndex = layoutIndex
+        self.grid = grid
         self.index = index
         self.items = items
         self.columnHeights = columnHeights
@@ -83,8 +89,12 @@ public struct LayoutSummary: Sendable {
 /// once, a window at a time, so memory stays bounded by the window and the page, not the feed.
 public struct LayoutPipeline: Sendable {
     public let options: LayoutOptions
-    public let grid: WaterfallGrid
+    /// The grid of each layout the run makes: one, or one per breakpoint.
+    public let grids: [WaterfallGrid]
     private let preparer: ItemPreparer
+
+    /// The first (with no breakpoints, the only) layout's grid.
+    public var grid: WaterfallGrid { grids[0] }
 
     /// Checks the options and loads the fonts.
     ///
@@ -102,20 +112,28 @@ public struct LayoutPipeline: Sendable {
         if let height = options.pagination.pageHeight, !(height.isFinite && height > 0) {
             throw LayoutError(.invalidOptions, "--page-height must be a positive length, got \(height)")
         }
-        do {
-            grid = try WaterfallGrid(options.waterfall)
-        } catch {
-            throw LayoutError(.invalidOptions, error.description)
+        var grids: [WaterfallGrid] = []
+        for (layout, breakpoint) in zip(options.layouts, options.breakpoints.map(Optional.some) + [nil]) {
+            do {
+                grids.append(try WaterfallGrid(layout.waterfall))
+            } catch {
+                throw LayoutError(.invalidOptions, (breakpoint.map { "--breakpoints \($0): " } ?? "") + error.description)
+            }
         }
+        self.grids = grids
         self.options = options
-        preparer = try ItemPreparer(options: options, grid: grid)
+        preparer = try ItemPreparer(options: options, grids: grids)
     }
 
     /// Lays out a feed file, calling `onPage` with each page as soon as it is complete.
     ///
+    /// With breakpoints, the feed is read and its images probed once, and each breakpoint's layout gets its
+    /// own pages (`LayoutPage.layoutIndex`); a page of one layout may come between two pages of another.
+    ///
     /// - Parameters:
     ///   - feedPath: The feed's path, or `-` for standard input.
-    ///   - resume: A cursor from an earlier page: the run starts with the page after it.
+    ///   - resume: A cursor from an earlier page: the run starts with the page after it. Only for one layout:
+    ///     a breakpoint's cursor resumes a run with that breakpoint's `--width` and `--columns`.
     ///   - logger: Where image fetching logs its requests.
     ///   - onPage: Receives pages in order; throwing stops the run.
     /// - Returns: What the run did.
@@ -125,8 +143,13 @@ public struct LayoutPipeline: Sendable {
         logger: Logger = Logger(label: "feedlayout", factory: { _ in SwiftLogNoOpLogHandler() }),
         onPage: (LayoutPage) throws -> Void
     ) async throws -> LayoutSummary {
+        if resume != nil, grids.count > 1 {
+            throw LayoutError(
+                .invalidOptions,
+                "--resume continues one layout: pass the cursor with that breakpoint's --width and --columns instead of --breakpoints")
+        }
         // The HTTP client for remote images lives exactly as long as the run.
-        try await RemoteFetcher.withFetcher(
+        return try await RemoteFetcher.withFetcher(
             configuration: RemoteFetchConfiguration(allowPrivateNetwork: options.allowPrivateNetwork), logger: logger
         ) { fetcher in
             let prober = CachingImageProber(
@@ -139,7 +162,7 @@ public struct LayoutPipeline: Sendable {
     private func run(
         feedPath: String, resume: String?, prober: CachingImageProber, onPage: (LayoutPage) throws -> Void
     ) async throws -> LayoutSummary {
-        var run = try PageAssembler(options: options, grid: grid, resume: resume)
+        var run = try RunAssembler(options: options, grids: grids, resume: resume)
         let source = try FeedSource(path: feedPath)
         let reader = FeedReader(
             sourceName: source.displayName, baseURL: nil, feedDirectory: source.directory,
@@ -193,12 +216,53 @@ public struct LayoutPipeline: Sendable {
     }
 }
 
+/// The sequential half of a run: every layout's page assembler, and the summary, which counts each item once
+/// however many layouts place it.
+struct RunAssembler {
+    var assemblers: [PageAssembler]
+    var summary = LayoutSummary()
+
+    init(options: LayoutOptions, grids: [WaterfallGrid], resume: String?) throws(LayoutError) {
+        var assemblers: [PageAssembler] = []
+        for (index, (layout, grid)) in zip(options.layouts, grids).enumerated() {
+            assemblers.append(try PageAssembler(options: layout, grid: grid, layoutIndex: index, resume: resume))
+        }
+        self.assemblers = assemblers
+    }
+
+    /// Every layout has written the pages it was asked for (`--max-pages`).
+    var isFinished: Bool { assemblers.allSatisfy(\.isFinished) }
+
+    mutating func isBeforeCursor(_ item: FeedItem) -> Bool {
+        var before = false
+        for index in assemblers.indices where assemblers[index].isBeforeCursor(item) { before = true }
+        return before
+    }
+
+    mutating func add(_ items: [PreparedItem], onPage: (LayoutPage) throws -> Void) throws {
+        for index in assemblers.indices { try assemblers[index].add(items, onPage: onPage) }
+        for prepared in items {
+            summary.items += 1
+            if prepared.photo.sizeSource == .header { summary.imagesProbed += 1 }
+            if prepared.photo.isUnreadImage { summary.imageFailures += 1 }
+            for warning in prepared.warnings { summary.warningsByCode[warning.code, default: 0] += 1 }
+            summary.warnings += prepared.warnings.count
+        }
+    }
+
+    mutating func finish(onPage: (LayoutPage) throws -> Void) throws -> LayoutSummary {
+        for index in assemblers.indices { summary.pages += try assemblers[index].finish(onPage: onPage) }
+        return summary
+    }
+}
+
 /// Places prepared items in order and cuts them into pages: the sequential half of the pipeline.
 struct PageAssembler {
     let options: LayoutOptions
     let grid: WaterfallGrid
+    /// Which layout of the run this is; its prepared annotation is `annotations[layoutIndex]`.
+    let layoutIndex: Int
     var engine: WaterfallEngine
-    var summary = LayoutSummary()
     private(set) var isFinished = false
 
     /// Items before this index were laid out by earlier pages; they are only checked against the cursor.
@@ -214,9 +278,10 @@ struct PageAssembler {
     private var pageItems: [LaidOutItem] = []
     private var pageTop = 0
 
-    init(options: LayoutOptions, grid: WaterfallGrid, resume: String?) throws(LayoutError) {
+    init(options: LayoutOptions, grid: WaterfallGrid, layoutIndex: Int = 0, resume: String?) throws(LayoutError) {
         self.options = options
         self.grid = grid
+        self.layoutIndex = layoutIndex
         if let resume {
             let cursor = try LayoutCursor(decoding: resume)
             guard cursor.fingerprint == options.fingerprint else {
@@ -263,8 +328,10 @@ struct PageAssembler {
         try verifyResumedPrefix()
         let gap = grid.deviceLengthRoundingUp(options.annotation.titleTextGap)
         for prepared in items where !isFinished {
-            let annotationHeight = prepared.annotationDeviceHeight(titleTextGap: gap)
-            let item = WaterfallItem(photoSize: prepared.photo.size, annotationHeight: Double(annotationHeight) / grid.scale)
+            let annotationHeight = prepared.annotations[layoutIndex].deviceHeight(titleTextGap: gap)
+            let item = WaterfallItem(
+                photoSize: prepared.photo.size, annotationHeight: Double(annotationHeight) / grid.scale,
+                span: prepared.item.columnSpan)
             // Cut before placing: the state and digest now are exactly what the next page's cursor needs.
             if !pageItems.isEmpty, startsNewPage(top: engine.nextPosition(for: item.span).top) {
                 try emitPage(state: engine.state, nextPageDigest: feedDigest.value, onPage: onPage)
@@ -278,22 +345,19 @@ struct PageAssembler {
             pageItems.append(laidOut(prepared, placed))
             feedDigest.combine(prepared.item.id)
             feedDigest.combine(0)
-            summary.items += 1
-            if prepared.photo.sizeSource == .header { summary.imagesProbed += 1 }
-            if prepared.photo.isUnreadImage { summary.imageFailures += 1 }
-            for warning in prepared.warnings { summary.warningsByCode[warning.code, default: 0] += 1 }
-            summary.warnings += prepared.warnings.count
         }
     }
 
-    /// Writes the last page (or an empty first page for an empty feed) and returns the summary.
-    mutating func finish(onPage: (LayoutPage) throws -> Void) throws -> LayoutSummary {
+    /// Writes the last page (or an empty first page for an empty feed).
+    ///
+    /// - Returns: How many pages this layout wrote in all.
+    mutating func finish(onPage: (LayoutPage) throws -> Void) throws -> Int {
         try verifyResumedPrefix()
         if !isFinished, !pageItems.isEmpty || (pagesWritten == 0 && resumeIndex == 0) {
             try emitPage(state: engine.state, nextPageDigest: nil, onPage: onPage)
         }
         isFinished = true
-        return summary
+        return pagesWritten
     }
 
     private func startsNewPage(top: Int) -> Bool {
@@ -323,14 +387,13 @@ struct PageAssembler {
             ).encoded()
         }
         let page = LayoutPage(
-            index: pageIndex, items: pageItems, columnHeights: state.columnHeights,
+            layoutIndex: layoutIndex, grid: grid, index: pageIndex, items: pageItems, columnHeights: state.columnHeights,
             contentHeight: state.contentBottom + grid.insets.bottom, cursor: cursor, quality: quality,
             totals: qualityTotals)
         try onPage(page)
         pageItems.removeAll(keepingCapacity: true)
         pageIndex += 1
         pagesWritten += 1
-        summary.pages += 1
     }
 
     /// Checks, once every item before the cursor has been seen, that their ids are the ones the cursor was
@@ -354,8 +417,8 @@ struct PageAssembler {
 
     private func laidOut(_ prepared: PreparedItem, _ placed: PlacedItem) -> LaidOutItem {
         let annotation = placed.annotationFrame
-        var title = prepared.title
-        var text = prepared.text
+        var title = prepared.annotations[layoutIndex].title
+        var text = prepared.annotations[layoutIndex].text
         if let height = title?.deviceHeight {
             title?.frame = DeviceRect(x: annotation.x, y: annotation.y, width: annotation.width, height: height)
         }

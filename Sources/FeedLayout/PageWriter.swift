@@ -2,33 +2,47 @@ import Foundation
 import WaterfallLayout
 
 /// Writes pages as they complete: `DIR/page-0001.json` … or NDJSON lines on standard output.
+///
+/// With breakpoints, each layout's pages go to a folder of its own named after its width (`DIR/375/…`); on
+/// standard output every page says which layout it belongs to in its `layout` object.
 public final class PageWriter {
-    private let directory: URL?
-    private let grid: WaterfallGrid
+    /// The folder of each layout (one, or one per breakpoint); empty for standard output.
+    private let directories: [URL]
     private var json: JSONWriter
-    private var lastPageNumber = 0
-    private var reachedEnd = false
+    private var lastPageNumbers: [Int]
+    private var reachedEnds: [Bool]
 
     /// - Parameters:
     ///   - directory: The folder for page files, created if needed; `nil` for NDJSON on standard output.
     ///   - pretty: Indent page files (standard output always gets one page per line).
-    ///   - grid: The resolved grid, written into every page.
+    ///   - breakpoints: The run's breakpoints; each gets a subfolder. Empty for one layout.
     /// - Throws: `LayoutError.outputFailed` naming the folder when it cannot be created.
-    public init(directory: String?, pretty: Bool, grid: WaterfallGrid) throws(LayoutError) {
-        self.grid = grid
+    public init(directory: String?, pretty: Bool, breakpoints: [Breakpoint] = []) throws(LayoutError) {
         json = JSONWriter(indentWidth: pretty && directory != nil ? 2 : 0, reservingCapacity: 1 << 16)
+        let layoutCount = max(1, breakpoints.count)
+        lastPageNumbers = Array(repeating: 0, count: layoutCount)
+        reachedEnds = Array(repeating: false, count: layoutCount)
         guard let directory else {
-            self.directory = nil
+            directories = []
             return
         }
-        let url = URL(fileURLWithPath: directory, isDirectory: true)
-        do {
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        } catch {
-            throw LayoutError(.outputFailed, "--out \(directory): cannot create the folder: \(error.localizedDescription)")
+        let root = URL(fileURLWithPath: directory, isDirectory: true)
+        let folders =
+            breakpoints.isEmpty
+            ? [root] : breakpoints.map { root.appendingPathComponent(Self.folderName(for: $0), isDirectory: true) }
+        for folder in folders {
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            } catch {
+                throw LayoutError(
+                    .outputFailed, "--out \(folder.path): cannot create the folder: \(error.localizedDescription)")
+            }
         }
-        self.directory = url
+        directories = folders
     }
+
+    /// The folder of a breakpoint's pages: its width (`375`, `767.5`).
+    public static func folderName(for breakpoint: Breakpoint) -> String { cssNumber(breakpoint.width) }
 
     /// The file name of a page: numbered from 1, four digits, so that names sort in page order.
     public static func fileName(forPageIndex index: Int) -> String {
@@ -38,16 +52,16 @@ public final class PageWriter {
 
     /// Writes one page; a page file appears whole or not at all (temporary file, then rename).
     public func write(_ page: LayoutPage) throws(LayoutError) {
-        Records.write(page, grid: grid, into: &json)
+        Records.write(page, into: &json)
         json.appendRaw("\n")
         let bytes = json.takeBytes()
-        lastPageNumber = page.index + 1
-        reachedEnd = page.cursor == nil
-        guard let directory else {
+        lastPageNumbers[page.layoutIndex] = page.index + 1
+        reachedEnds[page.layoutIndex] = page.cursor == nil
+        guard !directories.isEmpty else {
             FileHandle.standardOutput.write(Data(bytes))
             return
         }
-        let file = directory.appendingPathComponent(Self.fileName(forPageIndex: page.index))
+        let file = directories[page.layoutIndex].appendingPathComponent(Self.fileName(forPageIndex: page.index))
         do {
             try Data(bytes).write(to: file, options: .atomic)
         } catch {
@@ -58,7 +72,12 @@ public final class PageWriter {
     /// After a run that reached the end of the feed, removes page files a longer earlier run left behind, so the
     /// folder holds exactly this layout's pages.
     public func finish() throws(LayoutError) {
-        guard let directory, reachedEnd else { return }
+        for (layout, directory) in directories.enumerated() where reachedEnds[layout] {
+            try removeStalePages(in: directory, after: lastPageNumbers[layout])
+        }
+    }
+
+    private func removeStalePages(in directory: URL, after lastPageNumber: Int) throws(LayoutError) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         for name in names where name.hasPrefix("page-") && name.hasSuffix(".json") {
             guard let number = Int(name.dropFirst(5).dropLast(5)), number > lastPageNumber else { continue }
@@ -73,10 +92,15 @@ public final class PageWriter {
 
 extension LayoutSummary {
     /// The one-line summary printed on standard error after a run.
-    public func line(grid: WaterfallGrid, destination: String?, elapsed: Duration) -> String {
+    public func line(grids: [WaterfallGrid], destination: String?, elapsed: Duration) -> String {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         var text = "laid out \(items) items in \(pages) page\(pages == 1 ? "" : "s")"
-        text += " (\(grid.columnCount) columns of \(cssNumber(Double(grid.columnWidth) / grid.scale)) px)"
+        if grids.count == 1, let grid = grids.first {
+            text += " (\(grid.columnCount) columns of \(cssNumber(Double(grid.columnWidth) / grid.scale)) px)"
+        } else {
+            let layouts = grids.map { "\(cssNumber(Double($0.containerWidth) / $0.scale)) px: \($0.columnCount) columns" }
+            text += " (\(grids.count) layouts: " + layouts.joined(separator: ", ") + ")"
+        }
         text += ": \(imagesProbed) images probed, \(imageFailures) failed"
         if !warningsByCode.isEmpty {
             text += "; warnings: " + warningsByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")

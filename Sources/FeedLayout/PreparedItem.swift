@@ -59,33 +59,54 @@ public struct MeasuredText: Sendable, Equatable {
     }
 }
 
-/// An item with everything the engine needs: the slow, parallel part of the pipeline produces these.
-struct PreparedItem: Sendable {
-    var item: FeedItem
-    var photo: ResolvedPhoto
+/// The measured annotation of one item at the content width of one layout.
+struct PreparedAnnotation: Sendable {
     var title: MeasuredText?
     var text: MeasuredText?
-    var warnings: [ItemWarning]
 
     /// The whole annotation's height in device pixels: title, gap, caption.
-    func annotationDeviceHeight(titleTextGap: Int) -> Int {
+    func deviceHeight(titleTextGap: Int) -> Int {
         let title = title?.deviceHeight ?? 0
         let text = text?.deviceHeight ?? 0
         return title + text + (title > 0 && text > 0 ? titleTextGap : 0)
     }
 }
 
+/// An item with everything the engines need: the slow, parallel part of the pipeline produces these.
+struct PreparedItem: Sendable {
+    var item: FeedItem
+    var photo: ResolvedPhoto
+    /// The annotation measured for each layout of the run (one per breakpoint), in the order of the layouts.
+    var annotations: [PreparedAnnotation]
+    var warnings: [ItemWarning]
+}
+
+extension SpanHint {
+    /// The engine's span for the feed's hint.
+    var columnSpan: ColumnSpan {
+        switch self {
+        case .columns(let count): .columns(count)
+        case .fullWidth: .fullWidth
+        }
+    }
+}
+
+extension FeedItem {
+    var columnSpan: ColumnSpan { layout.span?.columnSpan ?? .single }
+}
+
 /// Probes photos and measures annotations: the per-item work, safe to run for many items at once.
 struct ItemPreparer: Sendable {
     let options: LayoutOptions
-    let grid: WaterfallGrid
+    /// The grid of every layout of the run: one, or one per breakpoint. They share scale and text styles.
+    let grids: [WaterfallGrid]
     let titleMeasurer: TextMeasurer
     let textMeasurer: TextMeasurer
     let cache: ProbeCache?
 
-    init(options: LayoutOptions, grid: WaterfallGrid) throws(LayoutError) {
+    init(options: LayoutOptions, grids: [WaterfallGrid]) throws(LayoutError) {
         self.options = options
-        self.grid = grid
+        self.grids = grids
         do {
             cache = try options.probeCachePath.map { path throws(ProbeCacheError) in try ProbeCache(path: path) }
         } catch {
@@ -102,27 +123,40 @@ struct ItemPreparer: Sendable {
         textMeasurer = try measurer(options.annotation.text, "caption")
     }
 
-    /// The content width in CSS pixels: the width text is measured at.
-    var contentWidth: Double { Double(grid.contentWidth) / grid.scale }
-
-    /// Probes the item's photo (a local file or an http(s) URL, through the cache) and measures its title and
-    /// caption.
+    /// Probes the item's photo once (a local file or an http(s) URL, through the cache) and measures its title
+    /// and caption at the content width each layout gives it: once per distinct width, so breakpoints that share
+    /// a content width share the work.
     ///
     /// - Parameter prober: The run's prober: it owns the HTTP client, which lives as long as the run.
     func prepare(_ item: FeedItem, prober: CachingImageProber) async -> PreparedItem {
         var warnings = item.warnings.map(ItemWarning.init)
         let photo = await resolvePhoto(item.image, prober: prober, warnings: &warnings)
-        let annotation = options.annotation
-        return PreparedItem(
-            item: item, photo: photo,
-            title: measure(item.title, with: titleMeasurer, maxLines: annotation.titleLines),
-            text: measure(item.text, with: textMeasurer, maxLines: annotation.textLines),
-            warnings: warnings)
+        let span = item.columnSpan
+        var byWidth: [(width: Int, annotation: PreparedAnnotation)] = []
+        let annotations = grids.map { grid in
+            let width = grid.contentWidth(for: span)
+            if let done = byWidth.first(where: { $0.width == width }) { return done.annotation }
+            let annotation = measureAnnotation(item, contentWidth: width, grid: grid)
+            byWidth.append((width, annotation))
+            return annotation
+        }
+        return PreparedItem(item: item, photo: photo, annotations: annotations, warnings: warnings)
     }
 
-    private func measure(_ text: String?, with measurer: TextMeasurer, maxLines: Int?) -> MeasuredText? {
+    /// Measures the title and caption at a content width in device pixels.
+    private func measureAnnotation(_ item: FeedItem, contentWidth: Int, grid: WaterfallGrid) -> PreparedAnnotation {
+        let annotation = options.annotation
+        let width = Double(contentWidth) / grid.scale
+        return PreparedAnnotation(
+            title: measure(item.title, with: titleMeasurer, width: width, maxLines: annotation.titleLines, grid: grid),
+            text: measure(item.text, with: textMeasurer, width: width, maxLines: annotation.textLines, grid: grid))
+    }
+
+    private func measure(
+        _ text: String?, with measurer: TextMeasurer, width: Double, maxLines: Int?, grid: WaterfallGrid
+    ) -> MeasuredText? {
         guard let text, !text.isEmpty, maxLines != 0 else { return nil }
-        let measurement = measurer.measure(text, width: contentWidth, maxLines: maxLines)
+        let measurement = measurer.measure(text, width: width, maxLines: maxLines)
         guard measurement.lines > 0 else { return nil }
         return MeasuredText(
             text: text, measurement: measurement, deviceHeight: grid.deviceLengthRoundingUp(measurement.height))

@@ -12,7 +12,8 @@ public enum Records {
     public static let pageSchema = "feedlayout.page/1"
 
     /// A layout page.
-    public static func write(_ page: LayoutPage, grid: WaterfallGrid, into json: inout JSONWriter) {
+    public static func write(_ page: LayoutPage, into json: inout JSONWriter) {
+        let grid = page.grid
         let scale = grid.scale
         json.beginObject()
         json.field("schema", pageSchema)
@@ -162,9 +163,19 @@ public enum Records {
         json.beginArray()
         for image in item.images { write(image, into: &json) }
         json.endArray()
+        // Only when the feed uses the layout extension, so ordinary records stay as they were.
+        if let span = item.layout.span { json.field("span", spanText(span)) }
+        if let section = item.layout.section { json.field("section", section) }
         json.key("warnings")
         write(item.warnings.map(ItemWarning.init), into: &json)
         json.endObject()
+    }
+
+    private static func spanText(_ span: SpanHint) -> String {
+        switch span {
+        case .columns(let count): String(count)
+        case .fullWidth: "full"
+        }
     }
 
     private static func write(_ image: FeedImage, into json: inout JSONWriter) {

@@ -58,8 +58,23 @@ struct GridOptions: ParsableArguments {
     @Option(help: "Width ÷ height for photos whose size cannot be read or is not declared.")
     var fallbackAspectRatio: Double = 1
 
+    @Option(help: ArgumentHelp(
+        "Several layouts from one pass over the feed: WIDTH:COLUMNS,… (e.g. 375:2,768:3,1280:5); replaces --width and --columns.",
+        valueName: "list"))
+    var breakpoints: String?
+
     func validate() throws {
         _ = try insets()
+        _ = try parsedBreakpoints()
+    }
+
+    func parsedBreakpoints() throws -> [Breakpoint] {
+        guard let breakpoints else { return [] }
+        do {
+            return try Breakpoint.parseList(breakpoints)
+        } catch {
+            throw ValidationError(error.message)
+        }
     }
 
     func insets() throws -> Insets {
@@ -216,7 +231,8 @@ extension LayoutOptions {
             waterfall: try grid.configuration(), annotation: try text.annotationStyle(), pagination: pages.rule,
             fallbackAspectRatio: grid.fallbackAspectRatio, probeConcurrency: input.probeConcurrency,
             imageRoot: input.imageRoot, maximumPages: pages.maxPages, placeholders: input.placeholders,
-            probeCachePath: input.probeCachePath, allowPrivateNetwork: input.allowPrivateNetwork)
+            probeCachePath: input.probeCachePath, allowPrivateNetwork: input.allowPrivateNetwork,
+            breakpoints: try grid.parsedBreakpoints())
     }
 }
 

@@ -42,11 +42,11 @@ extension FeedLayoutCommand {
         func run() async throws {
             let options = try LayoutOptions(grid: grid, text: text, pages: pages, input: input)
             let pipeline = try LayoutPipeline(options: options)
-            let sink = try PageWriter(directory: out, pretty: pretty, grid: pipeline.grid)
+            let sink = try PageWriter(directory: out, pretty: pretty, breakpoints: options.breakpoints)
             let started = ContinuousClock.now
             let summary = try await pipeline.run(feedPath: feed, resume: pages.resume) { try sink.write($0) }
             try sink.finish()
-            try finishRun(summary, grid: pipeline.grid, destination: out, started: started, quiet: quiet)
+            try finishRun(summary, grids: pipeline.grids, destination: out, started: started, quiet: quiet)
         }
     }
 
@@ -368,11 +368,17 @@ extension FeedLayoutCommand {
         func run() async throws {
             let options = try LayoutOptions(grid: grid, text: text, pages: pages, input: input)
             let pipeline = try LayoutPipeline(options: options)
-            var preview = HTMLPreview(options: options, grid: pipeline.grid, feedPath: feed, outputDirectory: out)
+            // With breakpoints, one preview per layout in a folder named after its width.
+            let folders =
+                options.breakpoints.isEmpty ? [out] : options.breakpoints.map { out + "/" + PageWriter.folderName(for: $0) }
+            var previews = zip(pipeline.grids, folders).map { grid, folder in
+                HTMLPreview(options: options, grid: grid, feedPath: feed, outputDirectory: folder)
+            }
             let started = ContinuousClock.now
-            let summary = try await pipeline.run(feedPath: feed, resume: pages.resume) { preview.add($0) }
-            try preview.write(title: feed)
-            try finishRun(summary, grid: pipeline.grid, destination: out + "/index.html", started: started, quiet: quiet)
+            let summary = try await pipeline.run(feedPath: feed, resume: pages.resume) { previews[$0.layoutIndex].add($0) }
+            for preview in previews { try preview.write(title: feed) }
+            let destination = folders.count == 1 ? out + "/index.html" : out + "/*/index.html"
+            try finishRun(summary, grids: pipeline.grids, destination: destination, started: started, quiet: quiet)
         }
     }
 }
@@ -380,10 +386,11 @@ extension FeedLayoutCommand {
 /// Ends a `layout` or `preview` run: the summary line on standard error (unless quiet), and exit code 1 when
 /// some images could not be read (their items are laid out all the same, with warnings).
 func finishRun(
-    _ summary: LayoutSummary, grid: WaterfallGrid, destination: String?, started: ContinuousClock.Instant, quiet: Bool
+    _ summary: LayoutSummary, grids: [WaterfallGrid], destination: String?, started: ContinuousClock.Instant,
+    quiet: Bool
 ) throws {
     if !quiet {
-        Terminal.note(summary.line(grid: grid, destination: destination, elapsed: ContinuousClock.now - started))
+        Terminal.note(summary.line(grids: grids, destination: destination, elapsed: ContinuousClock.now - started))
     }
     if summary.imageFailures > 0 { throw ExitCode(CommandLineFailure.someInputsFailed) }
 }
