@@ -7,7 +7,9 @@ import WaterfallLayout
 ///
 /// Contract for tools that check it: each card carries `data-index`; inside it, the element with
 /// `data-role="annotation"` has its height set to the precomputed annotation height and holds the title and
-/// caption, styled with the same font, size, weight and line height the measurement used.
+/// caption blocks (each with `data-height`, its precomputed height), styled with the same font files (copied to
+/// `fonts/` and loaded with `@font-face`), size, weight and line height the measurement used. The title sits at
+/// the annotation's top and the caption at its frame's offset, as a client places them from the page JSON.
 public struct HTMLPreview {
     private let options: LayoutOptions
     private let grid: WaterfallGrid
@@ -41,19 +43,20 @@ public struct HTMLPreview {
             }
             cards += "<article class=\"pin\" data-index=\"\(item.index)\" style=\"left:\(px(frame.x));top:\(px(frame.y));"
             cards += "width:\(px(frame.width));height:\(px(frame.height))\">"
-            cards += "<div class=\"slot\" style=\"\(box(item.placed.photoSlot))\"></div>"
+            // The slot shows the placeholder colour until the photo arrives, as a client would paint it.
+            let paint = item.photo.placeholder.map { ";background:\($0.averageColor.hexString)" } ?? ""
+            cards += "<div class=\"slot\" style=\"\(box(item.placed.photoSlot))\(paint)\"></div>"
             if let url = item.photo.url {
                 let source = url.contains("://") ? url : imagePrefix + url
                 cards += "<img class=\"photo\" alt=\"\" src=\"\(escape(source))\" style=\"\(box(item.placed.photoFrame))\">"
             }
             let annotation = item.placed.annotationFrame
             cards += "<div class=\"annotation\" data-role=\"annotation\" style=\"\(box(annotation))\">"
-            if let title = item.title {
-                cards += "<div class=\"title\">\(escape(title.text))</div>"
-            }
-            if let text = item.text {
-                let gap = item.title == nil ? "" : " style=\"margin-top:\(cssNumber(options.annotation.titleTextGap))px\""
-                cards += "<div class=\"text\"\(gap)>\(escape(text.text))</div>"
+            for (role, block) in [("title", item.title), ("text", item.text)] {
+                guard let block else { continue }
+                // data-height: the block's precomputed height, for tools that check the browser agrees.
+                cards += "<div class=\"\(role)\" data-height=\"\(cssNumber(Double(block.frame.height) / scale))\" "
+                cards += "style=\"top:\(px(block.frame.y - annotation.y))\">\(escape(block.text))</div>"
             }
             cards += "</div></article>\n"
             itemCount += 1
@@ -66,11 +69,17 @@ public struct HTMLPreview {
     /// - Throws: `LayoutError.outputFailed` naming the file.
     public func write(title: String) throws(LayoutError) {
         let annotation = options.annotation
+        let fonts = try copyFonts()
+        let scale = grid.scale
+        let columnGuides = grid.columnX.map { x in
+            "<div class=\"column\" style=\"left:\(cssNumber(Double(x) / scale))px;width:\(cssNumber(Double(grid.columnWidth) / scale))px\"></div>"
+        }.joined()
         let html = """
             <!doctype html>
             <html lang="und"><head><meta charset="utf-8">
             <title>\(escape(title)) — feedlayout preview</title>
             <style>
+            \(fonts.faces)
             body { margin: 0; background: #eceff1; font-family: sans-serif; }
             header { padding: 8px 16px; font-size: 13px; color: #37474f; }
             #feed { position: relative; margin: 0 auto; background: #fff; width: \(cssNumber(Double(grid.containerWidth) / grid.scale))px; height: \(cssNumber(Double(contentHeight) / grid.scale))px; }
@@ -78,18 +87,21 @@ public struct HTMLPreview {
             .slot { position: absolute; background: #cfd8dc; }
             .photo { position: absolute; display: block; }
             .annotation { position: absolute; overflow: hidden; }
-            .title, .text { white-space: normal; overflow-wrap: break-word; display: -webkit-box; -webkit-box-orient: vertical; overflow: hidden; }
-            .title { \(fontCSS(annotation.title)) \(clampCSS(annotation.titleLines)) color: #212121; }
-            .text { \(fontCSS(annotation.text)) \(clampCSS(annotation.textLines)) color: #546e7a; }
-            .page-mark { position: absolute; left: 0; right: 0; border-top: 1px dashed #e53935; font: 10px sans-serif; color: #e53935; pointer-events: none; z-index: 1; }
+            .title, .text { position: absolute; left: 0; right: 0; margin: 0; white-space: normal; overflow-wrap: break-word; display: -webkit-box; -webkit-box-orient: vertical; overflow: hidden; }
+            .title { \(fontCSS(annotation.title, family: fonts.titleFamily)) \(clampCSS(annotation.titleLines)) color: #212121; }
+            .text { \(fontCSS(annotation.text, family: fonts.textFamily)) \(clampCSS(annotation.textLines)) color: #546e7a; }
+            .page-mark { position: absolute; left: 0; right: 0; border-top: 1px dashed #e53935; font: 10px sans-serif; color: #e53935; pointer-events: none; z-index: 2; }
+            .column { position: absolute; top: 0; bottom: 0; background: rgba(76,175,80,.12); display: none; pointer-events: none; z-index: 1; }
             body.frames .pin { outline: 1px solid rgba(33,150,243,.8); }
+            body.frames .slot { outline: 1px dashed rgba(156,39,176,.8); }
             body.frames .annotation { background: rgba(255,193,7,.25); }
+            body.frames .column { display: block; }
             </style></head>
             <body>
-            <header>\(escape(title)): \(itemCount) pins, \(grid.columnCount) columns —
-            <label><input type="checkbox" onchange="document.body.classList.toggle('frames', this.checked)"> show frames</label></header>
+            <header>\(escape(title)): \(itemCount) pins, \(grid.columnCount) columns of \(cssNumber(Double(grid.columnWidth) / scale)) px —
+            <label><input type="checkbox" onchange="document.body.classList.toggle('frames', this.checked)"> show frames, columns and gaps</label></header>
             <div id="feed">
-            \(pageMarks)\(cards)</div>
+            \(columnGuides)\(pageMarks)\(cards)</div>
             </body></html>
 
             """
@@ -102,14 +114,49 @@ public struct HTMLPreview {
         }
     }
 
-    private func fontCSS(_ style: TextStyle) -> String {
+    /// Copies the title and caption font files into `fonts/` and declares them with `@font-face`, so the preview
+    /// renders with exactly the files the measurement used, offline, wherever the folder is moved.
+    private func copyFonts() throws(LayoutError) -> (faces: String, titleFamily: String, textFamily: String) {
+        let folder = outputDirectory.appendingPathComponent("fonts", isDirectory: true)
+        var faces = ""
+        var families: [String] = []
+        for (role, style) in [("Title", options.annotation.title), ("Text", options.annotation.text)] {
+            let file: (path: String, faceIndex: Int)
+            do {
+                file = try style.resolvedFontFile()
+            } catch {
+                throw LayoutError(.fontUnavailable, "\(role.lowercased()) font: \(error)")
+            }
+            let source = URL(fileURLWithPath: file.path)
+            let name = source.lastPathComponent
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                let target = folder.appendingPathComponent(name)
+                if !FileManager.default.fileExists(atPath: target.path) {
+                    try FileManager.default.copyItem(at: source, to: target)
+                }
+            } catch {
+                throw LayoutError(.outputFailed, "\(folder.path): cannot copy the font \(file.path): \(error.localizedDescription)")
+            }
+            // A face inside a collection cannot be picked by @font-face: fall back to the family name there.
+            guard file.faceIndex == 0 else {
+                families.append("'\(style.font)'")
+                continue
+            }
+            let family = "FeedLayout \(role)"
+            faces += "@font-face { font-family: '\(family)'; font-weight: \(style.weight); src: url('fonts/\(escape(name))'); }\n"
+            families.append("'\(family)'")
+        }
+        return (faces, families[0], families[1])
+    }
+
+    private func fontCSS(_ style: TextStyle, family: String) -> String {
         let lineHeight =
             switch style.lineHeight {
             case .normal: "normal"
             case .pixels(let pixels): cssNumber(pixels) + "px"
             case .multiple(let multiple): cssNumber(multiple)
             }
-        let family = style.font.contains("/") ? "'\(URL(fileURLWithPath: style.font).deletingPathExtension().lastPathComponent)'" : "'\(style.font)'"
         return "font: \(style.weight) \(cssNumber(style.size))px/\(lineHeight) \(family);"
     }
 

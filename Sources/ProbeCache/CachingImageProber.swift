@@ -68,8 +68,11 @@ public struct CachingImageProber: Sendable {
             return await probeUncached(source, withPlaceholder: withPlaceholder)
         }
         if let cached, cached.validator == validator, !withPlaceholder || cached.placeholder != nil {
+            // A placeholder an earlier run cached is only handed out when asked for: output must not depend on
+            // what the cache happens to hold.
             return ProbeResult(
-                info: .success(cached.info), placeholder: cached.placeholder.map { .success($0) }, fromCache: true)
+                info: .success(cached.info), placeholder: withPlaceholder ? cached.placeholder.map { .success($0) } : nil,
+                fromCache: true)
         }
         let result = await probeUncached(source, withPlaceholder: withPlaceholder)
         if case .success(let info) = result.info {

@@ -128,6 +128,10 @@ struct ProbeCacheTests {
         let cachedPlaceholder = await prober.probe(image, withPlaceholder: true)
         #expect(cachedPlaceholder.fromCache)
         #expect(try cachedPlaceholder.placeholder?.get() == withPlaceholder.placeholder?.get())
+        // A cached placeholder is not handed to a caller that did not ask for one (it would change its output).
+        let withoutPlaceholder = await prober.probe(image, withPlaceholder: false)
+        #expect(withoutPlaceholder.fromCache)
+        #expect(withoutPlaceholder.placeholder == nil)
         // Replacing the file changes its size and time: the entry no longer counts.
         try FileManager.default.removeItem(atPath: image)
         try FileManager.default.copyItem(atPath: Self.fixtures + "/png-rgb.png", toPath: image)
