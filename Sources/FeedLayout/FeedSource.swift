@@ -8,14 +8,19 @@ final class FeedSource {
     let directory: String?
     private let handle: FileHandle
     private let chunkSize: Int
+    /// Bytes read from standard input before the source was opened; they come first.
+    private var prefix: Data
 
     /// Opens a feed.
     ///
-    /// - Parameter path: A file path, or `-` for standard input.
+    /// - Parameters:
+    ///   - path: A file path, or `-` for standard input.
+    ///   - standardInputPrefix: For `-`: bytes of standard input already read; they are the feed's beginning.
     /// - Throws: `LayoutError.feedUnreadable` naming the path when it does not exist, is a folder, or cannot be
     ///   opened.
-    init(path: String, chunkSize: Int = 256 * 1024) throws(LayoutError) {
+    init(path: String, standardInputPrefix: Data = Data(), chunkSize: Int = 256 * 1024) throws(LayoutError) {
         self.chunkSize = chunkSize
+        prefix = path == "-" ? standardInputPrefix : Data()
         if path == "-" {
             displayName = "stdin"
             directory = FileManager.default.currentDirectoryPath
@@ -44,6 +49,10 @@ final class FeedSource {
 
     /// The next chunk, or `nil` at the end of the feed.
     func nextChunk() throws(LayoutError) -> Data? {
+        if !prefix.isEmpty {
+            defer { prefix = Data() }
+            return prefix
+        }
         do {
             guard let data = try handle.read(upToCount: chunkSize), !data.isEmpty else { return nil }
             return data

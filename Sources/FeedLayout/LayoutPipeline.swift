@@ -81,6 +81,32 @@ public struct LayoutSummary: Sendable {
     /// Warnings counted by code, for the summary.
     public var warningsByCode: [String: Int] = [:]
     public var feedFormat: String?
+    /// Problems with the feed as a whole (not with one item): where the parser recovered, junk after the root.
+    public var feedWarnings: [ItemWarning] = []
+    /// Time per stage. Probing and measuring run in concurrent tasks: theirs is the sum over the tasks.
+    public var stageTimes = StageTimes()
+}
+
+/// Where a run's time went.
+public struct StageTimes: Sendable {
+    /// Reading and parsing the feed.
+    public var parse: Duration = .zero
+    /// Probing photos (summed over concurrent tasks).
+    public var probe: Duration = .zero
+    /// Measuring titles and captions (summed over concurrent tasks).
+    public var measure: Duration = .zero
+    /// Placing items and cutting pages.
+    public var place: Duration = .zero
+    /// Handing pages to the caller (writing files or standard output).
+    public var write: Duration = .zero
+}
+
+/// How far a run has come, reported after each batch of items (for a progress line).
+public struct LayoutProgress: Sendable {
+    public var items: Int
+    public var imagesProbed: Int
+    public var imageFailures: Int
+    public var pages: Int
 }
 
 /// The whole `layout` job: feed → items → probed and measured → placed → pages.
@@ -138,9 +164,13 @@ public struct LayoutPipeline: Sendable {
     ///   - onPage: Receives pages in order; throwing stops the run.
     /// - Returns: What the run did.
     /// - Throws: `LayoutError` when the feed cannot be read or parsed at all, or the cursor does not fit.
+    ///   - standardInputPrefix: With `feedPath` `-`: bytes already read from standard input (to tell a feed from
+    ///     a list of feeds); the feed is these bytes followed by the rest of standard input.
+    ///   - onProgress: Called after each batch of items with the counts so far.
     public func run(
-        feedPath: String, resume: String? = nil,
+        feedPath: String, resume: String? = nil, standardInputPrefix: Data = Data(),
         logger: Logger = Logger(label: "feedlayout", factory: { _ in SwiftLogNoOpLogHandler() }),
+        onProgress: (LayoutProgress) -> Void = { _ in },
         onPage: (LayoutPage) throws -> Void
     ) async throws -> LayoutSummary {
         if resume != nil, grids.count > 1 {
@@ -155,15 +185,34 @@ public struct LayoutPipeline: Sendable {
             let prober = CachingImageProber(
                 prober: ImageProber(remote: RemoteImageProber(fetcher: fetcher)), cache: preparer.cache,
                 decodeOptions: .placeholder, logger: logger)
-            return try await run(feedPath: feedPath, resume: resume, prober: prober, onPage: onPage)
+            return try await run(
+                feedPath: feedPath, resume: resume, prefix: standardInputPrefix, prober: prober,
+                onProgress: onProgress, onPage: onPage)
         }
     }
 
     private func run(
-        feedPath: String, resume: String?, prober: CachingImageProber, onPage: (LayoutPage) throws -> Void
+        feedPath: String, resume: String?, prefix: Data, prober: CachingImageProber,
+        onProgress: (LayoutProgress) -> Void, onPage: (LayoutPage) throws -> Void
     ) async throws -> LayoutSummary {
         var run = try RunAssembler(options: options, grids: grids, resume: resume)
-        let source = try FeedSource(path: feedPath)
+        let source = try FeedSource(path: feedPath, standardInputPrefix: prefix)
+        let clock = ContinuousClock()
+        // Pages are handed over inside placement: time them apart, so placing and writing are told apart.
+        var writeTime = Duration.zero
+        func timedOnPage(_ page: LayoutPage) throws {
+            let started = clock.now
+            defer { writeTime += clock.now - started }
+            try onPage(page)
+        }
+        func add(_ window: [FeedItem]) async throws {
+            let prepared = await prepare(window, prober: prober)
+            let started = clock.now
+            let writtenBefore = writeTime
+            try run.add(prepared, onPage: timedOnPage)
+            run.summary.stageTimes.place += clock.now - started - (writeTime - writtenBefore)
+            onProgress(run.progress)
+        }
         let reader = FeedReader(
             sourceName: source.displayName, baseURL: nil, feedDirectory: source.directory,
             options: FeedIngestOptions(imageRoot: options.imageRoot))
@@ -172,26 +221,35 @@ public struct LayoutPipeline: Sendable {
         window.reserveCapacity(windowSize)
 
         do {
-            while !run.isFinished, let chunk = try source.nextChunk() {
+            while !run.isFinished {
+                let parseStarted = clock.now
+                guard let chunk = try source.nextChunk() else { break }
                 let items = try chunk.withUnsafeBytes { try reader.consume($0) }
+                run.summary.stageTimes.parse += clock.now - parseStarted
                 for item in items {
                     if run.isBeforeCursor(item) { continue }
                     window.append(item)
                     if window.count == windowSize {
-                        try await run.add(prepare(window, prober: prober), onPage: onPage)
+                        try await add(window)
                         window.removeAll(keepingCapacity: true)
                     }
                 }
             }
             if !run.isFinished {
-                for item in try reader.finish() where !run.isBeforeCursor(item) { window.append(item) }
+                let parseStarted = clock.now
+                let items = try reader.finish()
+                run.summary.stageTimes.parse += clock.now - parseStarted
+                for item in items where !run.isBeforeCursor(item) { window.append(item) }
             }
         } catch let error as FeedIngestError {
             throw LayoutError(.feedInvalid, error.description)
         }
-        if !run.isFinished, !window.isEmpty { try await run.add(prepare(window, prober: prober), onPage: onPage) }
+        if !run.isFinished, !window.isEmpty { try await add(window) }
         run.summary.feedFormat = reader.format.map { "\($0)" }
-        return try run.finish(onPage: onPage)
+        run.summary.feedWarnings = reader.feedWarnings.map(ItemWarning.init)
+        var summary = try run.finish(onPage: timedOnPage)
+        summary.stageTimes.write = writeTime
+        return summary
     }
 
     /// Probes and measures a window of items concurrently, keeping feed order.
@@ -247,7 +305,15 @@ struct RunAssembler {
             if prepared.photo.isUnreadImage { summary.imageFailures += 1 }
             for warning in prepared.warnings { summary.warningsByCode[warning.code, default: 0] += 1 }
             summary.warnings += prepared.warnings.count
+            summary.stageTimes.probe += prepared.probeTime
+            summary.stageTimes.measure += prepared.measureTime
         }
+    }
+
+    var progress: LayoutProgress {
+        LayoutProgress(
+            items: summary.items, imagesProbed: summary.imagesProbed, imageFailures: summary.imageFailures,
+            pages: assemblers.reduce(0) { $0 + $1.pagesWritten })
     }
 
     mutating func finish(onPage: (LayoutPage) throws -> Void) throws -> LayoutSummary {
@@ -274,7 +340,7 @@ struct PageAssembler {
 
     private var pageIndex: Int
     private var qualityTotals: LayoutQualityTotals
-    private var pagesWritten = 0
+    private(set) var pagesWritten = 0
     private var pageItems: [LaidOutItem] = []
     private var pageTop = 0
 

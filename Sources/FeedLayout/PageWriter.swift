@@ -11,13 +11,19 @@ public final class PageWriter {
     private var json: JSONWriter
     private var lastPageNumbers: [Int]
     private var reachedEnds: [Bool]
+    /// Written into every page when one run lays out several feeds.
+    private let feed: String?
 
     /// - Parameters:
     ///   - directory: The folder for page files, created if needed; `nil` for NDJSON on standard output.
     ///   - pretty: Indent page files (standard output always gets one page per line).
     ///   - breakpoints: The run's breakpoints; each gets a subfolder. Empty for one layout.
+    ///   - feed: The feed's name, written into every page (batch runs), or `nil`.
     /// - Throws: `LayoutError.outputFailed` naming the folder when it cannot be created.
-    public init(directory: String?, pretty: Bool, breakpoints: [Breakpoint] = []) throws(LayoutError) {
+    public init(directory: String?, pretty: Bool, breakpoints: [Breakpoint] = [], feed: String? = nil)
+        throws(LayoutError)
+    {
+        self.feed = feed
         json = JSONWriter(indentWidth: pretty && directory != nil ? 2 : 0, reservingCapacity: 1 << 16)
         let layoutCount = max(1, breakpoints.count)
         lastPageNumbers = Array(repeating: 0, count: layoutCount)
@@ -30,15 +36,22 @@ public final class PageWriter {
         let folders =
             breakpoints.isEmpty
             ? [root] : breakpoints.map { root.appendingPathComponent(Self.folderName(for: $0), isDirectory: true) }
-        for folder in folders {
-            do {
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            } catch {
-                throw LayoutError(
-                    .outputFailed, "--out \(folder.path): cannot create the folder: \(error.localizedDescription)")
-            }
-        }
         directories = folders
+        createdDirectories = Array(repeating: false, count: folders.count)
+    }
+
+    /// Folders are created with their first page, so a feed that cannot be read leaves nothing behind.
+    private var createdDirectories: [Bool] = []
+
+    private func createDirectory(forLayout layout: Int) throws(LayoutError) {
+        guard !createdDirectories[layout] else { return }
+        let folder = directories[layout]
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw LayoutError(.outputFailed, "--out \(folder.path): cannot create the folder: \(error.localizedDescription)")
+        }
+        createdDirectories[layout] = true
     }
 
     /// The folder of a breakpoint's pages: its width (`375`, `767.5`).
@@ -52,7 +65,7 @@ public final class PageWriter {
 
     /// Writes one page; a page file appears whole or not at all (temporary file, then rename).
     public func write(_ page: LayoutPage) throws(LayoutError) {
-        Records.write(page, into: &json)
+        Records.write(page, feed: feed, into: &json)
         json.appendRaw("\n")
         let bytes = json.takeBytes()
         lastPageNumbers[page.layoutIndex] = page.index + 1
@@ -61,6 +74,7 @@ public final class PageWriter {
             FileHandle.standardOutput.write(Data(bytes))
             return
         }
+        try createDirectory(forLayout: page.layoutIndex)
         let file = directories[page.layoutIndex].appendingPathComponent(Self.fileName(forPageIndex: page.index))
         do {
             try Data(bytes).write(to: file, options: .atomic)
@@ -106,6 +120,13 @@ extension LayoutSummary {
             text += "; warnings: " + warningsByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         }
         text += "; " + String(Int((seconds * 1000).rounded())) + " ms"
+        let times = stageTimes
+        let stages = [("parse", times.parse), ("probe", times.probe), ("measure", times.measure), ("place", times.place),
+                      ("write", times.write)]
+        text += " (" + stages.map { name, time in
+            let milliseconds = Double(time.components.seconds) * 1000 + Double(time.components.attoseconds) / 1e15
+            return "\(name) \(Int(milliseconds.rounded())) ms"
+        }.joined(separator: ", ") + "; probe and measure summed over tasks)"
         if let destination { text += " → \(destination)" }
         return text
     }

@@ -79,6 +79,9 @@ struct PreparedItem: Sendable {
     /// The annotation measured for each layout of the run (one per breakpoint), in the order of the layouts.
     var annotations: [PreparedAnnotation]
     var warnings: [ItemWarning]
+    /// Time spent probing the photo and measuring the text, for the summary's time per stage.
+    var probeTime: Duration = .zero
+    var measureTime: Duration = .zero
 }
 
 extension SpanHint {
@@ -130,7 +133,10 @@ struct ItemPreparer: Sendable {
     /// - Parameter prober: The run's prober: it owns the HTTP client, which lives as long as the run.
     func prepare(_ item: FeedItem, prober: CachingImageProber) async -> PreparedItem {
         var warnings = item.warnings.map(ItemWarning.init)
+        let clock = ContinuousClock()
+        let started = clock.now
         let photo = await resolvePhoto(item.image, prober: prober, warnings: &warnings)
+        let probed = clock.now
         let span = item.columnSpan
         var byWidth: [(width: Int, annotation: PreparedAnnotation)] = []
         let annotations = grids.map { grid in
@@ -140,7 +146,9 @@ struct ItemPreparer: Sendable {
             byWidth.append((width, annotation))
             return annotation
         }
-        return PreparedItem(item: item, photo: photo, annotations: annotations, warnings: warnings)
+        return PreparedItem(
+            item: item, photo: photo, annotations: annotations, warnings: warnings, probeTime: probed - started,
+            measureTime: clock.now - probed)
     }
 
     /// Measures the title and caption at a content width in device pixels.

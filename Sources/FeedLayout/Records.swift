@@ -12,11 +12,14 @@ public enum Records {
     public static let pageSchema = "feedlayout.page/1"
 
     /// A layout page.
-    public static func write(_ page: LayoutPage, into json: inout JSONWriter) {
+    ///
+    /// - Parameter feed: The feed the page belongs to, written as `feed` when one run lays out several feeds.
+    public static func write(_ page: LayoutPage, feed: String? = nil, into json: inout JSONWriter) {
         let grid = page.grid
         let scale = grid.scale
         json.beginObject()
         json.field("schema", pageSchema)
+        if let feed { json.field("feed", feed) }
         json.key("page")
         json.beginObject()
         json.field("index", page.index)
@@ -40,6 +43,18 @@ public enum Records {
         json.key("quality")
         write(page.quality, totals: page.totals, scale: scale, into: &json)
         json.field("cursor", page.cursor)
+        json.endObject()
+    }
+
+    /// The record a batch run writes in place of a feed's pages when the feed cannot be laid out at all.
+    public static func writeFeedError(feed: String, error: LayoutError, into json: inout JSONWriter) {
+        json.beginObject()
+        json.field("feed", feed)
+        json.key("error")
+        json.beginObject()
+        json.field("code", "\(error.code)")
+        json.field("message", error.message)
+        json.endObject()
         json.endObject()
     }
 

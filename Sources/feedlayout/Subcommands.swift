@@ -11,8 +11,14 @@ import WaterfallLayout
 extension FeedLayoutCommand {
     struct Layout: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Lay out a feed and write its pages.",
+            abstract: "Lay out feeds and write their pages.",
             discussion: """
+                Several feeds, or folders of feeds, are laid out one after the other: with --out each gets \
+                DIR/NAME/ (NAME from its file name); on standard output every page carries "feed". Given - \
+                alone, standard input is either a feed (it starts with < or {) or a list of feed paths or URLs, \
+                one per line, laid out as the lines arrive (Hadoop Streaming, Spark's pipe). A feed that fails \
+                is reported (on standard output as {"feed": …, "error": …}) and the others go on; exit code 1.
+
                 Examples:
                   Write out/page-0001.json, out/page-0002.json, …:
                     feedlayout layout sample-feed/feed.xml --out out/
@@ -20,12 +26,17 @@ extension FeedLayoutCommand {
                     feedlayout layout feed.xml --width 375 --columns 2 --page-size 20 --max-pages 1
                   The page after it, from the first page's cursor:
                     feedlayout layout feed.xml --width 375 --columns 2 --page-size 20 --max-pages 1 --resume fl1.…
+                  Three layouts from one pass over the feed (out/375/, out/768/, out/1280/):
+                    feedlayout layout feed.xml --breakpoints 375:2,768:3,1280:5 --out out/
+                  Every feed in a folder, then a list of feeds from standard input:
+                    feedlayout layout feeds/ --out out/
+                    find feeds -name '*.xml' | feedlayout layout - > pages.ndjson
                 """)
 
-        @Argument(help: "The feed: a file path, or - for standard input.")
-        var feed: String
+        @Argument(help: "Feeds: file paths, http(s) URLs, folders of feeds, or - for standard input (a feed or a list).")
+        var feeds: [String]
 
-        @Option(help: "Write DIR/page-0001.json … (default: NDJSON pages on standard output).")
+        @Option(help: "Write DIR/page-0001.json … (several feeds: DIR/NAME/page-0001.json …; default: NDJSON pages on standard output).")
         var out: String?
 
         @Flag(help: "Indent page files for reading.")
@@ -39,14 +50,105 @@ extension FeedLayoutCommand {
         @OptionGroup(title: "Pages") var pages: PageOptions
         @OptionGroup(title: "Input") var input: InputOptions
 
+        func validate() throws {
+            guard !feeds.isEmpty else { throw ValidationError("name at least one feed (or - for standard input)") }
+            if feeds.contains("-") && feeds.count > 1 {
+                throw ValidationError("- (standard input) stands alone: it is a feed or a list of feeds by itself")
+            }
+        }
+
         func run() async throws {
             let options = try LayoutOptions(grid: grid, text: text, pages: pages, input: input)
             let pipeline = try LayoutPipeline(options: options)
-            let sink = try PageWriter(directory: out, pretty: pretty, breakpoints: options.breakpoints)
+            let progress = ProgressLine(quiet: quiet)
+            switch try FeedBatch.input(for: feeds) {
+            case .feeds(let list) where list.count == 1:
+                try await layOut(list[0], pipeline: pipeline, progress: progress, batch: nil)
+            case .standardInputFeed(let prefix):
+                try await layOut("-", prefix: prefix, pipeline: pipeline, progress: progress, batch: nil)
+            case .feeds(let list):
+                let batch = try BatchState(resume: pages.resume)
+                for feed in list { try await layOut(feed, pipeline: pipeline, progress: progress, batch: batch) }
+                try batch.finish(quiet: quiet)
+            case .standardInputList(let prefix):
+                let batch = try BatchState(resume: pages.resume)
+                try await FeedBatch.forEachListedFeed(startingWith: prefix) { feed in
+                    try await layOut(feed, pipeline: pipeline, progress: progress, batch: batch)
+                }
+                try batch.finish(quiet: quiet)
+            }
+        }
+
+        /// What a batch run keeps between feeds.
+        final class BatchState {
+            var folderNames: Set<String> = []
+            var feeds = 0
+            var failedFeeds = 0
+            var someInputsFailed = false
+            var items = 0
+            var pages = 0
             let started = ContinuousClock.now
-            let summary = try await pipeline.run(feedPath: feed, resume: pages.resume) { try sink.write($0) }
-            try sink.finish()
-            try finishRun(summary, grids: pipeline.grids, destination: out, started: started, quiet: quiet)
+
+            init(resume: String?) throws {
+                if resume != nil {
+                    throw ValidationError("--resume continues one feed's layout: pass that feed alone")
+                }
+            }
+
+            func finish(quiet: Bool) throws {
+                if !quiet {
+                    var line = "\(feeds) feed\(feeds == 1 ? "" : "s"): \(items) items in \(pages) page\(pages == 1 ? "" : "s")"
+                    line += ", \(failedFeeds) feed\(failedFeeds == 1 ? "" : "s") failed"
+                    line += "; \(Int(((ContinuousClock.now - started).seconds * 1000).rounded())) ms"
+                    Terminal.note(line)
+                }
+                if someInputsFailed || failedFeeds > 0 { throw ExitCode(CommandLineFailure.someInputsFailed) }
+            }
+        }
+
+        /// Lays out one feed. Alone (`batch` nil) its errors end the command; in a batch they are reported — on
+        /// standard output as a record when pages go there — and the batch goes on.
+        private func layOut(
+            _ feed: String, prefix: Data = Data(), pipeline: LayoutPipeline, progress: ProgressLine,
+            batch: BatchState?
+        ) async throws {
+            let name = feed == "-" ? "stdin" : feed
+            var directory = out
+            if let batch, let out {
+                directory = out + "/" + FeedBatch.folderName(for: feed, used: &batch.folderNames)
+            }
+            progress.start()
+            do {
+                let sink = try PageWriter(
+                    directory: directory, pretty: pretty, breakpoints: pipeline.options.breakpoints,
+                    feed: batch == nil ? nil : feed)
+                let started = ContinuousClock.now
+                let summary = try await pipeline.run(
+                    feedPath: feed, resume: pages.resume, standardInputPrefix: prefix,
+                    onProgress: { progress.update($0, feed: name) }, onPage: { try sink.write($0) })
+                try sink.finish()
+                progress.clear()
+                try finishRun(
+                    summary, grids: pipeline.grids, destination: directory, started: started, quiet: quiet,
+                    feed: batch == nil ? nil : name)
+                guard let batch else { return }
+                batch.feeds += 1
+                batch.items += summary.items
+                batch.pages += summary.pages
+                if summary.imageFailures > 0 { batch.someInputsFailed = true }
+            } catch let error as LayoutError {
+                progress.clear()
+                guard let batch, CommandLineFailure.exitCode(for: error) != CommandLineFailure.usage else { throw error }
+                batch.feeds += 1
+                batch.failedFeeds += 1
+                Terminal.error(error.message.hasPrefix(feed) ? error.message : "\(feed): \(error.message)")
+                if out == nil {
+                    var json = JSONWriter()
+                    Records.writeFeedError(feed: feed, error: error, into: &json)
+                    json.appendRaw("\n")
+                    Terminal.write(json.takeBytes())
+                }
+            }
         }
     }
 
@@ -383,14 +485,21 @@ extension FeedLayoutCommand {
     }
 }
 
-/// Ends a `layout` or `preview` run: the summary line on standard error (unless quiet), and exit code 1 when
-/// some images could not be read (their items are laid out all the same, with warnings).
+/// Ends a `layout` or `preview` run: the summary line and the feed's own warnings on standard error (unless
+/// quiet), and exit code 1 when some images could not be read (their items are laid out all the same, with
+/// warnings) — unless the run is part of a batch, which decides the exit code at its end.
+///
+/// - Parameter feed: The feed's name, put before the summary in a batch; `nil` for a run of one feed.
 func finishRun(
     _ summary: LayoutSummary, grids: [WaterfallGrid], destination: String?, started: ContinuousClock.Instant,
-    quiet: Bool
+    quiet: Bool, feed: String? = nil
 ) throws {
     if !quiet {
-        Terminal.note(summary.line(grids: grids, destination: destination, elapsed: ContinuousClock.now - started))
+        let line = summary.line(grids: grids, destination: destination, elapsed: ContinuousClock.now - started)
+        Terminal.note(feed.map { "\($0): \(line)" } ?? line)
+        for warning in summary.feedWarnings {
+            Terminal.note("warning: \(feed ?? "feed")\(warning.line.map { ":\($0)" } ?? ""): \(warning.message)")
+        }
     }
-    if summary.imageFailures > 0 { throw ExitCode(CommandLineFailure.someInputsFailed) }
+    if feed == nil, summary.imageFailures > 0 { throw ExitCode(CommandLineFailure.someInputsFailed) }
 }
