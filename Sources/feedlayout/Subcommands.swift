@@ -22,13 +22,15 @@ extension FeedLayoutCommand {
                 Examples:
                   Write out/page-0001.json, out/page-0002.json, …:
                     feedlayout layout sample-feed/feed.xml --out out/
-                  The first page of a phone-sized layout, as NDJSON:
-                    feedlayout layout feed.xml --width 375 --columns 2 --page-size 20 --max-pages 1
-                  The page after it, from the first page's cursor:
-                    feedlayout layout feed.xml --width 375 --columns 2 --page-size 20 --max-pages 1 --resume fl1.…
-                  Three layouts from one pass over the feed (out/375/, out/768/, out/1280/):
-                    feedlayout layout feed.xml --breakpoints 375:2,768:3,1280:5 --out out/
-                  Every feed in a folder, then a list of feeds from standard input:
+                  The first page of a phone layout, as NDJSON, then the next:
+                    feedlayout layout feed.xml --width 375 --columns 2 \\
+                      --page-size 20 --max-pages 1
+                    feedlayout layout feed.xml --width 375 --columns 2 \\
+                      --page-size 20 --max-pages 1 --resume fl1.…
+                  Three layouts from one pass (out/375/, out/768/, out/1280/):
+                    feedlayout layout feed.xml --breakpoints 375:2,768:3,1280:5 \\
+                      --out out/
+                  Every feed in a folder; a list of feeds on standard input:
                     feedlayout layout feeds/ --out out/
                     find feeds -name '*.xml' | feedlayout layout - > pages.ndjson
                 """)
@@ -155,7 +157,14 @@ extension FeedLayoutCommand {
     struct Ingest: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Parse a feed and print one JSON record per item (NDJSON).",
-            discussion: "Example:\n  feedlayout ingest sample-feed/feed.xml | head -1")
+            discussion: """
+                Warnings go inside the record of the item they concern; feed-wide ones and a summary go to \
+                standard error.
+                Examples:
+                  feedlayout ingest sample-feed/feed.xml | head -1
+                  curl -s https://example.com/feed.xml | feedlayout ingest -
+                  feedlayout ingest feed.xml | jq -r '.image.url // empty'
+                """)
 
         @Argument(help: "The feed: a file path, or - for standard input.")
         var feed: String
@@ -384,9 +393,12 @@ extension FeedLayoutCommand {
         static let configuration = CommandConfiguration(
             abstract: "Measure how texts wrap at a width (NDJSON, one record per text).",
             discussion: """
-                With no TEXT, each line of standard input is one text.
-                Example:
+                With no TEXT, each line of standard input is one text. Lines wrap as Chromium wraps \
+                them (white-space: normal; overflow-wrap: break-word), with the same fonts.
+                Examples:
                   feedlayout measure --width 200 --max-lines 2 "A caption that wraps"
+                  feedlayout measure --width 236 --font "Noto Sans CJK JP" --line-height 1.4x \\
+                    < captions.txt
                 """)
 
         @Option(help: "The box width in CSS pixels.")
@@ -448,9 +460,14 @@ extension FeedLayoutCommand {
         static let configuration = CommandConfiguration(
             abstract: "Lay out a feed and write an HTML preview (DIR/index.html) that works offline.",
             discussion: """
-                Takes the same layout options as `layout`.
-                Example:
-                  feedlayout preview sample-feed/feed.xml --out preview/ --width 800 && open preview/index.html
+                Takes the same layout options as `layout`. The folder holds index.html and the font files \
+                it loads; photos are linked where they are. With --breakpoints, one preview per width \
+                (DIR/375/index.html, …).
+                Examples:
+                  feedlayout preview sample-feed/feed.xml --out preview/
+                  xdg-open preview/index.html
+                  feedlayout preview feed.xml --out preview/ --width 375 --columns 2 \\
+                    --placeholders
                 """)
 
         @Argument(help: "The feed: a file path, or - for standard input.")

@@ -231,6 +231,18 @@ import Testing
         #expect(output.stdout.isEmpty)
     }
 
+    /// Every subcommand's help shows how to use it, with lines that fit a terminal.
+    @Test(arguments: ["layout", "ingest", "probe", "measure", "preview"])
+    func helpHasExamples(subcommand: String) throws {
+        let output = try CommandRunner.run([subcommand, "--help"])
+        #expect(output.status == 0)
+        let text = output.stdoutText
+        #expect(text.contains("Example"), "\(subcommand) --help has no examples")
+        let examples = text.components(separatedBy: "Example").dropFirst().joined().components(separatedBy: "USAGE:")[0]
+        #expect(examples.contains("feedlayout \(subcommand)"))
+        #expect(examples.split(separator: "\n").allSatisfy { $0.count <= 80 }, "\(subcommand)'s examples wrap")
+    }
+
     @Test func aMissingFeedIsAnInputFailureNamingThePath() throws {
         let output = try CommandRunner.run(["layout", "no/such/feed.xml"])
         #expect(output.status == 1)
