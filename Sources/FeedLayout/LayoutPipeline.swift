@@ -205,8 +205,9 @@ public struct LayoutPipeline: Sendable {
             defer { writeTime += clock.now - started }
             try onPage(page)
         }
+        let memo = RunProbeMemo()
         func add(_ window: [FeedItem]) async throws {
-            let prepared = await prepare(window, prober: prober)
+            let prepared = await prepare(window, prober: prober, memo: memo)
             let started = clock.now
             let writtenBefore = writeTime
             try run.add(prepared, onPage: timedOnPage)
@@ -253,7 +254,7 @@ public struct LayoutPipeline: Sendable {
     }
 
     /// Probes and measures a window of items concurrently, keeping feed order.
-    private func prepare(_ items: [FeedItem], prober: CachingImageProber) async -> [PreparedItem] {
+    private func prepare(_ items: [FeedItem], prober: CachingImageProber, memo: RunProbeMemo) async -> [PreparedItem] {
         let preparer = preparer
         return await withTaskGroup(of: (Int, PreparedItem).self) { group in
             var results = [PreparedItem?](repeating: nil, count: items.count)
@@ -261,7 +262,7 @@ public struct LayoutPipeline: Sendable {
             func addTask() {
                 let position = next
                 let item = items[position]
-                group.addTask { (position, await preparer.prepare(item, prober: prober)) }
+                group.addTask { (position, await preparer.prepare(item, prober: prober, memo: memo)) }
                 next += 1
             }
             while next < min(options.probeConcurrency, items.count) { addTask() }

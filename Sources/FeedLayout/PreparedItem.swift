@@ -1,3 +1,4 @@
+import Synchronization
 import FeedIngest
 import ImageProbe
 import ProbeCache
@@ -98,6 +99,25 @@ extension FeedItem {
     var columnSpan: ColumnSpan { layout.span?.columnSpan ?? .single }
 }
 
+/// The images one run has probed, by source: a feed that shows the same photo many times (avatars, a photo in
+/// several items, a sample reused) reads it once. Bounded; shared by the run's concurrent tasks.
+final class RunProbeMemo: Sendable {
+    private let results = Mutex<[String: ProbeResult]>([:])
+    private let limit: Int
+
+    init(limit: Int = 16_384) { self.limit = limit }
+
+    /// The result for a source, probed by `prober` unless this run already has it.
+    func probe(_ source: String, withPlaceholder: Bool, prober: CachingImageProber) async -> ProbeResult {
+        if let known = results.withLock({ $0[source] }) { return known }
+        let result = await prober.probe(source, withPlaceholder: withPlaceholder)
+        results.withLock { results in
+            if results.count < limit { results[source] = result }
+        }
+        return result
+    }
+}
+
 /// Probes photos and measures annotations: the per-item work, safe to run for many items at once.
 struct ItemPreparer: Sendable {
     let options: LayoutOptions
@@ -131,11 +151,11 @@ struct ItemPreparer: Sendable {
     /// a content width share the work.
     ///
     /// - Parameter prober: The run's prober: it owns the HTTP client, which lives as long as the run.
-    func prepare(_ item: FeedItem, prober: CachingImageProber) async -> PreparedItem {
+    func prepare(_ item: FeedItem, prober: CachingImageProber, memo: RunProbeMemo) async -> PreparedItem {
         var warnings = item.warnings.map(ItemWarning.init)
         let clock = ContinuousClock()
         let started = clock.now
-        let photo = await resolvePhoto(item.image, prober: prober, warnings: &warnings)
+        let photo = await resolvePhoto(item.image, prober: prober, memo: memo, warnings: &warnings)
         let probed = clock.now
         let span = item.columnSpan
         var byWidth: [(width: Int, annotation: PreparedAnnotation)] = []
@@ -174,7 +194,7 @@ struct ItemPreparer: Sendable {
     /// URL), else the size the feed declares, else the fallback. Every step down is a warning on the item, so
     /// nothing is silently guessed.
     private func resolvePhoto(
-        _ image: FeedImage?, prober: CachingImageProber, warnings: inout [ItemWarning]
+        _ image: FeedImage?, prober: CachingImageProber, memo: RunProbeMemo, warnings: inout [ItemWarning]
     ) async -> ResolvedPhoto {
         let fallback = Size(width: options.fallbackAspectRatio, height: 1)
         guard let image else {
@@ -185,7 +205,7 @@ struct ItemPreparer: Sendable {
         // else (a local reference outside the allowed folders) already carries the reader's warning.
         let source = image.localPath ?? (ImageProber.isRemote(image.url) ? image.url : nil)
         if let source {
-            let result = await prober.probe(source, withPlaceholder: options.placeholders)
+            let result = await memo.probe(source, withPlaceholder: options.placeholders, prober: prober)
             switch result.info {
             case .success(let info):
                 for warning in info.warnings {
