@@ -258,7 +258,10 @@ extension FeedLayoutCommand {
                 text =
                     inputList == "-"
                     ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-                    : try String(contentsOfFile: inputList, encoding: .utf8)
+                    : try readWholeFile(inputList)
+            } catch let error as POSIXError {
+                throw LayoutError(
+                    .invalidOptions, "--input-list \(inputList): cannot be read (\(String(cString: strerror(error.code.rawValue))))")
             } catch {
                 throw LayoutError(
                     .invalidOptions, "--input-list \(inputList): cannot be read (\(error.localizedDescription))")
@@ -519,4 +522,20 @@ func finishRun(
         }
     }
     if feed == nil, summary.imageFailures > 0 { throw ExitCode(CommandLineFailure.someInputsFailed) }
+}
+
+/// Reads a file to its end with plain reads, so pipes and process substitutions (`<(…)`, `/dev/fd/N`) work too:
+/// Foundation's `String(contentsOfFile:)` refuses them.
+func readWholeFile(_ path: String) throws -> String {
+    guard let handle = FileHandle(forReadingAtPath: path) else {
+        throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ENOENT)
+    }
+    defer { try? handle.close() }
+    var data = Data()
+    while true {
+        let chunk = try handle.read(upToCount: 1 << 16) ?? Data()
+        if chunk.isEmpty { break }
+        data += chunk
+    }
+    return String(decoding: data, as: UTF8.self)
 }
