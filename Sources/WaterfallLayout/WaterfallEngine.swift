@@ -82,7 +82,33 @@ public struct WaterfallState: Sendable, Hashable {
     /// The index of the current section's first item.
     public var sectionFirstIndex: Int
     /// The bounding box of the current section's cells so far; `nil` while it has none.
-    public var sectionItemBounds: DeviceRect?
+    public var sectionItemBounds: DeviceRect? {
+        get {
+            boundsMaxX >= boundsMinX
+                ? DeviceRect(x: boundsMinX, y: boundsMinY, width: boundsMaxX - boundsMinX, height: boundsMaxY - boundsMinY)
+                : nil
+        }
+        set {
+            if let rect = newValue {
+                (boundsMinX, boundsMinY, boundsMaxX, boundsMaxY) = (rect.x, rect.y, rect.maxX, rect.maxY)
+            } else {
+                (boundsMinX, boundsMinY, boundsMaxX, boundsMaxY) = (Int.max, Int.max, Int.min, Int.min)
+            }
+        }
+    }
+    // The bounds as plain integers, empty when inverted: `place` grows them with four comparisons.
+    private var boundsMinX = Int.max
+    private var boundsMinY = Int.max
+    private var boundsMaxX = Int.min
+    private var boundsMaxY = Int.min
+
+    /// Grows the section's bounds to hold a cell.
+    mutating func include(_ frame: DeviceRect) {
+        boundsMinX = min(boundsMinX, frame.x)
+        boundsMinY = min(boundsMinY, frame.y)
+        boundsMaxX = max(boundsMaxX, frame.maxX)
+        boundsMaxY = max(boundsMaxY, frame.maxY)
+    }
 
     /// A state. The section fields default to the implicit first section, so a state that only knows the columns
     /// (a layout without sections) keeps working.
@@ -359,7 +385,7 @@ public struct WaterfallEngine: Sendable {
             annotationFrame: DeviceRect(x: x + padding, y: annotationTop, width: contentWidth, height: annotationHeight))
         for index in columns { state.columnHeights[index] = top + cellHeight + grid.rowGap }
         state.contentBottom = max(state.contentBottom, top + cellHeight)
-        state.sectionItemBounds = state.sectionItemBounds.map { $0.union(placed.frame) } ?? placed.frame
+        state.include(placed.frame)
         state.nextIndex += 1
         state.nextRoundRobinColumn = nextRoundRobinColumn(after: columns)
         return placed
@@ -391,7 +417,7 @@ public struct WaterfallEngine: Sendable {
                 height: lengths.annotation))
         for index in rows { state.columnHeights[index] = left + width + grid.rowGap }
         state.contentBottom = max(state.contentBottom, left + width)
-        state.sectionItemBounds = state.sectionItemBounds.map { $0.union(placed.frame) } ?? placed.frame
+        state.include(placed.frame)
         state.nextIndex += 1
         state.nextRoundRobinColumn = nextRoundRobinColumn(after: rows)
         return placed
