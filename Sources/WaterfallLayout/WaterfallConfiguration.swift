@@ -175,7 +175,9 @@ public struct WaterfallGrid: Sendable, Hashable {
     public let maximumPhotoWidth: Int?
     public let minimumPhotoWidth: Int
 
-    /// The width available to the photo and the annotation inside a one-column cell.
+    /// The width available to the photo and the annotation inside a one-column cell (horizontally: the height
+    /// inside a one-row cell; the content width there depends on the photo, see
+    /// ``WaterfallEngine/contentWidth(forPhoto:annotationHeight:span:)``).
     public var contentWidth: Int { columnWidth - 2 * cellPadding }
 
     /// The number of columns an item of this span really takes in this grid.
@@ -189,7 +191,8 @@ public struct WaterfallGrid: Sendable, Hashable {
     /// The width of a cell spanning `columns` columns, gaps between them included.
     public func cellWidth(spanning columns: Int) -> Int { columns * columnWidth + (columns - 1) * columnGap }
 
-    /// The content width of a cell of this span: what its photo is fitted to and its text measured at.
+    /// The content width of a cell of this span: what its photo is fitted to and its text measured at (vertical
+    /// axis only).
     public func contentWidth(for span: ColumnSpan) -> Int { cellWidth(spanning: columnCount(for: span)) - 2 * cellPadding }
 
     /// Resolves and checks a configuration.

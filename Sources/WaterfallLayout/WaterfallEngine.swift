@@ -187,8 +187,12 @@ extension DeviceRect {
 /// columns goes into the window of adjacent columns whose tallest column is lowest (the masonry.js rule), ties to
 /// the first window in reading order, and every column of the window grows to its bottom.
 ///
+/// Sections (``beginSection(header:)``, ``endSection(footer:)``) are full-width breaks with header and footer
+/// bands, section insets and a decoration frame, as in CHTCollectionViewWaterfallLayout. On the horizontal axis
+/// (``LayoutAxis``) the same rules run on rows and the layout grows to the right; frames are screen coordinates.
+///
 /// The engine is a value: copy it to branch a layout, or save its ``state`` and resume later with exactly the
-/// same results. It knows nothing about feeds, images or fonts.
+/// same results, mid-section included. It knows nothing about feeds, images or fonts.
 public struct WaterfallEngine: Sendable {
     public let grid: WaterfallGrid
     public private(set) var state: WaterfallState
@@ -274,7 +278,8 @@ public struct WaterfallEngine: Sendable {
         return best
     }
 
-    /// Where an item of this span would go if it were placed now: its first column and its top.
+    /// Where an item of this span would go if it were placed now: its first column and its top (horizontally: its
+    /// first row and its left edge).
     ///
     /// Lets a caller act on the next item's position (cut a page before it, say) without placing it.
     public func nextPosition(for span: ColumnSpan = .single) -> (column: Int, top: Int) {

@@ -133,3 +133,31 @@ import Testing
         }
     }
 }
+
+@Suite struct FlowEdgeTests {
+    /// A cell that ends exactly at the row's edge still fits (the aligned flow layout needs one pixel more).
+    @Test func aCellEndingAtTheEdgeFits() throws {
+        var layout = try FlowEngine(
+            configuration: FlowConfiguration(containerWidth: 210, itemGap: 10, photoHeight: 50, alignment: .end))
+        for _ in 0..<2 { _ = layout.place(WaterfallItem(photoSize: Size(width: 100, height: 50), annotationHeight: 0)) }
+        #expect(layout.pendingCount == 2)
+        let row = layout.place(WaterfallItem(photoSize: Size(width: 100, height: 50), annotationHeight: 0))
+        #expect(row.map(\.frame.x) == [0, 110])
+    }
+
+    /// Rows of cells with different heights are top-aligned; the state between rows resumes the open row.
+    @Test func resumingReplacesTheOpenRow() throws {
+        let configuration = FlowConfiguration(containerWidth: 250, itemGap: 10, rowGap: 5, photoHeight: 40)
+        let items = [60.0, 30, 90, 120, 20].map { WaterfallItem(photoSize: Size(width: 100, height: 40), annotationHeight: $0) }
+        var whole = try FlowEngine(configuration: configuration)
+        let expected = items.flatMap { whole.place($0) } + whole.finish()
+        // Two 100-px cells per row: rows at 0, then 40 + 60 + 5 below, then 40 + 120 + 5 further.
+        #expect(expected.map(\.frame.y) == [0, 0, 105, 105, 270])
+        var first = try FlowEngine(configuration: configuration)
+        let placed = items[..<3].flatMap { first.place($0) }
+        #expect(placed.map(\.index) == [0, 1] && first.state.nextIndex == 2 && first.pendingCount == 1)
+        var second = try FlowEngine(configuration: configuration, resumingFrom: first.state)
+        let rest = items[2...].flatMap { second.place($0) } + second.finish()
+        #expect(placed + rest == expected)
+    }
+}
