@@ -106,12 +106,14 @@ public struct FlowGrid: Sendable, Hashable {
     ///   photo height is 0, or when the insets and padding leave no room for content.
     public init(_ configuration: FlowConfiguration) throws(WaterfallConfigurationError) {
         guard configuration.scale.isFinite, configuration.scale > 0 else {
-            throw WaterfallConfigurationError(option: "scale", message: "must be a positive number, got \(configuration.scale)")
+            throw WaterfallConfigurationError(
+                option: "scale", message: "must be a positive number, got \(configuration.scale)")
         }
         let scale = configuration.scale
         func device(_ value: Double, _ option: String) throws(WaterfallConfigurationError) -> Int {
             guard value.isFinite, value >= 0 else {
-                throw WaterfallConfigurationError(option: option, message: "must be a finite length of 0 or more, got \(value)")
+                throw WaterfallConfigurationError(
+                    option: option, message: "must be a finite length of 0 or more, got \(value)")
             }
             return Int((value * scale).rounded(.toNearestOrAwayFromZero))
         }
@@ -261,7 +263,8 @@ public struct FlowEngine: Sendable {
                 DeviceRect(x: rect.x + x, y: rect.y + y, width: rect.width, height: rect.height)
             }
             return PlacedItem(
-                index: index, column: column, columnSpan: 1, frame: DeviceRect(x: x, y: y, width: width, height: height),
+                index: index, column: column, columnSpan: 1,
+                frame: DeviceRect(x: x, y: y, width: width, height: height),
                 photoSlot: moved(slot), photoFrame: moved(photo), annotationFrame: moved(annotation))
         }
     }
@@ -286,7 +289,8 @@ public struct FlowEngine: Sendable {
         }
         let itemsTop = (state.sectionStart ?? grid.insets.top) + state.sectionHeaderLength + grid.sectionInsets.top
         guard state.nextIndex >= 0, state.rowTop >= itemsTop, state.contentBottom >= grid.insets.top else {
-            throw refuse("has its next row above its section's rows (row top \(state.rowTop), next item \(state.nextIndex))")
+            throw refuse(
+                "has its next row above its section's rows (row top \(state.rowTop), next item \(state.nextIndex))")
         }
         guard state.sectionIndex >= 0, state.sectionHeaderLength >= 0,
             (0...state.nextIndex).contains(state.sectionFirstIndex),
@@ -453,7 +457,8 @@ public struct FlowEngine: Sendable {
         for item in firstRow.sorted(by: { $0.frame.x < $1.frame.x }) {
             if item.frame.x > edge { segments.append(FollowSegment(x: edge, width: item.frame.x - edge, bottom: top)) }
             lanes[item.column] = segments.count
-            segments.append(FollowSegment(x: item.frame.x, width: item.frame.width, bottom: item.frame.maxY + grid.rowGap))
+            segments.append(
+                FollowSegment(x: item.frame.x, width: item.frame.width, bottom: item.frame.maxY + grid.rowGap))
             edge = item.frame.maxX
         }
         if edge < grid.rowEnd { segments.append(FollowSegment(x: edge, width: grid.rowEnd - edge, bottom: top)) }

@@ -84,9 +84,9 @@ public struct WaterfallState: Sendable, Hashable {
     /// The bounding box of the current section's cells so far; `nil` while it has none.
     public var sectionItemBounds: DeviceRect? {
         get {
-            boundsMaxX >= boundsMinX
-                ? DeviceRect(x: boundsMinX, y: boundsMinY, width: boundsMaxX - boundsMinX, height: boundsMaxY - boundsMinY)
-                : nil
+            guard boundsMaxX >= boundsMinX else { return nil }
+            return DeviceRect(
+                x: boundsMinX, y: boundsMinY, width: boundsMaxX - boundsMinX, height: boundsMaxY - boundsMinY)
         }
         set {
             if let rect = newValue {

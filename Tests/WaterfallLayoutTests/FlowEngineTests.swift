@@ -73,7 +73,9 @@ import Testing
                 containerWidth: 300, itemGap: 10, rowGap: 10, photoHeight: 50, follow: true))
         var placed: [PlacedItem] = []
         // Three 80-px cells per row, 50, 90 and 70 high.
-        for annotation in [0.0, 40, 20] { placed += layout.place(WaterfallItem(photoSize: Size(width: 80, height: 50), annotationHeight: annotation)) }
+        for annotation in [0.0, 40, 20] {
+            placed += layout.place(WaterfallItem(photoSize: Size(width: 80, height: 50), annotationHeight: annotation))
+        }
         #expect(placed.isEmpty)
         for _ in 0..<3 {
             placed += layout.place(WaterfallItem(photoSize: Size(width: 80, height: 50), annotationHeight: 0))
@@ -148,7 +150,9 @@ import Testing
     /// Rows of cells with different heights are top-aligned; the state between rows resumes the open row.
     @Test func resumingReplacesTheOpenRow() throws {
         let configuration = FlowConfiguration(containerWidth: 250, itemGap: 10, rowGap: 5, photoHeight: 40)
-        let items = [60.0, 30, 90, 120, 20].map { WaterfallItem(photoSize: Size(width: 100, height: 40), annotationHeight: $0) }
+        let items = [60.0, 30, 90, 120, 20].map {
+            WaterfallItem(photoSize: Size(width: 100, height: 40), annotationHeight: $0)
+        }
         var whole = try FlowEngine(configuration: configuration)
         let expected = items.flatMap { whole.place($0) } + whole.finish()
         // Two 100-px cells per row: rows at 0, then 40 + 60 + 5 below, then 40 + 120 + 5 further.

@@ -151,7 +151,8 @@ func transposed(_ vertical: WaterfallConfiguration) -> WaterfallConfiguration {
                 for item in items[frames.items] {
                     let start = axis == .vertical ? item.frame.y : item.frame.x
                     let end = axis == .vertical ? item.frame.maxY : item.frame.maxX
-                    #expect(start >= frames.start + (frames.header.map { axis == .vertical ? $0.height : $0.width } ?? 0))
+                    #expect(
+                        start >= frames.start + (frames.header.map { axis == .vertical ? $0.height : $0.width } ?? 0))
                     #expect(end <= frames.end - (frames.footer.map { axis == .vertical ? $0.height : $0.width } ?? 0))
                 }
                 #expect(frames.start >= sectionStart)
@@ -210,9 +211,12 @@ func transposed(_ vertical: WaterfallConfiguration) -> WaterfallConfiguration {
                 case (.header(let header), .header(let reference)):
                     #expect(header?.transposed == reference)
                 case (.section(let frames), .section(let reference)):
-                    #expect(frames.header?.transposed == reference.header && frames.footer?.transposed == reference.footer)
+                    #expect(
+                        frames.header?.transposed == reference.header && frames.footer?.transposed == reference.footer)
                     #expect(frames.decoration?.transposed == reference.decoration)
-                    #expect(frames.start == reference.start && frames.end == reference.end && frames.items == reference.items)
+                    #expect(
+                        frames.start == reference.start && frames.end == reference.end
+                            && frames.items == reference.items)
                 default:
                     Issue.record("\(vertical): events differ: \(event) and \(original)")
                 }
@@ -270,7 +274,8 @@ struct FlowCase: CustomStringConvertible {
         }
         configuration = FlowConfiguration(
             containerWidth: Double(200 + take(1200)),
-            insets: Insets(top: Double(take(17)), left: Double(take(17)), bottom: Double(take(17)), right: Double(take(17))),
+            insets: Insets(
+                top: Double(take(17)), left: Double(take(17)), bottom: Double(take(17)), right: Double(take(17))),
             itemGap: Double(take(21)),
             rowGap: Double(take(21)),
             cellPadding: Double(take(9)),
@@ -278,7 +283,8 @@ struct FlowCase: CustomStringConvertible {
             photoHeight: Double(20 + take(200)),
             alignment: FlowAlignment.allCases[take(5)],
             follow: take(2) == 0,
-            sectionInsets: Insets(top: Double(take(9)), left: Double(take(9)), bottom: Double(take(9)), right: Double(take(9))),
+            sectionInsets: Insets(
+                top: Double(take(9)), left: Double(take(9)), bottom: Double(take(9)), right: Double(take(9))),
             decorationOutset: Double(take(7)),
             scale: [1, 2, 3, 1.5][take(4)])
         let items = LayoutCase(settings: 0, itemCodes: codes).items

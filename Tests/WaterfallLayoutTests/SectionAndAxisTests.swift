@@ -144,7 +144,8 @@ import Testing
         }
         do {
             _ = try WaterfallGrid(
-                WaterfallConfiguration(containerWidth: 100, direction: .rightToLeft, axis: .horizontal, containerHeight: 100))
+                WaterfallConfiguration(
+                    containerWidth: 100, direction: .rightToLeft, axis: .horizontal, containerHeight: 100))
             Issue.record("right-to-left horizontal layout accepted")
         } catch {
             #expect(error.option == "direction")
@@ -162,7 +163,9 @@ import Testing
         }
         for x in stride(from: 0, to: 600, by: 37) {
             let rect = DeviceRect(x: x, y: 50, width: 60, height: 100)
-            let expected = placed.filter { $0.frame.x < rect.maxX && rect.x < $0.frame.maxX && $0.frame.y < rect.maxY && rect.y < $0.frame.maxY }
+            let expected = placed.filter {
+                $0.frame.x < rect.maxX && rect.x < $0.frame.maxX && $0.frame.y < rect.maxY && rect.y < $0.frame.maxY
+            }
             #expect(index.items(intersecting: rect) == expected.map(\.index))
         }
     }
