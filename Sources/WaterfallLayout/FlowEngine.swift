@@ -468,32 +468,50 @@ public struct FlowEngine: Sendable {
 
     /// Follow mode: the cell goes under the lane that lets it sit highest.
     private mutating func tuck(_ cell: Cell) -> PlacedItem {
-        let segments = state.followSegments
-        func top(from x: Int) -> Int {
-            var top = Int.min
-            for segment in segments where segment.x < x + cell.width && x < segment.x + segment.width {
-                top = max(top, segment.bottom)
-            }
-            return top
+        let (top, lane, x) = followPosition(width: cell.width)
+        let bottom = top + cell.height + grid.rowGap
+        var index = firstSegment(endingAfter: x)
+        while index < state.followSegments.count, state.followSegments[index].x < x + cell.width {
+            state.followSegments[index].bottom = bottom
+            index += 1
         }
+        let placed = cell.placed(x: x, y: top, column: lane)
+        include(placed.frame)
+        state.nextIndex += 1
+        return placed
+    }
+
+    /// The highest top a cell of this width gets under any lane, the first lane in feed order on ties.
+    private func followPosition(width: Int) -> (top: Int, lane: Int, x: Int) {
+        let segments = state.followSegments
         var best = (top: Int.max, lane: 0, x: 0)
         for (lane, index) in state.followLanes.enumerated() {
             let segment = segments[index]
             let x =
                 grid.alignment == .dataEnd
-                ? max(grid.rowStart, segment.x + segment.width - cell.width) : min(segment.x, grid.rowEnd - cell.width)
-            let candidate = top(from: x)
-            if candidate < best.top { best = (candidate, lane, x) }
+                ? max(grid.rowStart, segment.x + segment.width - width) : min(segment.x, grid.rowEnd - width)
+            // The lowest bottom of the segments the cell would cover.
+            var top = Int.min
+            var covered = firstSegment(endingAfter: x)
+            while covered < segments.count, segments[covered].x < x + width {
+                top = max(top, segments[covered].bottom)
+                covered += 1
+            }
+            if top < best.top { best = (top, lane, x) }
         }
-        let bottom = best.top + cell.height + grid.rowGap
-        for index in segments.indices
-        where segments[index].x < best.x + cell.width && best.x < segments[index].x + segments[index].width {
-            state.followSegments[index].bottom = bottom
+        return best
+    }
+
+    /// The first segment that reaches past `x` (segments cut the row in order, so a binary search finds it).
+    private func firstSegment(endingAfter x: Int) -> Int {
+        var low = 0
+        var high = state.followSegments.count
+        while low < high {
+            let middle = (low + high) / 2
+            let segment = state.followSegments[middle]
+            if segment.x + segment.width <= x { low = middle + 1 } else { high = middle }
         }
-        let placed = cell.placed(x: best.x, y: best.top, column: best.lane)
-        include(placed.frame)
-        state.nextIndex += 1
-        return placed
+        return low
     }
 
     // MARK: Sections
