@@ -441,7 +441,8 @@ public struct WaterfallEngine: Sendable {
     // MARK: Sections
 
     /// Starts a section: a full-width break below everything placed so far (CHTCollectionViewWaterfallLayout), with
-    /// an optional header band, then the section's start inset; every column starts again at the same height.
+    /// an optional header band, then the section's start inset; every column starts again at the same height, and a
+    /// round robin starts again at its first column.
     ///
     /// If the current section holds items or was itself opened by `beginSection`, it is ended first exactly as
     /// `endSection(footer: 0)` would end it (call ``endSection(footer:)`` yourself to get its frames or give it a
