@@ -14,6 +14,14 @@ public enum HorizontalDirection: String, Sendable, Hashable {
     case rightToLeft
 }
 
+/// The direction the layout scrolls and grows in.
+public enum LayoutAxis: String, Sendable, Hashable, CaseIterable {
+    /// Lanes are columns of a container of fixed width; the layout grows downwards.
+    case vertical
+    /// Lanes are rows of a container of fixed height (`containerHeight`); the layout grows to the right.
+    case horizontal
+}
+
 /// Which column a one-column item goes to (CHTCollectionViewWaterfallLayout's `itemRenderDirection`).
 public enum PlacementOrder: String, Sendable, Hashable, CaseIterable {
     /// The currently shortest column, ties to the first in reading order: the waterfall.
@@ -54,6 +62,29 @@ public struct WaterfallConfiguration: Sendable, Hashable {
     /// of the shortest (CSS grid-lanes `flow-tolerance`). Keeps reading order closer to feed order at the cost of
     /// a little balance; 0 is the strict waterfall.
     public var orderTolerance: Double
+    /// `.vertical` (columns, growing downwards) or `.horizontal` (rows, growing to the right).
+    ///
+    /// Horizontally every lane rule is mirrored onto rows: `columns` counts rows (row 0 at the top, ties to the
+    /// topmost), `columnGap` is the gap between rows, `rowGap` the gap between two consecutive cells of a row,
+    /// and `containerHeight` is the extent the rows share. A cell is its row's height; its photo takes the row's
+    /// content height minus the annotation band and its width follows the photo's aspect ratio, fitted into
+    /// `maximumPhotoWidth × slot height` (`maximumPhotoHeight`/`minimumPhotoHeight` do not apply).
+    /// `direction` must stay `.leftToRight`.
+    public var axis: LayoutAxis
+    /// The height of the whole container, insets included; required by the horizontal axis, unused vertically.
+    public var containerHeight: Double?
+    /// Horizontal axis: the photo is fitted into `maximumPhotoWidth × slot height`; `nil` means no limit.
+    public var maximumPhotoWidth: Double?
+    /// Horizontal axis: the photo slot is at least this wide; a narrower photo is centred in it.
+    public var minimumPhotoWidth: Double
+    /// Insets around every section's items (CHTCollectionViewWaterfallLayout's `sectionInset`). The cross-axis
+    /// sides (left/right vertically, top/bottom horizontally) are the same for every section, so they narrow the
+    /// lanes themselves: ``WaterfallGrid/columnX`` and ``WaterfallGrid/columnWidth`` include them and content
+    /// widths never change between sections. The scroll-axis sides are added after a section's header and
+    /// before its footer.
+    public var sectionInsets: Insets
+    /// How far a section's decoration frame extends beyond its items' bounding box on every side.
+    public var decorationOutset: Double
 
     public init(
         containerWidth: Double,
@@ -68,7 +99,13 @@ public struct WaterfallConfiguration: Sendable, Hashable {
         scale: Double = 1,
         direction: HorizontalDirection = .leftToRight,
         placement: PlacementOrder = .shortestFirst,
-        orderTolerance: Double = 0
+        orderTolerance: Double = 0,
+        axis: LayoutAxis = .vertical,
+        containerHeight: Double? = nil,
+        maximumPhotoWidth: Double? = nil,
+        minimumPhotoWidth: Double = 0,
+        sectionInsets: Insets = Insets(),
+        decorationOutset: Double = 0
     ) {
         self.containerWidth = containerWidth
         self.columns = columns
@@ -83,6 +120,12 @@ public struct WaterfallConfiguration: Sendable, Hashable {
         self.direction = direction
         self.placement = placement
         self.orderTolerance = orderTolerance
+        self.axis = axis
+        self.containerHeight = containerHeight
+        self.maximumPhotoWidth = maximumPhotoWidth
+        self.minimumPhotoWidth = minimumPhotoWidth
+        self.sectionInsets = sectionInsets
+        self.decorationOutset = decorationOutset
     }
 }
 
@@ -104,6 +147,9 @@ public struct WaterfallConfigurationError: Error, Sendable, Hashable, CustomStri
 ///
 /// Column width follows CHTCollectionViewWaterfallLayout: the share of each column is floored to a device pixel,
 /// so every column has the same width and any leftover pixels stay at the trailing edge.
+///
+/// On the horizontal axis the lanes are rows: `columnX` holds each row's top edge, `columnWidth` the row height
+/// and `columnCount` the number of rows (the lane vocabulary is shared so that both axes run the same rules).
 public struct WaterfallGrid: Sendable, Hashable {
     public let scale: Double
     public let direction: HorizontalDirection
@@ -119,10 +165,19 @@ public struct WaterfallGrid: Sendable, Hashable {
     public let minimumPhotoHeight: Int
     public let placement: PlacementOrder
     public let orderTolerance: Int
-    /// The left edge of each column, indexed in reading order.
+    /// The left edge of each column, indexed in reading order (horizontally: the top edge of each row).
     public let columnX: [Int]
+    public let axis: LayoutAxis
+    /// The container height in device pixels on the horizontal axis; `nil` vertically.
+    public let containerHeight: Int?
+    public let sectionInsets: DeviceInsets
+    public let decorationOutset: Int
+    public let maximumPhotoWidth: Int?
+    public let minimumPhotoWidth: Int
 
-    /// The width available to the photo and the annotation inside a one-column cell.
+    /// The width available to the photo and the annotation inside a one-column cell (horizontally: the height
+    /// inside a one-row cell; the content width there depends on the photo, see
+    /// ``WaterfallEngine/contentWidth(forPhoto:annotationHeight:span:)``).
     public var contentWidth: Int { columnWidth - 2 * cellPadding }
 
     /// The number of columns an item of this span really takes in this grid.
@@ -136,7 +191,8 @@ public struct WaterfallGrid: Sendable, Hashable {
     /// The width of a cell spanning `columns` columns, gaps between them included.
     public func cellWidth(spanning columns: Int) -> Int { columns * columnWidth + (columns - 1) * columnGap }
 
-    /// The content width of a cell of this span: what its photo is fitted to and its text measured at.
+    /// The content width of a cell of this span: what its photo is fitted to and its text measured at (vertical
+    /// axis only).
     public func contentWidth(for span: ColumnSpan) -> Int { cellWidth(spanning: columnCount(for: span)) - 2 * cellPadding }
 
     /// Resolves and checks a configuration.
@@ -176,10 +232,51 @@ public struct WaterfallGrid: Sendable, Hashable {
                 option: "max-photo-height", message: "is below --min-photo-height (\(configuration.minimumPhotoHeight))")
         }
 
-        let available = containerWidth - self.insets.left - self.insets.right
+        axis = configuration.axis
+        let sections = configuration.sectionInsets
+        sectionInsets = DeviceInsets(
+            top: try device(sections.top, "section-inset"), left: try device(sections.left, "section-inset"),
+            bottom: try device(sections.bottom, "section-inset"), right: try device(sections.right, "section-inset"))
+        decorationOutset = try device(configuration.decorationOutset, "decoration-outset")
+        maximumPhotoWidth = try configuration.maximumPhotoWidth.map { (value) throws(WaterfallConfigurationError) in
+            try device(value, "max-photo-width")
+        }
+        minimumPhotoWidth = try device(configuration.minimumPhotoWidth, "min-photo-width")
+        if let maximum = maximumPhotoWidth, maximum < minimumPhotoWidth {
+            throw WaterfallConfigurationError(
+                option: "max-photo-width", message: "is below --min-photo-width (\(configuration.minimumPhotoWidth))")
+        }
+        // The lanes' cross-axis extent: the width vertically, the height horizontally.
+        let extentOption: String
+        let extentValue: Double
+        let laneStart: Int
+        let laneEnd: Int
+        switch configuration.axis {
+        case .vertical:
+            containerHeight = nil
+            extentOption = "width"
+            extentValue = configuration.containerWidth
+            laneStart = self.insets.left + sectionInsets.left
+            laneEnd = containerWidth - self.insets.right - sectionInsets.right
+        case .horizontal:
+            guard let height = configuration.containerHeight else {
+                throw WaterfallConfigurationError(option: "height", message: "is required by the horizontal axis")
+            }
+            guard configuration.direction == .leftToRight else {
+                throw WaterfallConfigurationError(
+                    option: "direction", message: "right-to-left is not supported on the horizontal axis")
+            }
+            let deviceHeight = try device(height, "height")
+            containerHeight = deviceHeight
+            extentOption = "height"
+            extentValue = height
+            laneStart = self.insets.top + sectionInsets.top
+            laneEnd = deviceHeight - self.insets.bottom - sectionInsets.bottom
+        }
+        let available = laneEnd - laneStart
         guard available > 0 else {
             throw WaterfallConfigurationError(
-                option: "width", message: "\(configuration.containerWidth) leaves no room once the insets are taken off")
+                option: extentOption, message: "\(extentValue) leaves no room once the insets are taken off")
         }
         switch configuration.columns {
         case .fixed(let count):
@@ -208,18 +305,36 @@ public struct WaterfallGrid: Sendable, Hashable {
         guard columnWidth > 2 * cellPadding else {
             throw WaterfallConfigurationError(
                 option: columnWidth > 0 ? "cell-padding" : "columns",
-                message: "\(columnCount) columns in \(configuration.containerWidth) px leave "
+                message: "\(columnCount) columns in \(extentValue) px leave "
                     + "\(Double(columnWidth) / scale) px per column, not enough for content")
         }
         let stride = columnWidth + columnGap
-        let leftInset = self.insets.left
-        let rightEdge = containerWidth - self.insets.right
         let columnWidth = columnWidth
         columnX = (0..<columnCount).map { column in
             switch configuration.direction {
-            case .leftToRight: leftInset + column * stride
-            case .rightToLeft: rightEdge - columnWidth - column * stride
+            case .leftToRight: laneStart + column * stride
+            case .rightToLeft: laneEnd - columnWidth - column * stride
             }
+        }
+    }
+
+    /// Where the scroll axis starts: the top inset vertically, the left inset horizontally.
+    public var scrollStartInset: Int { axis == .vertical ? insets.top : insets.left }
+    /// Where the scroll axis ends after the content: the bottom inset vertically, the right inset horizontally.
+    public var scrollEndInset: Int { axis == .vertical ? insets.bottom : insets.right }
+    /// The section inset before a section's items on the scroll axis (after its header).
+    public var sectionScrollStartInset: Int { axis == .vertical ? sectionInsets.top : sectionInsets.left }
+    /// The section inset after a section's items on the scroll axis (before its footer).
+    public var sectionScrollEndInset: Int { axis == .vertical ? sectionInsets.bottom : sectionInsets.right }
+
+    /// A full-width band (full-height horizontally) between the container insets, at `start` along the scroll
+    /// axis and `length` long: where section headers and footers go.
+    public func band(at start: Int, length: Int) -> DeviceRect {
+        switch axis {
+        case .vertical:
+            DeviceRect(x: insets.left, y: start, width: containerWidth - insets.left - insets.right, height: length)
+        case .horizontal:
+            DeviceRect(x: start, y: insets.top, width: length, height: containerHeight! - insets.top - insets.bottom)
         }
     }
 

@@ -57,6 +57,8 @@ public struct PlacedItem: Sendable, Hashable {
 }
 
 /// Everything the engine needs to go on placing items after a given one: what a resume cursor carries.
+///
+/// On the horizontal axis "height" and "bottom" are extents along the scroll axis: x positions.
 public struct WaterfallState: Sendable, Hashable {
     /// The index the next placed item gets.
     public var nextIndex: Int
@@ -64,15 +66,120 @@ public struct WaterfallState: Sendable, Hashable {
     public var columnHeights: [Int]
     /// The next column of the `leftToRight` / `rightToLeft` round robin (0 for `shortestFirst`).
     public var nextRoundRobinColumn: Int
-    /// The lowest cell bottom so far, in device pixels (the insets' top when nothing is placed).
+    /// The lowest bottom so far of a cell, header or ended section, in device pixels (the insets' top when nothing
+    /// is placed).
     public var contentBottom: Int
+    /// The index of the current section (the one the next item joins).
+    public var sectionIndex: Int
+    /// Where the current section starts on the scroll axis (its header's top); `nil` for the implicit first
+    /// section, which starts at the top inset.
+    public var sectionStart: Int?
+    /// Whether `beginSection` opened the current section. An implicit section (before any `beginSection`, or after
+    /// `endSection`) is only ended by `beginSection` if it holds items.
+    public var sectionBegun: Bool
+    /// The current section's header length on the scroll axis (0: none).
+    public var sectionHeaderLength: Int
+    /// The index of the current section's first item.
+    public var sectionFirstIndex: Int
+    /// The bounding box of the current section's cells so far; `nil` while it has none.
+    public var sectionItemBounds: DeviceRect? {
+        get {
+            guard boundsMaxX >= boundsMinX else { return nil }
+            return DeviceRect(
+                x: boundsMinX, y: boundsMinY, width: boundsMaxX - boundsMinX, height: boundsMaxY - boundsMinY)
+        }
+        set {
+            if let rect = newValue {
+                (boundsMinX, boundsMinY, boundsMaxX, boundsMaxY) = (rect.x, rect.y, rect.maxX, rect.maxY)
+            } else {
+                (boundsMinX, boundsMinY, boundsMaxX, boundsMaxY) = (Int.max, Int.max, Int.min, Int.min)
+            }
+        }
+    }
+    // The bounds as plain integers, empty when inverted: `place` grows them with four comparisons.
+    private var boundsMinX = Int.max
+    private var boundsMinY = Int.max
+    private var boundsMaxX = Int.min
+    private var boundsMaxY = Int.min
 
-    public init(nextIndex: Int, columnHeights: [Int], contentBottom: Int, nextRoundRobinColumn: Int = 0) {
+    /// Grows the section's bounds to hold a cell.
+    mutating func include(_ frame: DeviceRect) {
+        boundsMinX = min(boundsMinX, frame.x)
+        boundsMinY = min(boundsMinY, frame.y)
+        boundsMaxX = max(boundsMaxX, frame.maxX)
+        boundsMaxY = max(boundsMaxY, frame.maxY)
+    }
+
+    /// A state. The section fields default to the implicit first section, so a state that only knows the columns
+    /// (a layout without sections) keeps working.
+    public init(
+        nextIndex: Int, columnHeights: [Int], contentBottom: Int, nextRoundRobinColumn: Int = 0,
+        sectionIndex: Int = 0, sectionStart: Int? = nil, sectionBegun: Bool = false, sectionHeaderLength: Int = 0,
+        sectionFirstIndex: Int = 0, sectionItemBounds: DeviceRect? = nil
+    ) {
         self.nextIndex = nextIndex
         self.columnHeights = columnHeights
         self.contentBottom = contentBottom
         self.nextRoundRobinColumn = nextRoundRobinColumn
+        self.sectionIndex = sectionIndex
+        self.sectionStart = sectionStart
+        self.sectionBegun = sectionBegun
+        self.sectionHeaderLength = sectionHeaderLength
+        self.sectionFirstIndex = sectionFirstIndex
+        self.sectionItemBounds = sectionItemBounds
     }
+}
+
+/// The frames of a finished section, in device pixels.
+public struct SectionFrames: Sendable, Hashable {
+    /// The section's position among the sections, from 0.
+    public var index: Int
+    /// The indices of the items it holds.
+    public var items: Range<Int>
+    /// The header band (full width between the container insets; full height horizontally); `nil` without one.
+    public var header: DeviceRect?
+    /// The footer band, after the items and the section's end inset; `nil` without one.
+    public var footer: DeviceRect?
+    /// The bounding box of the section's cells grown by the decoration outset on every side (the aligned flow
+    /// layout's decoration view: a background behind the items, header and footer excluded); `nil` when the
+    /// section holds no item. The outset may reach into the header, footer or insets: it is a background.
+    public var decoration: DeviceRect?
+    /// Where the section starts on the scroll axis (its header's top).
+    public var start: Int
+    /// Where it ends: its footer's bottom, or its items' bottom plus the section's end inset. The next section
+    /// starts here, with no gap (CHTCollectionViewWaterfallLayout).
+    public var end: Int
+
+    public init(
+        index: Int, items: Range<Int>, header: DeviceRect?, footer: DeviceRect?, decoration: DeviceRect?, start: Int,
+        end: Int
+    ) {
+        self.index = index
+        self.items = items
+        self.header = header
+        self.footer = footer
+        self.decoration = decoration
+        self.start = start
+        self.end = end
+    }
+}
+
+extension DeviceRect {
+    /// The smallest rectangle holding both.
+    @inlinable func union(_ other: DeviceRect) -> DeviceRect {
+        let minX = Swift.min(x, other.x)
+        let minY = Swift.min(y, other.y)
+        return DeviceRect(
+            x: minX, y: minY, width: Swift.max(maxX, other.maxX) - minX, height: Swift.max(maxY, other.maxY) - minY)
+    }
+
+    /// The rectangle grown by `outset` on every side.
+    func grown(by outset: Int) -> DeviceRect {
+        DeviceRect(x: x - outset, y: y - outset, width: width + 2 * outset, height: height + 2 * outset)
+    }
+
+    /// The same rectangle with x and y exchanged.
+    var transposed: DeviceRect { DeviceRect(x: y, y: x, width: height, height: width) }
 }
 
 /// The waterfall engine: each item goes into the currently shortest column, ties to the first column in
@@ -80,8 +187,12 @@ public struct WaterfallState: Sendable, Hashable {
 /// columns goes into the window of adjacent columns whose tallest column is lowest (the masonry.js rule), ties to
 /// the first window in reading order, and every column of the window grows to its bottom.
 ///
+/// Sections (``beginSection(header:)``, ``endSection(footer:)``) are full-width breaks with header and footer
+/// bands, section insets and a decoration frame, as in CHTCollectionViewWaterfallLayout. On the horizontal axis
+/// (``LayoutAxis``) the same rules run on rows and the layout grows to the right; frames are screen coordinates.
+///
 /// The engine is a value: copy it to branch a layout, or save its ``state`` and resume later with exactly the
-/// same results. It knows nothing about feeds, images or fonts.
+/// same results, mid-section included. It knows nothing about feeds, images or fonts.
 public struct WaterfallEngine: Sendable {
     public let grid: WaterfallGrid
     public private(set) var state: WaterfallState
@@ -93,25 +204,44 @@ public struct WaterfallEngine: Sendable {
         let grid = try WaterfallGrid(configuration)
         self.grid = grid
         state = WaterfallState(
-            nextIndex: 0, columnHeights: Array(repeating: grid.insets.top, count: grid.columnCount),
-            contentBottom: grid.insets.top,
+            nextIndex: 0,
+            columnHeights: Array(
+                repeating: grid.scrollStartInset + grid.sectionScrollStartInset, count: grid.columnCount),
+            contentBottom: grid.scrollStartInset,
             nextRoundRobinColumn: grid.placement == .rightToLeft ? grid.columnCount - 1 : 0)
     }
 
     /// Continues a layout from a saved state.
     ///
     /// - Throws: `WaterfallConfigurationError` when the configuration cannot be laid out or the state does not
-    ///   belong to it (another column count, or heights above the top inset's).
+    ///   belong to it (another column count, heights above the current section's items, section fields that
+    ///   contradict each other).
     public init(configuration: WaterfallConfiguration, resumingFrom state: WaterfallState)
         throws(WaterfallConfigurationError)
     {
         let grid = try WaterfallGrid(configuration)
+        let itemsTop =
+            (state.sectionStart ?? grid.scrollStartInset) + state.sectionHeaderLength + grid.sectionScrollStartInset
         guard state.columnHeights.count == grid.columnCount, state.nextIndex >= 0,
-            state.columnHeights.allSatisfy({ $0 >= grid.insets.top }), state.contentBottom >= grid.insets.top,
+            state.columnHeights.allSatisfy({ $0 >= itemsTop }), state.contentBottom >= grid.scrollStartInset,
             (0..<grid.columnCount).contains(state.nextRoundRobinColumn)
         else {
             throw WaterfallConfigurationError(
                 option: "resume", message: "the saved state does not fit a \(grid.columnCount)-column layout")
+        }
+        guard state.sectionIndex >= 0, state.sectionHeaderLength >= 0,
+            (0...state.nextIndex).contains(state.sectionFirstIndex),
+            state.sectionStart.map({ $0 >= grid.scrollStartInset }) ?? (state.sectionIndex == 0),
+            state.sectionItemBounds.map({ ($0.width >= 0 && $0.height >= 0) }) ?? true,
+            // Bounds without items are impossible; items without bounds come from a state saved without its
+            // section fields (the decoration then covers only the items placed after the resume).
+            state.sectionItemBounds == nil || state.nextIndex > state.sectionFirstIndex
+        else {
+            throw WaterfallConfigurationError(
+                option: "resume",
+                message: "the saved state's section \(state.sectionIndex) is inconsistent (start "
+                    + "\(state.sectionStart.map(String.init) ?? "top"), first item \(state.sectionFirstIndex), next item "
+                    + "\(state.nextIndex))")
         }
         self.grid = grid
         self.state = state
@@ -148,7 +278,8 @@ public struct WaterfallEngine: Sendable {
         return best
     }
 
-    /// Where an item of this span would go if it were placed now: its first column and its top.
+    /// Where an item of this span would go if it were placed now: its first column and its top (horizontally: its
+    /// first row and its left edge).
     ///
     /// Lets a caller act on the next item's position (cut a page before it, say) without placing it.
     public func nextPosition(for span: ColumnSpan = .single) -> (column: Int, top: Int) {
@@ -157,9 +288,13 @@ public struct WaterfallEngine: Sendable {
         return (column, state.columnHeights[column..<(column + count)].max()!)
     }
 
-    /// The container's size so far in device pixels: the full width, and the lowest cell plus the bottom inset.
+    /// The container's size so far in device pixels: vertically the full width, and the lowest cell plus the
+    /// bottom inset; horizontally the rightmost cell plus the right inset, and the full height.
     public var contentSize: (width: Int, height: Int) {
-        (grid.containerWidth, state.contentBottom + grid.insets.bottom)
+        switch grid.axis {
+        case .vertical: (grid.containerWidth, state.contentBottom + grid.insets.bottom)
+        case .horizontal: (state.contentBottom + grid.insets.right, grid.containerHeight!)
+        }
     }
 
     /// The photo slot and photo frame for an image in a column, relative to the cell's content origin.
@@ -169,14 +304,32 @@ public struct WaterfallEngine: Sendable {
     /// fit, centred in the slot (AVMakeRectWithAspectRatioInsideRect); heights round to the nearest device pixel,
     /// centring offsets round down.
     public func photoGeometry(for photoSize: Size, contentWidth: Int) -> (slot: DeviceRect, photo: DeviceRect) {
+        Self.fit(
+            photoSize, width: contentWidth, maximumHeight: grid.maximumPhotoHeight,
+            minimumHeight: grid.minimumPhotoHeight)
+    }
+
+    /// Horizontal axis: the photo slot and photo frame for an image in a slot `slotHeight` tall, relative to the
+    /// cell's content origin. The exact transpose of ``photoGeometry(for:contentWidth:)``: the slot is as wide as
+    /// the aspect fit of the image into `maximumPhotoWidth × slotHeight`, no narrower than the minimum photo
+    /// width, and the photo is centred in it.
+    public func photoGeometry(for photoSize: Size, slotHeight: Int) -> (slot: DeviceRect, photo: DeviceRect) {
+        let (slot, photo) = Self.fit(
+            Size(width: photoSize.height, height: photoSize.width), width: slotHeight,
+            maximumHeight: grid.maximumPhotoWidth, minimumHeight: grid.minimumPhotoWidth)
+        return (slot.transposed, photo.transposed)
+    }
+
+    private static func fit(_ photoSize: Size, width contentWidth: Int, maximumHeight: Int?, minimumHeight: Int)
+        -> (slot: DeviceRect, photo: DeviceRect)
+    {
         let bounds = Rect(
-            x: 0, y: 0, width: Double(contentWidth),
-            height: grid.maximumPhotoHeight.map(Double.init) ?? .infinity)
+            x: 0, y: 0, width: Double(contentWidth), height: maximumHeight.map(Double.init) ?? .infinity)
         let fitted = aspectFit(photoSize, inside: bounds)
         let photoWidth = min(contentWidth, Int(fitted.width.rounded(.toNearestOrAwayFromZero)))
         var photoHeight = Int(fitted.height.rounded(.toNearestOrAwayFromZero))
-        if let maximum = grid.maximumPhotoHeight { photoHeight = min(photoHeight, maximum) }
-        let slotHeight = max(photoHeight, grid.minimumPhotoHeight)
+        if let maximum = maximumHeight { photoHeight = min(photoHeight, maximum) }
+        let slotHeight = max(photoHeight, minimumHeight)
         let slot = DeviceRect(x: 0, y: 0, width: contentWidth, height: slotHeight)
         let photo = DeviceRect(
             x: (contentWidth - photoWidth) / 2, y: (slotHeight - photoHeight) / 2, width: photoWidth,
@@ -184,11 +337,35 @@ public struct WaterfallEngine: Sendable {
         return (slot, photo)
     }
 
+    /// Horizontal axis: the height of the photo slot of a cell of this span whose annotation band is
+    /// `annotationHeight` CSS pixels tall (the band is clamped to the cell's content height).
+    private func slotHeight(span: Int, annotationHeight: Int) -> (slot: Int, annotation: Int, spacing: Int) {
+        let content = grid.cellWidth(spanning: span) - 2 * grid.cellPadding
+        let annotation = min(annotationHeight, content)
+        let spacing = annotation > 0 ? min(grid.annotationSpacing, content - annotation) : 0
+        return (content - annotation - spacing, annotation, spacing)
+    }
+
+    /// Horizontal axis: the width the content of a cell with this photo and annotation band gets, which is the
+    /// width its annotation is laid out at. The pipeline measures the text at this width before placing the item
+    /// (vertically the content width does not depend on the photo: ``WaterfallGrid/contentWidth(for:)``).
+    public func contentWidth(forPhoto photoSize: Size, annotationHeight: Double, span: ColumnSpan = .single) -> Int {
+        switch grid.axis {
+        case .vertical:
+            return grid.contentWidth(for: span)
+        case .horizontal:
+            let lengths = slotHeight(
+                span: grid.columnCount(for: span), annotationHeight: grid.deviceLengthRoundingUp(annotationHeight))
+            return photoGeometry(for: photoSize, slotHeight: lengths.slot).slot.width
+        }
+    }
+
     /// Places the next item.
     ///
     /// - Parameter item: The item's photo size, annotation height and span.
     /// - Returns: Its frames in device pixels.
     public mutating func place(_ item: WaterfallItem) -> PlacedItem {
+        if grid.axis == .horizontal { return placeHorizontally(item) }
         let span = grid.columnCount(for: item.span)
         let (column, top) = nextPosition(for: item.span)
         let columns = column..<(column + span)
@@ -213,8 +390,41 @@ public struct WaterfallEngine: Sendable {
             annotationFrame: DeviceRect(x: x + padding, y: annotationTop, width: contentWidth, height: annotationHeight))
         for index in columns { state.columnHeights[index] = top + cellHeight + grid.rowGap }
         state.contentBottom = max(state.contentBottom, top + cellHeight)
+        state.include(placed.frame)
         state.nextIndex += 1
         state.nextRoundRobinColumn = nextRoundRobinColumn(after: columns)
+        return placed
+    }
+
+    /// The horizontal axis: lanes are rows, the scroll position is x. The cell is its rows' height; the photo
+    /// takes what the annotation band leaves and its width follows its aspect ratio.
+    private mutating func placeHorizontally(_ item: WaterfallItem) -> PlacedItem {
+        let span = grid.columnCount(for: item.span)
+        let (row, left) = nextPosition(for: item.span)
+        let rows = row..<(row + span)
+        let y = grid.columnX[row]
+        let height = grid.cellWidth(spanning: span)
+        let padding = grid.cellPadding
+        let lengths = slotHeight(span: span, annotationHeight: grid.deviceLengthRoundingUp(item.annotationHeight))
+        let (slot, photo) = photoGeometry(for: item.photoSize, slotHeight: lengths.slot)
+        let width = slot.width + 2 * padding
+
+        let placed = PlacedItem(
+            index: state.nextIndex,
+            column: row,
+            columnSpan: span,
+            frame: DeviceRect(x: left, y: y, width: width, height: height),
+            photoSlot: DeviceRect(x: left + padding, y: y + padding, width: slot.width, height: slot.height),
+            photoFrame: DeviceRect(
+                x: left + padding + photo.x, y: y + padding + photo.y, width: photo.width, height: photo.height),
+            annotationFrame: DeviceRect(
+                x: left + padding, y: y + padding + lengths.slot + lengths.spacing, width: slot.width,
+                height: lengths.annotation))
+        for index in rows { state.columnHeights[index] = left + width + grid.rowGap }
+        state.contentBottom = max(state.contentBottom, left + width)
+        state.include(placed.frame)
+        state.nextIndex += 1
+        state.nextRoundRobinColumn = nextRoundRobinColumn(after: rows)
         return placed
     }
 
@@ -226,5 +436,69 @@ public struct WaterfallEngine: Sendable {
         case .leftToRight: return columns.upperBound % count
         case .rightToLeft: return (columns.lowerBound - 1 + count) % count
         }
+    }
+
+    // MARK: Sections
+
+    /// Starts a section: a full-width break below everything placed so far (CHTCollectionViewWaterfallLayout), with
+    /// an optional header band, then the section's start inset; every column starts again at the same height, and a
+    /// round robin starts again at its first column.
+    ///
+    /// If the current section holds items or was itself opened by `beginSection`, it is ended first exactly as
+    /// `endSection(footer: 0)` would end it (call ``endSection(footer:)`` yourself to get its frames or give it a
+    /// footer). Items placed before any `beginSection` form an implicit first section with no header.
+    ///
+    /// - Parameter header: The header's height in CSS pixels (its width horizontally), rounded up to a device
+    ///   pixel; 0 for none.
+    /// - Returns: The header's frame, or `nil` without a header.
+    @discardableResult
+    public mutating func beginSection(header: Double = 0) -> DeviceRect? {
+        if state.sectionBegun || state.nextIndex > state.sectionFirstIndex { endSection(footer: 0) }
+        let start = state.sectionStart ?? grid.scrollStartInset
+        let headerLength = grid.deviceLengthRoundingUp(header)
+        state.sectionStart = start
+        state.sectionBegun = true
+        state.sectionHeaderLength = headerLength
+        let itemsTop = start + headerLength + grid.sectionScrollStartInset
+        for column in state.columnHeights.indices { state.columnHeights[column] = itemsTop }
+        state.contentBottom = max(state.contentBottom, start + headerLength)
+        state.nextRoundRobinColumn = grid.placement == .rightToLeft ? grid.columnCount - 1 : 0
+        return headerLength > 0 ? grid.band(at: start, length: headerLength) : nil
+    }
+
+    /// Ends the current section: its end inset goes below its lowest cell (below its header and start inset when
+    /// it has no item), then the footer band; the next section starts right after, with no extra gap.
+    ///
+    /// - Parameter footer: The footer's height in CSS pixels (its width horizontally), rounded up; 0 for none.
+    /// - Returns: The section's frames.
+    @discardableResult
+    public mutating func endSection(footer: Double = 0) -> SectionFrames {
+        let start = state.sectionStart ?? grid.scrollStartInset
+        let itemsEnd: Int
+        if let bounds = state.sectionItemBounds {
+            itemsEnd = grid.axis == .vertical ? bounds.maxY : bounds.maxX
+        } else {
+            itemsEnd = start + state.sectionHeaderLength + grid.sectionScrollStartInset
+        }
+        let footerStart = itemsEnd + grid.sectionScrollEndInset
+        let footerLength = grid.deviceLengthRoundingUp(footer)
+        let end = footerStart + footerLength
+        let frames = SectionFrames(
+            index: state.sectionIndex,
+            items: state.sectionFirstIndex..<state.nextIndex,
+            header: state.sectionHeaderLength > 0 ? grid.band(at: start, length: state.sectionHeaderLength) : nil,
+            footer: footerLength > 0 ? grid.band(at: footerStart, length: footerLength) : nil,
+            decoration: state.sectionItemBounds?.grown(by: grid.decorationOutset),
+            start: start, end: end)
+        state.sectionIndex += 1
+        state.sectionStart = end
+        state.sectionBegun = false
+        state.sectionHeaderLength = 0
+        state.sectionFirstIndex = state.nextIndex
+        state.sectionItemBounds = nil
+        for column in state.columnHeights.indices { state.columnHeights[column] = end + grid.sectionScrollStartInset }
+        state.contentBottom = max(state.contentBottom, end)
+        state.nextRoundRobinColumn = grid.placement == .rightToLeft ? grid.columnCount - 1 : 0
+        return frames
     }
 }
