@@ -20,7 +20,7 @@ public final class TextMeasurer: Sendable {
     public let style: TextStyle
     private let fonts: FontSet
     private let breakOpportunities = LineBreakOpportunities()
-    private let segmentCache = Mutex(BoundedCache<UTF16Key, SegmentMetrics>(limit: 16_384))
+    private let segmentCache = Mutex(SegmentCache<SegmentMetrics>(limit: 16_384))
     /// Where truncated last lines were cut, by line content and available width.
     private let ellipsisCache = Mutex(BoundedCache<UTF16Key, EllipsisCut>(limit: 4_096))
     /// What a soft hyphen shows when a line breaks there: U+2010 when the font has it,
@@ -108,6 +108,7 @@ public final class TextMeasurer: Sendable {
         var memo = SegmentMemo(count: segments.count)
 
         return units.withUnsafeBufferPointer { buffer in
+            lookUpCachedSegments(buffer, segments, into: &memo)
             var lines: [LaidOutLine] = []
             var index = 0
             var truncated = false
@@ -129,7 +130,7 @@ public final class TextMeasurer: Sendable {
             let widest = lines.map(\.width).max() ?? 0
             return TextMeasurement(
                 lines: lines.count, height: height, width: Double(Self.layoutUnits(ceilingOf: widest)) / 64,
-                truncated: truncated, lineTexts: lines.map(\.text))
+                truncated: truncated, content: units, lineSpans: lines.map(\.span))
         }
     }
 
@@ -149,7 +150,8 @@ public final class TextMeasurer: Sendable {
     private struct LaidOutLine {
         var lastSegment: Int
         var width: Double
-        var text: String
+        /// The line's visible text: a slice of the content and what is shown after it.
+        var span: LineSpan
         var lineBoxAbove: Int
         var lineBoxBelow: Int
         var start: Int
@@ -248,14 +250,13 @@ public final class TextMeasurer: Sendable {
             below = max(below, piece.lineBoxBelow)
         }
         // A line's segments are contiguous: its text is one slice.
-        var text = Self.visibleText(units, segments[first].start..<segments[last].contentEnd)
+        let span = LineSpan(range: segments[first].start..<segments[last].contentEnd, suffix: hyphenated ? hyphen : "")
         if hyphenated {
-            text += hyphen
             above = max(above, hyphenMetrics.lineBoxAbove)
             below = max(below, hyphenMetrics.lineBoxBelow)
         }
         return LaidOutLine(
-            lastSegment: last, width: lineWidth, text: text, lineBoxAbove: above, lineBoxBelow: below,
+            lastSegment: last, width: lineWidth, span: span, lineBoxAbove: above, lineBoxBelow: below,
             start: segments[first].start, contentEnd: segments[last].contentEnd)
     }
 
@@ -324,7 +325,7 @@ public final class TextMeasurer: Sendable {
                 return computed
             }()
         let keptEnd = line.start + cut.keptLength
-        result.text = Self.visibleText(units, line.start..<keptEnd) + ellipsis
+        result.span = LineSpan(range: line.start..<keptEnd, suffix: ellipsis)
         result.width = cut.keptWidth + ellipsisMetrics.width
         return result
     }
@@ -381,6 +382,9 @@ public final class TextMeasurer: Sendable {
 
         init(count: Int) { entries = Array(repeating: nil, count: count) }
 
+        /// Records metrics found in the shared cache.
+        mutating func remember(_ metrics: SegmentMetrics, at index: Int) { entries[index] = metrics }
+
         mutating func metrics(at index: Int, compute: () -> SegmentMetrics) -> SegmentMetrics {
             if let known = entries[index] { return known }
             let computed = compute()
@@ -413,13 +417,31 @@ public final class TextMeasurer: Sendable {
         var lineBoxBelow: Int
     }
 
-    /// The metrics of one segment, from the bounded cache when possible.
+    /// Looks every segment of a text up in the shared cache under one lock: a lock per
+    /// segment would cost more than the lookups, CJK text having a segment per character.
+    /// Segments not found are measured later, when a line needs them.
+    private func lookUpCachedSegments(
+        _ units: UnsafeBufferPointer<UInt16>, _ segments: [BreakSegment], into memo: inout SegmentMemo
+    ) {
+        segmentCache.withLock { cache in
+            for index in segments.indices {
+                let key = Self.segmentKey(units, segments[index], startsLine: false)
+                if let known = cache.value(head: key.head, body: UnsafeBufferPointer(rebasing: units[key.range]), tail: key.tail) {
+                    memo.remember(known, at: index)
+                }
+            }
+        }
+    }
+
+    /// The cache key of a segment: its UTF-16 text plus the first code point after it,
+    /// because pair kerning with that code point changes the segment's advance, and the
+    /// character before it when that can narrow it (see ``segmentMetrics``).
     ///
-    /// The key is the segment's UTF-16 text plus the first code point after it, because
-    /// pair kerning with that code point changes the segment's advance.
-    private func segmentMetrics(
-        _ units: UnsafeBufferPointer<UInt16>, _ segment: BreakSegment, startsLine: Bool = false
-    ) -> SegmentMetrics {
+    /// Where the content ends follows from the text itself; `head` and `tail` say how much
+    /// of `range` is context, so "ab" before "c" and a final "abc" differ.
+    private static func segmentKey(
+        _ units: UnsafeBufferPointer<UInt16>, _ segment: BreakSegment, startsLine: Bool
+    ) -> (head: UInt16, range: Range<Int>, tail: UInt16) {
         var lookAheadEnd = segment.end
         if lookAheadEnd < units.count {
             lookAheadEnd += UTF16.isLeadSurrogate(units[lookAheadEnd]) && lookAheadEnd + 1 < units.count ? 2 : 1
@@ -428,18 +450,23 @@ public final class TextMeasurer: Sendable {
         // segment is shaped after its predecessor, unless it starts the line: Blink
         // reshapes a line start that is not safe to break, losing that context.
         var lookBehindStart = segment.start
-        if !startsLine && segment.start > 0 && Self.narrowsFollowingPunctuation(units[segment.start - 1]) {
+        if !startsLine && segment.start > 0 && narrowsFollowingPunctuation(units[segment.start - 1]) {
             lookBehindStart -= 1
         }
-        // Where the content ends follows from the text itself; the first and last elements
-        // say how much of the key is context, so "ab" before "c" and a final "abc" differ.
-        // Raw UTF-16 hashes far faster than a String built from it, and short keys need no
-        // allocation (`UTF16Key`).
-        let key = UTF16Key(
-            head: UInt16(segment.start - lookBehindStart),
-            body: UnsafeBufferPointer(rebasing: units[lookBehindStart..<lookAheadEnd]),
-            tail: UInt16(lookAheadEnd - segment.end))
-        if let cached = segmentCache.withLock({ $0[key] }) { return cached }
+        return (UInt16(segment.start - lookBehindStart), lookBehindStart..<lookAheadEnd, UInt16(lookAheadEnd - segment.end))
+    }
+
+    /// The metrics of one segment, from the bounded cache when possible.
+    private func segmentMetrics(
+        _ units: UnsafeBufferPointer<UInt16>, _ segment: BreakSegment, startsLine: Bool = false
+    ) -> SegmentMetrics {
+        let key = Self.segmentKey(units, segment, startsLine: startsLine)
+        let body = UnsafeBufferPointer(rebasing: units[key.range])
+        if let cached = segmentCache.withLock({ $0.value(head: key.head, body: body, tail: key.tail) }) {
+            return cached
+        }
+        let lookBehindStart = key.range.lowerBound
+        let lookAheadEnd = key.range.upperBound
         // Shape outside the lock so concurrent measurements do not queue behind HarfBuzz.
         let shaped = Shaper.measure(
             units, range: lookBehindStart..<lookAheadEnd, countingFrom: segment.start,
@@ -457,7 +484,7 @@ public final class TextMeasurer: Sendable {
             lineEndTrim: lineEndTrim(units, segment),
             trailingWidth: shaped.widths[1] - shaped.widths[0],
             lineBoxAbove: shaped.lineBoxAbove, lineBoxBelow: shaped.lineBoxBelow)
-        segmentCache.withLock { $0[key] = metrics }
+        segmentCache.withLock { $0.insert(metrics, head: key.head, body: body, tail: key.tail) }
         return metrics
     }
 
@@ -507,51 +534,6 @@ public final class TextMeasurer: Sendable {
         }
         if boundaries.isEmpty { boundaries.append(range.upperBound) }
         return boundaries
-    }
-
-    /// The text a reader sees: soft hyphens that were not broken at are invisible.
-    private static func visibleText(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>) -> String {
-        let slice = UnsafeBufferPointer(rebasing: units[range])
-        // The standard library's generic UTF-16 decoding is slow for non-ASCII text and
-        // this runs once per line; transcode by hand (lone surrogates become U+FFFD, as
-        // `String(decoding:as:)` makes them).
-        return String(unsafeUninitializedCapacity: slice.count * 3) { utf8 in
-            var written = 0
-            func put(_ byte: UInt32) {
-                utf8[written] = UInt8(truncatingIfNeeded: byte)
-                written += 1
-            }
-            var index = 0
-            while index < slice.count {
-                let unit = slice[index]
-                index += 1
-                var value = UInt32(unit)
-                if unit == TextPreparation.softHyphen { continue }
-                if UTF16.isLeadSurrogate(unit), index < slice.count, UTF16.isTrailSurrogate(slice[index]) {
-                    value = 0x1_0000 + ((value - 0xD800) << 10) + (UInt32(slice[index]) - 0xDC00)
-                    index += 1
-                } else if UTF16.isLeadSurrogate(unit) || UTF16.isTrailSurrogate(unit) {
-                    value = 0xFFFD
-                }
-                switch value {
-                case 0..<0x80:
-                    put(value)
-                case 0x80..<0x800:
-                    put(0xC0 | value >> 6)
-                    put(0x80 | value & 0x3F)
-                case 0x800..<0x1_0000:
-                    put(0xE0 | value >> 12)
-                    put(0x80 | value >> 6 & 0x3F)
-                    put(0x80 | value & 0x3F)
-                default:
-                    put(0xF0 | value >> 18)
-                    put(0x80 | value >> 12 & 0x3F)
-                    put(0x80 | value >> 6 & 0x3F)
-                    put(0x80 | value & 0x3F)
-                }
-            }
-            return written
-        }
     }
 
     // MARK: - LayoutUnit arithmetic
