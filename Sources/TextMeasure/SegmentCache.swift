@@ -1,3 +1,11 @@
+/// A segment's cache key: `head` units of look-behind context, the segment, then `tail`
+/// units of look-ahead context, all in `range` of the text content.
+struct SegmentKey: Sendable {
+    var head: UInt16
+    var range: Range<Int>
+    var tail: UInt16
+}
+
 /// A bounded cache from a segment's key (its UTF-16 text with a little context) to
 /// values, built for the warm path of ``TextMeasurer``, which looks up every segment of
 /// every caption (every character of CJK text).
@@ -8,7 +16,7 @@
 /// key against an entry that holds the value next to the key (short keys inline, long
 /// ones in an arena): two or three cache lines per hit and no allocation.
 ///
-/// The hash is a multiply-and-rotate over 64-bit words, keyed by a random seed per table,
+/// The hash is a multiply-and-rotate over 64-bit words, keyed by a random seed per cache,
 /// so the slot a text lands in cannot be predicted from outside; the table never fills
 /// past half (linear probing stays short), and two generations bound it as
 /// ``BoundedCache`` does: hits in the older generation move to the newer one, and when the
@@ -18,6 +26,8 @@ struct SegmentCache<Value: Sendable>: Sendable {
     private var older: SegmentTable<Value>
     /// Entries per generation.
     let limit: Int
+    /// Mixed into every hash, drawn from the system's random source.
+    private let seed = UInt64.random(in: UInt64.min...UInt64.max)
 
     /// - Parameter limit: Entries per generation (the cache holds at most twice this).
     init(limit: Int) {
@@ -27,12 +37,52 @@ struct SegmentCache<Value: Sendable>: Sendable {
         older = SegmentTable(limit: 1)
     }
 
+    /// Looks up many keys, calling `found` with the position and value of each one held.
+    ///
+    /// The first reads of different keys do not depend on each other, so they are made
+    /// in passes (every key's index slot, then every candidate entry, then the
+    /// comparisons): the processor overlaps the cache misses of a pass instead of waiting
+    /// for each in turn, which is most of what a lookup costs.
+    mutating func values(
+        of keys: UnsafeBufferPointer<SegmentKey>, in units: UnsafeBufferPointer<UInt16>, found: (Int, Value) -> Void
+    ) {
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: keys.count * 2) { scratch in
+            let count = keys.count
+            for position in 0..<count {
+                let key = keys[position]
+                let hash = SegmentTable<Value>.hash(
+                    head: key.head, body: UnsafeBufferPointer(rebasing: units[key.range]), tail: key.tail, seed: seed)
+                scratch[position] = hash
+                scratch[count + position] = recent.marker(hash: hash)
+            }
+            for position in 0..<count {
+                scratch[count + position] = recent.entryHash(marker: scratch[count + position])
+            }
+            for position in 0..<count {
+                let key = keys[position]
+                let body = UnsafeBufferPointer(rebasing: units[key.range])
+                let hash = scratch[position]
+                // An empty first slot (entry hash 0) means the key is not in this generation.
+                if scratch[count + position] != 0,
+                    let value = recent.value(hash: hash, head: key.head, body: body, tail: key.tail)
+                {
+                    found(position, value)
+                } else if older.count > 0,
+                    let value = older.value(hash: hash, head: key.head, body: body, tail: key.tail)
+                {
+                    insert(value, hash: hash, head: key.head, body: body, tail: key.tail)
+                    found(position, value)
+                }
+            }
+        }
+    }
+
     /// The number of entries held across both generations.
     var count: Int { recent.count + older.count }
 
     /// The value stored for `head`, the units of `body`, then `tail`, if any.
     mutating func value(head: UInt16, body: UnsafeBufferPointer<UInt16>, tail: UInt16) -> Value? {
-        let hash = SegmentTable<Value>.hash(head: head, body: body, tail: tail)
+        let hash = SegmentTable<Value>.hash(head: head, body: body, tail: tail, seed: seed)
         if let found = recent.value(hash: hash, head: head, body: body, tail: tail) { return found }
         guard older.count > 0, let found = older.value(hash: hash, head: head, body: body, tail: tail) else {
             return nil
@@ -43,7 +93,7 @@ struct SegmentCache<Value: Sendable>: Sendable {
 
     /// Stores a value for a key (replacing nothing: a key is only stored after a miss).
     mutating func insert(_ value: Value, head: UInt16, body: UnsafeBufferPointer<UInt16>, tail: UInt16) {
-        let hash = SegmentTable<Value>.hash(head: head, body: body, tail: tail)
+        let hash = SegmentTable<Value>.hash(head: head, body: body, tail: tail, seed: seed)
         if recent.value(hash: hash, head: head, body: body, tail: tail) != nil { return }
         insert(value, hash: hash, head: head, body: body, tail: tail)
     }
@@ -94,9 +144,6 @@ struct SegmentTable<Value: Sendable>: Sendable {
     /// The arena never grows past this many units, however long the segments are.
     private static var arenaLimit: Int { 1 << 20 }
 
-    /// A seed per process, mixed into every hash (see ``SegmentCache``).
-    private static var seed: UInt64 { segmentHashSeed }
-
     init(limit: Int) {
         self.limit = limit
         index = Array(repeating: 0, count: 64)
@@ -108,7 +155,7 @@ struct SegmentTable<Value: Sendable>: Sendable {
         count >= limit || (bodyLength > Self.inlineCapacity && arena.count + bodyLength > Self.arenaLimit)
     }
 
-    static func hash(head: UInt16, body: UnsafeBufferPointer<UInt16>, tail: UInt16) -> UInt64 {
+    static func hash(head: UInt16, body: UnsafeBufferPointer<UInt16>, tail: UInt16, seed: UInt64) -> UInt64 {
         let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
         var hash = seed ^ (UInt64(head) << 48 | UInt64(tail) << 32 | UInt64(body.count))
         hash = (hash ^ (hash >> 31)) &* multiplier
@@ -134,6 +181,16 @@ struct SegmentTable<Value: Sendable>: Sendable {
         hash ^= hash >> 32
         hash &*= 0xD6E8_FEB8_6659_FD93
         return hash ^ (hash >> 32)
+    }
+
+    /// The index slot a hash lands in first (0 when it is empty).
+    func marker(hash: UInt64) -> UInt64 {
+        index[Int(truncatingIfNeeded: hash) & mask]
+    }
+
+    /// The hash of the entry a slot marker points to, or 0 for an empty slot.
+    func entryHash(marker: UInt64) -> UInt64 {
+        marker == 0 ? 0 : entries[Int(truncatingIfNeeded: marker & 0xFFFF_FFFF) - 1].hash | 1
     }
 
     func value(hash: UInt64, head: UInt16, body: UnsafeBufferPointer<UInt16>, tail: UInt16) -> Value? {
@@ -232,10 +289,8 @@ private func memoryEqual(_ left: UnsafePointer<UInt16>, _ right: UnsafePointer<U
     return true
 }
 
-/// Drawn once per process from the system's random source; immutable afterwards.
-private let segmentHashSeed = UInt64.random(in: UInt64.min...UInt64.max)
-
 extension UInt64 {
+    @inline(__always)
     fileprivate func rotatedLeft(by amount: UInt64) -> UInt64 {
         (self << amount) | (self >> (64 - amount))
     }

@@ -109,29 +109,45 @@ public final class TextMeasurer: Sendable {
 
         return units.withUnsafeBufferPointer { buffer in
             lookUpCachedSegments(buffer, segments, into: &memo)
-            var lines: [LaidOutLine] = []
+            // Only the last line is kept whole: truncation may still cut it.
+            var spans: [LineSpan] = []
+            var heightBeforeLast = 0.0
+            var widestBeforeLast = 0.0
+            var lastLine: LaidOutLine?
             var index = 0
             var truncated = false
             while index < segments.count {
-                if let lineLimit, lines.count == lineLimit {
+                if let lineLimit, spans.count == lineLimit {
                     truncated = true
                     break
                 }
                 let line = fillLine(buffer, segments: &segments, memo: &memo, from: index, available: available)
-                lines.append(line)
+                if let previous = lastLine {
+                    heightBeforeLast += height(of: previous)
+                    widestBeforeLast = max(widestBeforeLast, previous.width)
+                }
+                spans.append(line.span)
+                lastLine = line
                 index = line.lastSegment + 1
             }
-            if truncated, !lines.isEmpty {
-                lines[lines.count - 1] = ellipsize(buffer, line: lines[lines.count - 1], available: available)
+            guard var last = lastLine else {
+                return TextMeasurement(lines: 0, height: 0, width: 0, truncated: false, lineTexts: [])
             }
-            let height = lines.reduce(0.0) { total, line in
-                total + (fixedLineHeight ?? Double(line.lineBoxAbove + line.lineBoxBelow))
+            if truncated {
+                last = ellipsize(buffer, line: last, available: available)
+                spans[spans.count - 1] = last.span
             }
-            let widest = lines.map(\.width).max() ?? 0
+            let widest = max(widestBeforeLast, last.width)
             return TextMeasurement(
-                lines: lines.count, height: height, width: Double(Self.layoutUnits(ceilingOf: widest)) / 64,
-                truncated: truncated, content: units, lineSpans: lines.map(\.span))
+                lines: spans.count, height: heightBeforeLast + height(of: last),
+                width: Double(Self.layoutUnits(ceilingOf: widest)) / 64, truncated: truncated, content: units,
+                lineSpans: spans)
         }
+    }
+
+    /// A line box's height: the fixed line height, or what the line's fonts ask for.
+    private func height(of line: LaidOutLine) -> Double {
+        fixedLineHeight ?? Double(line.lineBoxAbove + line.lineBoxBelow)
     }
 
     /// Measures UTF-8 bytes, replacing invalid sequences with U+FFFD first.
@@ -423,11 +439,12 @@ public final class TextMeasurer: Sendable {
     private func lookUpCachedSegments(
         _ units: UnsafeBufferPointer<UInt16>, _ segments: [BreakSegment], into memo: inout SegmentMemo
     ) {
-        segmentCache.withLock { cache in
+        withUnsafeTemporaryAllocation(of: SegmentKey.self, capacity: segments.count) { keys in
             for index in segments.indices {
-                let key = Self.segmentKey(units, segments[index], startsLine: false)
-                if let known = cache.value(head: key.head, body: UnsafeBufferPointer(rebasing: units[key.range]), tail: key.tail) {
-                    memo.remember(known, at: index)
+                keys.initializeElement(at: index, to: Self.segmentKey(units, segments[index], startsLine: false))
+            }
+            segmentCache.withLock { cache in
+                cache.values(of: UnsafeBufferPointer(keys), in: units) { index, known in memo.remember(known, at: index)
                 }
             }
         }
@@ -441,7 +458,7 @@ public final class TextMeasurer: Sendable {
     /// of `range` is context, so "ab" before "c" and a final "abc" differ.
     private static func segmentKey(
         _ units: UnsafeBufferPointer<UInt16>, _ segment: BreakSegment, startsLine: Bool
-    ) -> (head: UInt16, range: Range<Int>, tail: UInt16) {
+    ) -> SegmentKey {
         var lookAheadEnd = segment.end
         if lookAheadEnd < units.count {
             lookAheadEnd += UTF16.isLeadSurrogate(units[lookAheadEnd]) && lookAheadEnd + 1 < units.count ? 2 : 1
@@ -453,7 +470,9 @@ public final class TextMeasurer: Sendable {
         if !startsLine && segment.start > 0 && narrowsFollowingPunctuation(units[segment.start - 1]) {
             lookBehindStart -= 1
         }
-        return (UInt16(segment.start - lookBehindStart), lookBehindStart..<lookAheadEnd, UInt16(lookAheadEnd - segment.end))
+        return SegmentKey(
+            head: UInt16(segment.start - lookBehindStart), range: lookBehindStart..<lookAheadEnd,
+            tail: UInt16(lookAheadEnd - segment.end))
     }
 
     /// The metrics of one segment, from the bounded cache when possible.
@@ -549,7 +568,10 @@ public final class TextMeasurer: Sendable {
     /// Pixels to LayoutUnits (1/64 px), rounding up; a hair of tolerance absorbs the float
     /// noise of summing 16.16 advances.
     static func layoutUnits(ceilingOf pixels: Double) -> Int {
-        Int((pixels * 64 - 1e-6).rounded(.up))
+        // `rounded(.up)` is a libm call on baseline x86-64; this runs for every segment.
+        let scaled = pixels * 64 - 1e-6
+        let truncated = Int(scaled)
+        return Double(truncated) < scaled ? truncated + 1 : truncated
     }
 
     /// Pixels to LayoutUnits, truncating as `LayoutUnit(float)` does; a hair of tolerance

@@ -52,8 +52,23 @@ enum TextPreparation {
         var previousWasCarriageReturn = false
         var index = 0
         while index < bytes.count {
+            let byte = bytes[index]
+            if byte > 0x20 && byte < 0x7F {
+                // Printable ASCII, most of most captions: what the general path below does
+                // for it, without decoding.
+                if spacePending && count > 0 && units[count - 1] != newline {
+                    units[count] = space
+                    count += 1
+                }
+                spacePending = false
+                previousWasCarriageReturn = false
+                units[count] = UInt16(byte)
+                count += 1
+                index += 1
+                continue
+            }
             // Decode one scalar (the String guarantees valid UTF-8).
-            let lead = UInt32(bytes[index])
+            let lead = UInt32(byte)
             var value: UInt32
             if lead < 0x80 {
                 value = lead
