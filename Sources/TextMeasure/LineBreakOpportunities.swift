@@ -50,8 +50,13 @@ final class LineBreakOpportunities: Sendable {
     /// - Returns: The segments in order, covering the whole text.
     func segments(of units: [UInt16], consultingICUEverywhere: Bool = false) -> [BreakSegment] {
         guard !units.isEmpty else { return [] }
-        // ICU is only consulted next to non-ASCII text; plain ASCII never pays for it. The
-        // pair table stands in for it unless a character needs rules that look further.
+        // ICU (or the pair table standing in for it) is only consulted next to non-ASCII
+        // text; plain ASCII never pays for it, nor for loading the tables.
+        guard units.contains(where: Self.needsUnicodeRules) else {
+            return units.withUnsafeBufferPointer { buffer in
+                segments(of: units, buffer, classes: nil, decisions: nil, consultingICUEverywhere: true)
+            }
+        }
         return PairLineBreaking.classes.withUnsafeBufferPointer { classes in
             PairLineBreaking.decisions.withUnsafeBufferPointer { decisions in
                 units.withUnsafeBufferPointer { buffer in
@@ -63,15 +68,18 @@ final class LineBreakOpportunities: Sendable {
         }
     }
 
+    /// The work of ``segments(of:consultingICUEverywhere:)``; `classes` and `decisions`
+    /// are ``PairLineBreaking``'s tables, nil when the pair table is not to be used.
     private func segments(
         of units: [UInt16], _ buffer: UnsafeBufferPointer<UInt16>,
-        classes: UnsafeBufferPointer<PairLineBreaking.PairClass>,
-        decisions: UnsafeBufferPointer<PairLineBreaking.Decision>, consultingICUEverywhere: Bool
+        classes: UnsafeBufferPointer<PairLineBreaking.PairClass>?,
+        decisions: UnsafeBufferPointer<PairLineBreaking.Decision>?, consultingICUEverywhere: Bool
     ) -> [BreakSegment] {
         let classCount = PairLineBreaking.PairClass.allCases.count
         let asciiRules = AsciiLineBreaking.rules
+        // The pair table stands in for ICU unless a character needs rules that look further.
         var pairTableApplies = !consultingICUEverywhere
-        if pairTableApplies {
+        if pairTableApplies, let classes {
             for unit in buffer where classes[Int(unit)] == .unsupported {
                 pairTableApplies = false
                 break
@@ -98,10 +106,12 @@ final class LineBreakOpportunities: Sendable {
             {
                 breaks = asciiRule
             } else if Self.needsUnicodeRules(previous) || Self.needsUnicodeRules(current) {
-                let decision =
-                    pairTableApplies
-                    ? decisions[Int(classes[Int(previous)].rawValue) * classCount + Int(classes[Int(current)].rawValue)]
-                    : .needsContext
+                var decision = PairLineBreaking.Decision.needsContext
+                if pairTableApplies, let classes, let decisions {
+                    decision =
+                        decisions[
+                            Int(classes[Int(previous)].rawValue) * classCount + Int(classes[Int(current)].rawValue)]
+                }
                 let icuBreaks: Bool
                 switch decision {
                 case .breaks:
