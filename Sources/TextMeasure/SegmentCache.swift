@@ -11,10 +11,11 @@ struct SegmentKey: Sendable {
 /// every caption (every character of CJK text).
 ///
 /// A `Dictionary` keyed by an array of units costs a key object per lookup, a SipHash
-/// pass, and three scattered memory reads per probe (metadata, key, value). Here a lookup
-/// hashes the caller's units in place, probes an open-addressing index, and compares the
-/// key against an entry that holds the value next to the key (short keys inline, long
-/// ones in an arena): two or three cache lines per hit and no allocation.
+/// pass, and three scattered memory reads per probe (metadata, key, value). Here one pass
+/// over the caller's units (``KeyDigest``) gives both the hash and, for a short key, the
+/// key itself as three words; a lookup probes an open-addressing index and compares those
+/// words with an entry that holds the value next to them (long keys compare against an
+/// arena): two cache lines per hit and no allocation.
 ///
 /// The hash is a multiply-and-rotate over 64-bit words, keyed by a random seed per cache,
 /// so the slot a text lands in cannot be predicted from outside; the table never fills
@@ -37,43 +38,15 @@ struct SegmentCache<Value: Sendable>: Sendable {
         older = SegmentTable(limit: 1)
     }
 
-    /// Looks up many keys, calling `found` with the position and value of each one held.
-    ///
-    /// The first reads of different keys do not depend on each other, so they are made
-    /// in passes (every key's index slot, then every candidate entry, then the
-    /// comparisons): the processor overlaps the cache misses of a pass instead of waiting
-    /// for each in turn, which is most of what a lookup costs.
+    /// Looks up many keys (under one lock, for the caller), calling `found` with the
+    /// position and value of each one held.
     mutating func values(
         of keys: UnsafeBufferPointer<SegmentKey>, in units: UnsafeBufferPointer<UInt16>, found: (Int, Value) -> Void
     ) {
-        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: keys.count * 2) { scratch in
-            let count = keys.count
-            for position in 0..<count {
-                let key = keys[position]
-                let hash = SegmentTable<Value>.hash(
-                    head: key.head, body: UnsafeBufferPointer(rebasing: units[key.range]), tail: key.tail, seed: seed)
-                scratch[position] = hash
-                scratch[count + position] = recent.marker(hash: hash)
-            }
-            for position in 0..<count {
-                scratch[count + position] = recent.entryHash(marker: scratch[count + position])
-            }
-            for position in 0..<count {
-                let key = keys[position]
-                let body = UnsafeBufferPointer(rebasing: units[key.range])
-                let hash = scratch[position]
-                // An empty first slot (entry hash 0) means the key is not in this generation.
-                if scratch[count + position] != 0,
-                    let value = recent.value(hash: hash, head: key.head, body: body, tail: key.tail)
-                {
-                    found(position, value)
-                } else if older.count > 0,
-                    let value = older.value(hash: hash, head: key.head, body: body, tail: key.tail)
-                {
-                    insert(value, hash: hash, head: key.head, body: body, tail: key.tail)
-                    found(position, value)
-                }
-            }
+        for position in keys.indices {
+            let key = keys[position]
+            let body = UnsafeBufferPointer(rebasing: units[key.range])
+            if let value = value(head: key.head, body: body, tail: key.tail) { found(position, value) }
         }
     }
 
@@ -82,30 +55,81 @@ struct SegmentCache<Value: Sendable>: Sendable {
 
     /// The value stored for `head`, the units of `body`, then `tail`, if any.
     mutating func value(head: UInt16, body: UnsafeBufferPointer<UInt16>, tail: UInt16) -> Value? {
-        let hash = SegmentTable<Value>.hash(head: head, body: body, tail: tail, seed: seed)
-        if let found = recent.value(hash: hash, head: head, body: body, tail: tail) { return found }
-        guard older.count > 0, let found = older.value(hash: hash, head: head, body: body, tail: tail) else {
-            return nil
-        }
-        insert(found, hash: hash, head: head, body: body, tail: tail)
+        let digest = KeyDigest(head: head, body: body, tail: tail, seed: seed)
+        if let found = recent.value(digest, body: body) { return found }
+        guard older.count > 0, let found = older.value(digest, body: body) else { return nil }
+        insert(found, digest: digest, body: body)
         return found
     }
 
     /// Stores a value for a key (replacing nothing: a key is only stored after a miss).
     mutating func insert(_ value: Value, head: UInt16, body: UnsafeBufferPointer<UInt16>, tail: UInt16) {
-        let hash = SegmentTable<Value>.hash(head: head, body: body, tail: tail, seed: seed)
-        if recent.value(hash: hash, head: head, body: body, tail: tail) != nil { return }
-        insert(value, hash: hash, head: head, body: body, tail: tail)
+        let digest = KeyDigest(head: head, body: body, tail: tail, seed: seed)
+        if recent.value(digest, body: body) != nil { return }
+        insert(value, digest: digest, body: body)
     }
 
-    private mutating func insert(
-        _ value: Value, hash: UInt64, head: UInt16, body: UnsafeBufferPointer<UInt16>, tail: UInt16
-    ) {
+    private mutating func insert(_ value: Value, digest: KeyDigest, body: UnsafeBufferPointer<UInt16>) {
         if recent.isFull(adding: body.count) {
             older = recent
             recent = SegmentTable(limit: limit)
         }
-        recent.insert(value, hash: hash, head: head, body: body, tail: tail)
+        recent.insert(value, digest: digest, body: body)
+    }
+}
+
+/// What one pass over a key gives: its hash, its shape (head, tail and length in one
+/// word), and its first 12 units as three words, zero-padded.
+struct KeyDigest: Sendable {
+    /// The most body units the words hold: keys up to this long compare by words alone.
+    static let inlineCapacity = 12
+
+    var hash: UInt64
+    var shape: UInt64
+    var word0: UInt64 = 0
+    var word1: UInt64 = 0
+    var word2: UInt64 = 0
+
+    @inline(__always)
+    init(head: UInt16, body: UnsafeBufferPointer<UInt16>, tail: UInt16, seed: UInt64) {
+        let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
+        shape = UInt64(head) << 48 | UInt64(tail) << 32 | UInt64(body.count)
+        var hash = seed ^ shape
+        hash = (hash ^ (hash >> 31)) &* multiplier
+        if let base = body.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            let byteCount = body.count * 2
+            var offset = 0
+            var wordIndex = 0
+            while offset < byteCount {
+                var word: UInt64
+                if offset + 8 <= byteCount {
+                    word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                } else {
+                    // The last one to three units, zero-padded.
+                    word = 0
+                    var shift: UInt64 = 0
+                    var tailOffset = offset
+                    while tailOffset < byteCount {
+                        word |= UInt64(raw.load(fromByteOffset: tailOffset, as: UInt16.self)) << shift
+                        shift += 16
+                        tailOffset += 2
+                    }
+                }
+                switch wordIndex {
+                case 0: word0 = word
+                case 1: word1 = word
+                case 2: word2 = word
+                default: break
+                }
+                hash = ((hash ^ word) &* multiplier).rotatedLeft(by: 29)
+                wordIndex += 1
+                offset += 8
+            }
+        }
+        hash ^= hash >> 32
+        hash &*= 0xD6E8_FEB8_6659_FD93
+        self.hash = hash ^ (hash >> 32)
     }
 }
 
@@ -118,20 +142,15 @@ struct SegmentCache<Value: Sendable>: Sendable {
 struct SegmentTable<Value: Sendable>: Sendable {
     private struct Entry: Sendable {
         var hash: UInt64
-        var head: UInt16
-        var tail: UInt16
-        var bodyLength: UInt32
-        /// A body of up to ``inlineCapacity`` units is held here, four to a word, so that
-        /// a lookup of a short key (a CJK character, a short word) reads no arena; a longer
-        /// body's units start in the arena at the offset in `word0`.
+        var shape: UInt64
+        /// A body of up to ``KeyDigest/inlineCapacity`` units is held here, four to a
+        /// word, so that a lookup of a short key (a CJK character, a short word) reads no
+        /// arena; a longer body's units start in the arena at the offset in `word0`.
         var word0: UInt64
         var word1: UInt64
         var word2: UInt64
         var value: Value
     }
-
-    /// The most units a key body holds in its entry.
-    private static var inlineCapacity: Int { 12 }
 
     /// Per slot: 0 when empty, else the high half of the key's hash and the entry's
     /// position plus one.
@@ -152,62 +171,20 @@ struct SegmentTable<Value: Sendable>: Sendable {
 
     /// Whether storing one more key of `bodyLength` units would pass the limits.
     func isFull(adding bodyLength: Int) -> Bool {
-        count >= limit || (bodyLength > Self.inlineCapacity && arena.count + bodyLength > Self.arenaLimit)
+        count >= limit || (bodyLength > KeyDigest.inlineCapacity && arena.count + bodyLength > Self.arenaLimit)
     }
 
-    static func hash(head: UInt16, body: UnsafeBufferPointer<UInt16>, tail: UInt16, seed: UInt64) -> UInt64 {
-        let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
-        var hash = seed ^ (UInt64(head) << 48 | UInt64(tail) << 32 | UInt64(body.count))
-        hash = (hash ^ (hash >> 31)) &* multiplier
-        guard let base = body.baseAddress else { return hash }
-        let raw = UnsafeRawPointer(base)
-        let byteCount = body.count * 2
-        var offset = 0
-        while offset + 8 <= byteCount {
-            let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            hash = ((hash ^ word) &* multiplier).rotatedLeft(by: 29)
-            offset += 8
-        }
-        if offset < byteCount {
-            var word: UInt64 = 0
-            var shift: UInt64 = 0
-            while offset < byteCount {
-                word |= UInt64(raw.load(fromByteOffset: offset, as: UInt16.self)) << shift
-                shift += 16
-                offset += 2
-            }
-            hash = ((hash ^ word) &* multiplier).rotatedLeft(by: 29)
-        }
-        hash ^= hash >> 32
-        hash &*= 0xD6E8_FEB8_6659_FD93
-        return hash ^ (hash >> 32)
-    }
-
-    /// The index slot a hash lands in first (0 when it is empty).
-    func marker(hash: UInt64) -> UInt64 {
-        index[Int(truncatingIfNeeded: hash) & mask]
-    }
-
-    /// The hash of the entry a slot marker points to, or 0 for an empty slot.
-    func entryHash(marker: UInt64) -> UInt64 {
-        marker == 0 ? 0 : entries[Int(truncatingIfNeeded: marker & 0xFFFF_FFFF) - 1].hash | 1
-    }
-
-    func value(hash: UInt64, head: UInt16, body: UnsafeBufferPointer<UInt16>, tail: UInt16) -> Value? {
-        let tag = hash >> 32
+    func value(_ digest: KeyDigest, body: UnsafeBufferPointer<UInt16>) -> Value? {
+        let tag = digest.hash >> 32
         return index.withUnsafeBufferPointer { index in
             entries.withUnsafeBufferPointer { entries in
-                var slot = Int(truncatingIfNeeded: hash) & mask
+                var slot = Int(truncatingIfNeeded: digest.hash) & mask
                 while true {
                     let marker = index[slot]
                     if marker == 0 { return nil }
                     if marker >> 32 == tag {
                         let entry = entries[Int(truncatingIfNeeded: marker & 0xFFFF_FFFF) - 1]
-                        if entry.head == head && entry.tail == tail && Int(entry.bodyLength) == body.count
-                            && bodyMatches(entry, body)
-                        {
-                            return entry.value
-                        }
+                        if entry.shape == digest.shape && matches(entry, digest, body) { return entry.value }
                     }
                     slot = (slot + 1) & mask
                 }
@@ -215,43 +192,28 @@ struct SegmentTable<Value: Sendable>: Sendable {
         }
     }
 
-    private func bodyMatches(_ entry: Entry, _ body: UnsafeBufferPointer<UInt16>) -> Bool {
-        if body.count <= Self.inlineCapacity {
-            let words = Self.inlineWords(body)
-            return entry.word0 == words.0 && entry.word1 == words.1 && entry.word2 == words.2
+    /// Whether an entry of the same shape holds this key.
+    @inline(__always)
+    private func matches(_ entry: Entry, _ digest: KeyDigest, _ body: UnsafeBufferPointer<UInt16>) -> Bool {
+        if body.count <= KeyDigest.inlineCapacity {
+            return entry.word0 == digest.word0 && entry.word1 == digest.word1 && entry.word2 == digest.word2
         }
         return arena.withUnsafeBufferPointer { arena in
             memoryEqual(arena.baseAddress! + Int(entry.word0), body.baseAddress!, count: body.count)
         }
     }
 
-    /// A short body packed into three words, unused units zero.
-    private static func inlineWords(_ body: UnsafeBufferPointer<UInt16>) -> (UInt64, UInt64, UInt64) {
-        var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        for (position, unit) in body.enumerated() {
-            let shifted = UInt64(unit) << UInt64((position & 3) * 16)
-            switch position >> 2 {
-            case 0: words.0 |= shifted
-            case 1: words.1 |= shifted
-            default: words.2 |= shifted
-            }
-        }
-        return words
-    }
-
-    mutating func insert(_ value: Value, hash: UInt64, head: UInt16, body: UnsafeBufferPointer<UInt16>, tail: UInt16) {
+    mutating func insert(_ value: Value, digest: KeyDigest, body: UnsafeBufferPointer<UInt16>) {
         if (entries.count + 1) * 2 > index.count { grow() }
-        var words: (UInt64, UInt64, UInt64) = (UInt64(arena.count), 0, 0)
-        if body.count <= Self.inlineCapacity {
-            words = Self.inlineWords(body)
-        } else {
+        var words = (digest.word0, digest.word1, digest.word2)
+        if body.count > KeyDigest.inlineCapacity {
+            words = (UInt64(arena.count), 0, 0)
             arena.append(contentsOf: body)
         }
         entries.append(
             Entry(
-                hash: hash, head: head, tail: tail, bodyLength: UInt32(body.count), word0: words.0, word1: words.1,
-                word2: words.2, value: value))
-        place(hash: hash, position: entries.count)
+                hash: digest.hash, shape: digest.shape, word0: words.0, word1: words.1, word2: words.2, value: value))
+        place(hash: digest.hash, position: entries.count)
     }
 
     private mutating func place(hash: UInt64, position: Int) {
