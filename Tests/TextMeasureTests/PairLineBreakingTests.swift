@@ -62,6 +62,37 @@ struct PairLineBreakingTests {
         #expect(mismatches.isEmpty, "\(mismatches.count) texts, first: \(mismatches.prefix(20))")
     }
 
+    /// Characters the pair table leaves to ICU: combining marks, joiners, Hebrew, Thai,
+    /// Hangul, the hyphens `lb=normal` tailors, emoji with modifiers and flags.
+    static let unsupportedSamples: [[UInt16]] = [
+        "\u{301}", "\u{308}", "\u{200D}", "\u{200B}", "\u{2060}", "\u{FE0F}", "\u{20E3}", "א", "ש", "ก", "ข", "ำ",
+        "한", "\u{1100}", "\u{2010}", "\u{2013}", "\u{301C}", "\u{30A0}", "😀", "🏽", "🇫", "🇷", "✌", "𠀋",
+    ].map { Array($0.utf16) }
+
+    @Test(arguments: 0..<4)
+    func randomTextsWithCharactersLeftToICU(seed: UInt64) {
+        // Such a text goes to ICU whole; mixed with everything the pair table covers, the
+        // segments must still be ICU's.
+        var generator = SeededGenerator(state: 5000 + seed)
+        let breaker = LineBreakOpportunities()
+        var mismatches: [String] = []
+        for _ in 0..<20_000 {
+            let length = Int.random(in: 2...14, using: &generator)
+            var text: [UInt16] = []
+            for _ in 0..<length {
+                if Int.random(in: 0..<4, using: &generator) == 0 {
+                    text += Self.unsupportedSamples.randomElement(using: &generator)!
+                } else {
+                    text.append(Self.randomUnit(&generator))
+                }
+            }
+            if breaker.segments(of: text) != breaker.segments(of: text, consultingICUEverywhere: true) {
+                mismatches.append(Self.describeMismatch(text, breaker))
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.count) texts, first: \(mismatches.prefix(20))")
+    }
+
     @Test(arguments: 0..<8)
     func randomTexts(seed: UInt64) {
         // Short texts dense in punctuation, digits and spaces exercise the rules that look
