@@ -29,3 +29,26 @@ int32_t fl_icu_char_type(int32_t code_point) { return (int32_t)u_charType(code_p
 int fl_icu_is_emoji_presentation(int32_t code_point) {
     return u_hasBinaryProperty(code_point, UCHAR_EMOJI_PRESENTATION);
 }
+
+// TextMeasure mirrors these ULineBreak values; these assertions keep the mirror honest.
+_Static_assert(U_LB_UNKNOWN == 0 && U_LB_AMBIGUOUS == 1 && U_LB_ALPHABETIC == 2 && U_LB_BREAK_BOTH == 3,
+               "ULineBreak values as TextMeasure's LineBreakClass has them");
+_Static_assert(U_LB_BREAK_AFTER == 4 && U_LB_BREAK_BEFORE == 5 && U_LB_CLOSE_PUNCTUATION == 8 &&
+                   U_LB_EXCLAMATION == 11 && U_LB_GLUE == 12 && U_LB_HYPHEN == 13 && U_LB_IDEOGRAPHIC == 14,
+               "ULineBreak values as TextMeasure's LineBreakClass has them");
+_Static_assert(U_LB_INSEPARABLE == 15 && U_LB_INFIX_NUMERIC == 16 && U_LB_NONSTARTER == 18 && U_LB_NUMERIC == 19 &&
+                   U_LB_OPEN_PUNCTUATION == 20 && U_LB_POSTFIX_NUMERIC == 21 && U_LB_PREFIX_NUMERIC == 22 &&
+                   U_LB_QUOTATION == 23,
+               "ULineBreak values as TextMeasure's LineBreakClass has them");
+_Static_assert(U_LB_SPACE == 26 && U_LB_BREAK_SYMBOLS == 27 && U_LB_CLOSE_PARENTHESIS == 36 &&
+                   U_LB_CONDITIONAL_JAPANESE_STARTER == 37,
+               "ULineBreak values as TextMeasure's LineBreakClass has them");
+
+int32_t fl_icu_line_break_class(int32_t code_point) {
+    return u_getIntPropertyValue(code_point, UCHAR_LINE_BREAK);
+}
+
+int fl_icu_is_east_asian_wide(int32_t code_point) {
+    int32_t width = u_getIntPropertyValue(code_point, UCHAR_EAST_ASIAN_WIDTH);
+    return width == U_EA_FULLWIDTH || width == U_EA_WIDE || width == U_EA_HALFWIDTH;
+}

@@ -4,17 +4,26 @@
 /// UAX #14 here, for compatibility with older browsers: it breaks before an opening
 /// bracket after certain punctuation, after "-" and after "?", and nowhere else — not
 /// after "/" or "." inside URLs, for example. This type restates those rules as sets.
-enum AsciiLineBreaking {
+struct AsciiLineBreaking: Sendable {
     /// The opening brackets a line may start with after closing-ish punctuation.
-    private static let openingBrackets = AsciiSet("(<[{")
+    private let openingBrackets = AsciiSet("(<[{")
     /// Characters after which a line may break before an opening bracket.
-    private static let breaksBeforeOpeningBracket = AsciiSet("!\"#%&)*+,.:;=>\\]|}~")
+    private let breaksBeforeOpeningBracket = AsciiSet("!\"#%&)*+,.:;=>\\]|}~")
     /// What may follow "-" on the next line (digits are decided by context, see below).
-    private static let afterHyphen = AsciiSet("\"#%&'(*+-<=>@[\\^_`{|~\u{7F}").union(letters)
+    private let afterHyphen: AsciiSet
     /// What may follow "?" on the next line.
-    private static let afterQuestionMark = AsciiSet("#$%&(*+-<=>@[\\^_`{|~0123456789").union(letters)
-    private static let letters = AsciiSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-    private static let digits = AsciiSet("0123456789")
+    private let afterQuestionMark: AsciiSet
+    private let letters = AsciiSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+    private let digits = AsciiSet("0123456789")
+
+    /// The rules, built once: callers hold on to them for a whole text, because reading a
+    /// static constant costs a check that it was initialised, at every character pair.
+    static let rules = AsciiLineBreaking()
+
+    private init() {
+        afterHyphen = AsciiSet("\"#%&'(*+-<=>@[\\^_`{|~\u{7F}").union(letters)
+        afterQuestionMark = AsciiSet("#$%&(*+-<=>@[\\^_`{|~0123456789").union(letters)
+    }
 
     /// Whether Blink breaks between `previous` and `next`, or nil when these rules do not
     /// decide (then ICU does, if either character is outside ASCII).
@@ -23,7 +32,8 @@ enum AsciiLineBreaking {
     ///   - beforePrevious: The character before `previous` (0 at the start).
     ///   - previous: The character before the candidate break.
     ///   - next: The character after it.
-    static func breaksBetween(beforePrevious: UInt16, previous: UInt16, next: UInt16) -> Bool? {
+    @inline(__always)
+    func breaksBetween(beforePrevious: UInt16, previous: UInt16, next: UInt16) -> Bool? {
         // "-" before a digit may be a minus sign: break only inside things like
         // "ABCD-1234" or "1234-5678", which occur in long URLs.
         if previous == 0x2D, next < 0x80, digits.contains(UInt8(next)) {

@@ -40,38 +40,101 @@ final class LineBreakOpportunities: Sendable {
     /// "/" or "."); ICU's UAX #14 boundaries decide only when a non-ASCII character (other
     /// than a no-break space) is on either side.
     ///
-    /// - Parameter units: The text content (already whitespace-collapsed).
+    /// ICU's answers come from ``PairLineBreaking`` where two neighbours decide them, and
+    /// from ICU's iterator, run once over the whole text, everywhere else.
+    ///
+    /// - Parameters:
+    ///   - units: The text content (already whitespace-collapsed).
+    ///   - consultingICUEverywhere: Ask ICU's iterator at every position it decides, never
+    ///     the pair table (tests compare the two).
     /// - Returns: The segments in order, covering the whole text.
-    func segments(of units: [UInt16]) -> [BreakSegment] {
+    func segments(of units: [UInt16], consultingICUEverywhere: Bool = false) -> [BreakSegment] {
         guard !units.isEmpty else { return [] }
-        // ICU is only consulted next to non-ASCII text; plain ASCII never pays for it.
-        let icuBoundaries = units.contains(where: Self.needsUnicodeRules) ? unicodeBoundaries(of: units) : []
+        // ICU (or the pair table standing in for it) is only consulted next to non-ASCII
+        // text; plain ASCII never pays for it, nor for loading the tables.
+        guard units.contains(where: Self.needsUnicodeRules) else {
+            return units.withUnsafeBufferPointer { buffer in
+                segments(of: units, buffer, classes: nil, decisions: nil, consultingICUEverywhere: true)
+            }
+        }
+        return PairLineBreaking.classes.withUnsafeBufferPointer { classes in
+            PairLineBreaking.decisions.withUnsafeBufferPointer { decisions in
+                units.withUnsafeBufferPointer { buffer in
+                    segments(
+                        of: units, buffer, classes: classes, decisions: decisions,
+                        consultingICUEverywhere: consultingICUEverywhere)
+                }
+            }
+        }
+    }
+
+    /// The work of ``segments(of:consultingICUEverywhere:)``; `classes` and `decisions`
+    /// are ``PairLineBreaking``'s tables, nil when the pair table is not to be used.
+    private func segments(
+        of units: [UInt16], _ buffer: UnsafeBufferPointer<UInt16>,
+        classes: UnsafeBufferPointer<PairLineBreaking.PairClass>?,
+        decisions: UnsafeBufferPointer<PairLineBreaking.Decision>?, consultingICUEverywhere: Bool
+    ) -> [BreakSegment] {
+        let classCount = PairLineBreaking.PairClass.allCases.count
+        let asciiRules = AsciiLineBreaking.rules
+        // The pair table stands in for ICU unless a character needs rules that look further.
+        var pairTableApplies = !consultingICUEverywhere
+        if pairTableApplies, let classes {
+            for unit in buffer where classes[Int(unit)] == .unsupported {
+                pairTableApplies = false
+                break
+            }
+        }
+        var icuBoundaries: [Bool]?
         var segments: [BreakSegment] = []
+        // CJK text has a segment per character; growing the array by doubling cost more.
+        segments.reserveCapacity(units.count)
         var start = 0
         for position in 1..<units.count {
-            let previous = units[position - 1]
-            let current = units[position]
+            let previous = buffer[position - 1]
+            let current = buffer[position]
             let breaks: Bool
-            if Self.isBreakableSpace(previous) {
+            if Self.isAsciiAlphanumeric(previous) && Self.isAsciiAlphanumeric(current) {
+                // Inside a Latin word, the commonest pair: every rule below says no.
+                breaks = false
+            } else if Self.isBreakableSpace(previous) {
                 breaks = true
             } else if Self.isBreakableSpace(current) {
                 breaks = false
-            } else if let asciiRule = AsciiLineBreaking.breaksBetween(
-                beforePrevious: position > 1 ? units[position - 2] : 0, previous: previous, next: current)
+            } else if let asciiRule = asciiRules.breaksBetween(
+                beforePrevious: position > 1 ? buffer[position - 2] : 0, previous: previous, next: current)
             {
                 breaks = asciiRule
             } else if Self.needsUnicodeRules(previous) || Self.needsUnicodeRules(current) {
-                breaks = (position < icuBoundaries.count && icuBoundaries[position]) || Self.breaksAroundEastAsianQuote(units, at: position)
+                var decision = PairLineBreaking.Decision.needsContext
+                if pairTableApplies, let classes, let decisions {
+                    decision =
+                        decisions[
+                            Int(classes[Int(previous)].rawValue) * classCount + Int(classes[Int(current)].rawValue)]
+                }
+                let icuBreaks: Bool
+                switch decision {
+                case .breaks:
+                    icuBreaks = true
+                case .keeps:
+                    icuBreaks = false
+                case .needsContext:
+                    if icuBoundaries == nil { icuBoundaries = unicodeBoundaries(of: units) }
+                    icuBreaks = position < icuBoundaries!.count && icuBoundaries![position]
+                }
+                // Only quotation marks can break by LB19a.
+                let nextToQuote = (0x2018...0x201F).contains(previous) || (0x2018...0x201F).contains(current)
+                breaks = icuBreaks || (nextToQuote && Self.breaksAroundEastAsianQuote(units, at: position))
             } else {
                 breaks = false
             }
             if breaks {
                 segments.append(
-                    Self.segment(units, start: start, end: position, forced: previous == TextPreparation.newline))
+                    Self.segment(buffer, start: start, end: position, forced: previous == TextPreparation.newline))
                 start = position
             }
         }
-        segments.append(Self.segment(units, start: start, end: units.count, forced: false))
+        segments.append(Self.segment(buffer, start: start, end: units.count, forced: false))
         return segments
     }
 
@@ -136,6 +199,11 @@ final class LineBreakOpportunities: Sendable {
         unit == 0x20 || unit == 0x09 || unit == 0x0A
     }
 
+    @inline(__always)
+    private static func isAsciiAlphanumeric(_ unit: UInt16) -> Bool {
+        (0x30...0x39).contains(unit) || (0x41...0x5A).contains(unit) || (0x61...0x7A).contains(unit)
+    }
+
     /// Whether Blink consults ICU for a pair involving this unit.
     private static func needsUnicodeRules(_ unit: UInt16) -> Bool {
         unit > 0x7F && unit != 0xA0
@@ -168,7 +236,9 @@ final class LineBreakOpportunities: Sendable {
         return boundaries
     }
 
-    private static func segment(_ units: [UInt16], start: Int, end: Int, forced: Bool) -> BreakSegment {
+    private static func segment(_ units: UnsafeBufferPointer<UInt16>, start: Int, end: Int, forced: Bool)
+        -> BreakSegment
+    {
         var contentEnd = end
         while contentEnd > start, TextPreparation.hangsAtLineEnd(units[contentEnd - 1]) { contentEnd -= 1 }
         return BreakSegment(start: start, contentEnd: contentEnd, end: end, forcedBreakAfter: forced)

@@ -20,7 +20,7 @@ public final class TextMeasurer: Sendable {
     public let style: TextStyle
     private let fonts: FontSet
     private let breakOpportunities = LineBreakOpportunities()
-    private let segmentCache = Mutex(BoundedCache<UTF16Key, SegmentMetrics>(limit: 16_384))
+    private let segmentCache = Mutex(SegmentCache<SegmentMetrics>(limit: 16_384))
     /// Where truncated last lines were cut, by line content and available width.
     private let ellipsisCache = Mutex(BoundedCache<UTF16Key, EllipsisCut>(limit: 4_096))
     /// What a soft hyphen shows when a line breaks there: U+2010 when the font has it,
@@ -108,29 +108,46 @@ public final class TextMeasurer: Sendable {
         var memo = SegmentMemo(count: segments.count)
 
         return units.withUnsafeBufferPointer { buffer in
-            var lines: [LaidOutLine] = []
+            lookUpCachedSegments(buffer, segments, into: &memo)
+            // Only the last line is kept whole: truncation may still cut it.
+            var spans: [LineSpan] = []
+            var heightBeforeLast = 0.0
+            var widestBeforeLast = 0.0
+            var lastLine: LaidOutLine?
             var index = 0
             var truncated = false
             while index < segments.count {
-                if let lineLimit, lines.count == lineLimit {
+                if let lineLimit, spans.count == lineLimit {
                     truncated = true
                     break
                 }
                 let line = fillLine(buffer, segments: &segments, memo: &memo, from: index, available: available)
-                lines.append(line)
+                if let previous = lastLine {
+                    heightBeforeLast += height(of: previous)
+                    widestBeforeLast = max(widestBeforeLast, previous.width)
+                }
+                spans.append(line.span)
+                lastLine = line
                 index = line.lastSegment + 1
             }
-            if truncated, !lines.isEmpty {
-                lines[lines.count - 1] = ellipsize(buffer, line: lines[lines.count - 1], available: available)
+            guard var last = lastLine else {
+                return TextMeasurement(lines: 0, height: 0, width: 0, truncated: false, lineTexts: [])
             }
-            let height = lines.reduce(0.0) { total, line in
-                total + (fixedLineHeight ?? Double(line.lineBoxAbove + line.lineBoxBelow))
+            if truncated {
+                last = ellipsize(buffer, line: last, available: available)
+                spans[spans.count - 1] = last.span
             }
-            let widest = lines.map(\.width).max() ?? 0
+            let widest = max(widestBeforeLast, last.width)
             return TextMeasurement(
-                lines: lines.count, height: height, width: Double(Self.layoutUnits(ceilingOf: widest)) / 64,
-                truncated: truncated, lineTexts: lines.map(\.text))
+                lines: spans.count, height: heightBeforeLast + height(of: last),
+                width: Double(Self.layoutUnits(ceilingOf: widest)) / 64, truncated: truncated, content: units,
+                lineSpans: spans)
         }
+    }
+
+    /// A line box's height: the fixed line height, or what the line's fonts ask for.
+    private func height(of line: LaidOutLine) -> Double {
+        fixedLineHeight ?? Double(line.lineBoxAbove + line.lineBoxBelow)
     }
 
     /// Measures UTF-8 bytes, replacing invalid sequences with U+FFFD first.
@@ -149,7 +166,8 @@ public final class TextMeasurer: Sendable {
     private struct LaidOutLine {
         var lastSegment: Int
         var width: Double
-        var text: String
+        /// The line's visible text: a slice of the content and what is shown after it.
+        var span: LineSpan
         var lineBoxAbove: Int
         var lineBoxBelow: Int
         var start: Int
@@ -248,14 +266,13 @@ public final class TextMeasurer: Sendable {
             below = max(below, piece.lineBoxBelow)
         }
         // A line's segments are contiguous: its text is one slice.
-        var text = Self.visibleText(units, segments[first].start..<segments[last].contentEnd)
+        let span = LineSpan(range: segments[first].start..<segments[last].contentEnd, suffix: hyphenated ? hyphen : "")
         if hyphenated {
-            text += hyphen
             above = max(above, hyphenMetrics.lineBoxAbove)
             below = max(below, hyphenMetrics.lineBoxBelow)
         }
         return LaidOutLine(
-            lastSegment: last, width: lineWidth, text: text, lineBoxAbove: above, lineBoxBelow: below,
+            lastSegment: last, width: lineWidth, span: span, lineBoxAbove: above, lineBoxBelow: below,
             start: segments[first].start, contentEnd: segments[last].contentEnd)
     }
 
@@ -324,7 +341,7 @@ public final class TextMeasurer: Sendable {
                 return computed
             }()
         let keptEnd = line.start + cut.keptLength
-        result.text = Self.visibleText(units, line.start..<keptEnd) + ellipsis
+        result.span = LineSpan(range: line.start..<keptEnd, suffix: ellipsis)
         result.width = cut.keptWidth + ellipsisMetrics.width
         return result
     }
@@ -381,6 +398,9 @@ public final class TextMeasurer: Sendable {
 
         init(count: Int) { entries = Array(repeating: nil, count: count) }
 
+        /// Records metrics found in the shared cache.
+        mutating func remember(_ metrics: SegmentMetrics, at index: Int) { entries[index] = metrics }
+
         mutating func metrics(at index: Int, compute: () -> SegmentMetrics) -> SegmentMetrics {
             if let known = entries[index] { return known }
             let computed = compute()
@@ -413,13 +433,32 @@ public final class TextMeasurer: Sendable {
         var lineBoxBelow: Int
     }
 
-    /// The metrics of one segment, from the bounded cache when possible.
+    /// Looks every segment of a text up in the shared cache under one lock: a lock per
+    /// segment would cost more than the lookups, CJK text having a segment per character.
+    /// Segments not found are measured later, when a line needs them.
+    private func lookUpCachedSegments(
+        _ units: UnsafeBufferPointer<UInt16>, _ segments: [BreakSegment], into memo: inout SegmentMemo
+    ) {
+        withUnsafeTemporaryAllocation(of: SegmentKey.self, capacity: segments.count) { keys in
+            for index in segments.indices {
+                keys.initializeElement(at: index, to: Self.segmentKey(units, segments[index], startsLine: false))
+            }
+            segmentCache.withLock { cache in
+                cache.values(of: UnsafeBufferPointer(keys), in: units) { index, known in memo.remember(known, at: index)
+                }
+            }
+        }
+    }
+
+    /// The cache key of a segment: its UTF-16 text plus the first code point after it,
+    /// because pair kerning with that code point changes the segment's advance, and the
+    /// character before it when that can narrow it (see ``segmentMetrics``).
     ///
-    /// The key is the segment's UTF-16 text plus the first code point after it, because
-    /// pair kerning with that code point changes the segment's advance.
-    private func segmentMetrics(
-        _ units: UnsafeBufferPointer<UInt16>, _ segment: BreakSegment, startsLine: Bool = false
-    ) -> SegmentMetrics {
+    /// Where the content ends follows from the text itself; `head` and `tail` say how much
+    /// of `range` is context, so "ab" before "c" and a final "abc" differ.
+    private static func segmentKey(
+        _ units: UnsafeBufferPointer<UInt16>, _ segment: BreakSegment, startsLine: Bool
+    ) -> SegmentKey {
         var lookAheadEnd = segment.end
         if lookAheadEnd < units.count {
             lookAheadEnd += UTF16.isLeadSurrogate(units[lookAheadEnd]) && lookAheadEnd + 1 < units.count ? 2 : 1
@@ -428,18 +467,25 @@ public final class TextMeasurer: Sendable {
         // segment is shaped after its predecessor, unless it starts the line: Blink
         // reshapes a line start that is not safe to break, losing that context.
         var lookBehindStart = segment.start
-        if !startsLine && segment.start > 0 && Self.narrowsFollowingPunctuation(units[segment.start - 1]) {
+        if !startsLine && segment.start > 0 && narrowsFollowingPunctuation(units[segment.start - 1]) {
             lookBehindStart -= 1
         }
-        // Where the content ends follows from the text itself; the first and last elements
-        // say how much of the key is context, so "ab" before "c" and a final "abc" differ.
-        // Raw UTF-16 hashes far faster than a String built from it, and short keys need no
-        // allocation (`UTF16Key`).
-        let key = UTF16Key(
-            head: UInt16(segment.start - lookBehindStart),
-            body: UnsafeBufferPointer(rebasing: units[lookBehindStart..<lookAheadEnd]),
+        return SegmentKey(
+            head: UInt16(segment.start - lookBehindStart), range: lookBehindStart..<lookAheadEnd,
             tail: UInt16(lookAheadEnd - segment.end))
-        if let cached = segmentCache.withLock({ $0[key] }) { return cached }
+    }
+
+    /// The metrics of one segment, from the bounded cache when possible.
+    private func segmentMetrics(
+        _ units: UnsafeBufferPointer<UInt16>, _ segment: BreakSegment, startsLine: Bool = false
+    ) -> SegmentMetrics {
+        let key = Self.segmentKey(units, segment, startsLine: startsLine)
+        let body = UnsafeBufferPointer(rebasing: units[key.range])
+        if let cached = segmentCache.withLock({ $0.value(head: key.head, body: body, tail: key.tail) }) {
+            return cached
+        }
+        let lookBehindStart = key.range.lowerBound
+        let lookAheadEnd = key.range.upperBound
         // Shape outside the lock so concurrent measurements do not queue behind HarfBuzz.
         let shaped = Shaper.measure(
             units, range: lookBehindStart..<lookAheadEnd, countingFrom: segment.start,
@@ -457,7 +503,7 @@ public final class TextMeasurer: Sendable {
             lineEndTrim: lineEndTrim(units, segment),
             trailingWidth: shaped.widths[1] - shaped.widths[0],
             lineBoxAbove: shaped.lineBoxAbove, lineBoxBelow: shaped.lineBoxBelow)
-        segmentCache.withLock { $0[key] = metrics }
+        segmentCache.withLock { $0.insert(metrics, head: key.head, body: body, tail: key.tail) }
         return metrics
     }
 
@@ -509,51 +555,6 @@ public final class TextMeasurer: Sendable {
         return boundaries
     }
 
-    /// The text a reader sees: soft hyphens that were not broken at are invisible.
-    private static func visibleText(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>) -> String {
-        let slice = UnsafeBufferPointer(rebasing: units[range])
-        // The standard library's generic UTF-16 decoding is slow for non-ASCII text and
-        // this runs once per line; transcode by hand (lone surrogates become U+FFFD, as
-        // `String(decoding:as:)` makes them).
-        return String(unsafeUninitializedCapacity: slice.count * 3) { utf8 in
-            var written = 0
-            func put(_ byte: UInt32) {
-                utf8[written] = UInt8(truncatingIfNeeded: byte)
-                written += 1
-            }
-            var index = 0
-            while index < slice.count {
-                let unit = slice[index]
-                index += 1
-                var value = UInt32(unit)
-                if unit == TextPreparation.softHyphen { continue }
-                if UTF16.isLeadSurrogate(unit), index < slice.count, UTF16.isTrailSurrogate(slice[index]) {
-                    value = 0x1_0000 + ((value - 0xD800) << 10) + (UInt32(slice[index]) - 0xDC00)
-                    index += 1
-                } else if UTF16.isLeadSurrogate(unit) || UTF16.isTrailSurrogate(unit) {
-                    value = 0xFFFD
-                }
-                switch value {
-                case 0..<0x80:
-                    put(value)
-                case 0x80..<0x800:
-                    put(0xC0 | value >> 6)
-                    put(0x80 | value & 0x3F)
-                case 0x800..<0x1_0000:
-                    put(0xE0 | value >> 12)
-                    put(0x80 | value >> 6 & 0x3F)
-                    put(0x80 | value & 0x3F)
-                default:
-                    put(0xF0 | value >> 18)
-                    put(0x80 | value >> 12 & 0x3F)
-                    put(0x80 | value >> 6 & 0x3F)
-                    put(0x80 | value & 0x3F)
-                }
-            }
-            return written
-        }
-    }
-
     // MARK: - LayoutUnit arithmetic
 
     /// Blink's fit test: a line fits when its width, rounded up to a LayoutUnit, is at most
@@ -567,7 +568,10 @@ public final class TextMeasurer: Sendable {
     /// Pixels to LayoutUnits (1/64 px), rounding up; a hair of tolerance absorbs the float
     /// noise of summing 16.16 advances.
     static func layoutUnits(ceilingOf pixels: Double) -> Int {
-        Int((pixels * 64 - 1e-6).rounded(.up))
+        // `rounded(.up)` is a libm call on baseline x86-64; this runs for every segment.
+        let scaled = pixels * 64 - 1e-6
+        let truncated = Int(scaled)
+        return Double(truncated) < scaled ? truncated + 1 : truncated
     }
 
     /// Pixels to LayoutUnits, truncating as `LayoutUnit(float)` does; a hair of tolerance

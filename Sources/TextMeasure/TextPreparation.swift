@@ -31,17 +31,67 @@ enum TextPreparation {
     ///   - preservingNewlines: `pre-line`: keep newlines as forced breaks.
     /// - Returns: The text content as UTF-16 code units, ready for ICU and HarfBuzz.
     static func collapse(_ text: String, preservingNewlines: Bool = false) -> [UInt16] {
-        var units: [UInt16] = []
-        units.reserveCapacity(text.utf16.count)
+        var text = text
+        // Native strings are contiguous UTF-8; decoding it by hand into a buffer of the
+        // right size costs a fraction of iterating `unicodeScalars` and appending.
+        return text.withUTF8 { bytes in
+            // A scalar never takes more UTF-16 units than UTF-8 bytes.
+            [UInt16](unsafeUninitializedCapacity: bytes.count) { units, written in
+                written = collapse(utf8: bytes, into: units, preservingNewlines: preservingNewlines)
+            }
+        }
+    }
+
+    /// Collapses valid UTF-8 into `units`, which has room for `utf8.count` units, and
+    /// returns how many it wrote.
+    private static func collapse(
+        utf8 bytes: UnsafeBufferPointer<UInt8>, into units: UnsafeMutableBufferPointer<UInt16>, preservingNewlines: Bool
+    ) -> Int {
+        var count = 0
         var spacePending = false
         var previousWasCarriageReturn = false
-        for scalar in text.unicodeScalars {
-            let value = scalar.value
-            defer { previousWasCarriageReturn = value == 0x0D }
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte > 0x20 && byte < 0x7F {
+                // Printable ASCII, most of most captions: what the general path below does
+                // for it, without decoding.
+                if spacePending && count > 0 && units[count - 1] != newline {
+                    units[count] = space
+                    count += 1
+                }
+                spacePending = false
+                previousWasCarriageReturn = false
+                units[count] = UInt16(byte)
+                count += 1
+                index += 1
+                continue
+            }
+            // Decode one scalar (the String guarantees valid UTF-8).
+            let lead = UInt32(byte)
+            var value: UInt32
+            if lead < 0x80 {
+                value = lead
+                index += 1
+            } else if lead < 0xE0 {
+                value = (lead & 0x1F) << 6 | UInt32(bytes[index + 1] & 0x3F)
+                index += 2
+            } else if lead < 0xF0 {
+                value = (lead & 0x0F) << 12 | UInt32(bytes[index + 1] & 0x3F) << 6 | UInt32(bytes[index + 2] & 0x3F)
+                index += 3
+            } else {
+                value =
+                    (lead & 0x07) << 18 | UInt32(bytes[index + 1] & 0x3F) << 12 | UInt32(bytes[index + 2] & 0x3F) << 6
+                    | UInt32(bytes[index + 3] & 0x3F)
+                index += 4
+            }
+            let isCarriageReturn = value == 0x0D
+            defer { previousWasCarriageReturn = isCarriageReturn }
             if preservingNewlines && (value == 0x0A || value == 0x0D) {
                 // CR LF is one newline; spaces on either side of it vanish.
                 if value == 0x0A && previousWasCarriageReturn { continue }
-                units.append(newline)
+                units[count] = newline
+                count += 1
                 spacePending = false
                 continue
             }
@@ -54,17 +104,66 @@ enum TextPreparation {
             default:
                 break
             }
-            if spacePending, let last = units.last, last != newline {
-                units.append(space)
+            if spacePending, count > 0, units[count - 1] != newline {
+                units[count] = space
+                count += 1
             }
             spacePending = false
             if value < 0x1_0000 {
-                units.append(UInt16(truncatingIfNeeded: value))
+                units[count] = UInt16(truncatingIfNeeded: value)
+                count += 1
             } else {
-                units.append(UTF16.leadSurrogate(scalar))
-                units.append(UTF16.trailSurrogate(scalar))
+                let offset = value - 0x1_0000
+                units[count] = UInt16(truncatingIfNeeded: 0xD800 + (offset >> 10))
+                units[count + 1] = UInt16(truncatingIfNeeded: 0xDC00 + (offset & 0x3FF))
+                count += 2
             }
         }
-        return units
+        return count
+    }
+
+    /// The text a reader sees: soft hyphens that were not broken at are invisible.
+    static func visibleText(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>) -> String {
+        let slice = UnsafeBufferPointer(rebasing: units[range])
+        // The standard library's generic UTF-16 decoding is slow for non-ASCII text and
+        // this runs once per line; transcode by hand (lone surrogates become U+FFFD, as
+        // `String(decoding:as:)` makes them).
+        return String(unsafeUninitializedCapacity: slice.count * 3) { utf8 in
+            var written = 0
+            func put(_ byte: UInt32) {
+                utf8[written] = UInt8(truncatingIfNeeded: byte)
+                written += 1
+            }
+            var index = 0
+            while index < slice.count {
+                let unit = slice[index]
+                index += 1
+                var value = UInt32(unit)
+                if unit == softHyphen { continue }
+                if UTF16.isLeadSurrogate(unit), index < slice.count, UTF16.isTrailSurrogate(slice[index]) {
+                    value = 0x1_0000 + ((value - 0xD800) << 10) + (UInt32(slice[index]) - 0xDC00)
+                    index += 1
+                } else if UTF16.isLeadSurrogate(unit) || UTF16.isTrailSurrogate(unit) {
+                    value = 0xFFFD
+                }
+                switch value {
+                case 0..<0x80:
+                    put(value)
+                case 0x80..<0x800:
+                    put(0xC0 | value >> 6)
+                    put(0x80 | value & 0x3F)
+                case 0x800..<0x1_0000:
+                    put(0xE0 | value >> 12)
+                    put(0x80 | value >> 6 & 0x3F)
+                    put(0x80 | value & 0x3F)
+                default:
+                    put(0xF0 | value >> 18)
+                    put(0x80 | value >> 12 & 0x3F)
+                    put(0x80 | value >> 6 & 0x3F)
+                    put(0x80 | value & 0x3F)
+                }
+            }
+            return written
+        }
     }
 }

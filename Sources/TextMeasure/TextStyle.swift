@@ -86,7 +86,14 @@ public struct TextMeasurement: Sendable, Equatable {
     /// The text of each line as laid out, without hanging spaces; the last one carries
     /// the ellipsis when the text was truncated, and a line broken at a soft hyphen
     /// ends with the hyphen that is shown there.
-    public var lineTexts: [String]
+    ///
+    /// Built when first read: callers that only need the line count and height (the
+    /// layout engine) never pay for a string per line.
+    public var lineTexts: [String] {
+        get { lineTextSource.texts }
+        set { lineTextSource = .texts(newValue) }
+    }
+    private var lineTextSource: LineTextSource
 
     /// Creates a measurement.
     public init(lines: Int, height: Double, width: Double, truncated: Bool, lineTexts: [String]) {
@@ -94,7 +101,46 @@ public struct TextMeasurement: Sendable, Equatable {
         self.height = height
         self.width = width
         self.truncated = truncated
-        self.lineTexts = lineTexts
+        self.lineTextSource = .texts(lineTexts)
+    }
+
+    /// Creates a measurement whose line texts are slices of the measured text content.
+    init(lines: Int, height: Double, width: Double, truncated: Bool, content: [UInt16], lineSpans: [LineSpan]) {
+        self.lines = lines
+        self.height = height
+        self.width = width
+        self.truncated = truncated
+        self.lineTextSource = .spans(content: content, lineSpans)
+    }
+
+    public static func == (left: TextMeasurement, right: TextMeasurement) -> Bool {
+        left.lines == right.lines && left.height == right.height && left.width == right.width
+            && left.truncated == right.truncated && left.lineTexts == right.lineTexts
+    }
+}
+
+/// Where a line's text is in the text content, and what is shown after it.
+struct LineSpan: Sendable {
+    /// The UTF-16 range of the line's visible content.
+    var range: Range<Int>
+    /// A hyphen or an ellipsis the line ends with, or "".
+    var suffix: String
+}
+
+/// The line texts of a measurement: given, or still to be cut from the text content.
+private enum LineTextSource: Sendable {
+    case texts([String])
+    case spans(content: [UInt16], [LineSpan])
+
+    var texts: [String] {
+        switch self {
+        case .texts(let texts):
+            return texts
+        case .spans(let content, let spans):
+            return content.withUnsafeBufferPointer { units in
+                spans.map { span in TextPreparation.visibleText(units, span.range) + span.suffix }
+            }
+        }
     }
 }
 

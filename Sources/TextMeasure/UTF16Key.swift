@@ -1,9 +1,10 @@
 /// A cache key made of UTF-16 code units.
 ///
-/// `[UInt16]` is Hashable already, but it feeds the hasher one element at a time and costs
-/// a heap allocation per key; the warm path of ``TextMeasurer`` builds one key per word (per
-/// character in CJK text), so keys of up to ``inlineCapacity`` units live in three integers
-/// instead, and longer ones hash their units as one block of bytes.
+/// `[UInt16]` is Hashable already, but it feeds the hasher one element at a time; keys of
+/// up to ``inlineCapacity`` units live in three integers instead, and longer ones hash
+/// their units as one block of bytes. ``TextMeasurer`` keys where truncated lines were cut
+/// with these; segment widths, looked up for every word, use ``SegmentCache``, which
+/// hashes the text in place without building a key.
 struct UTF16Key: Hashable, Sendable {
     /// The most units a key holds without allocating.
     static let inlineCapacity = 12
@@ -14,21 +15,6 @@ struct UTF16Key: Hashable, Sendable {
     private var count = 0
     /// All the units when there are more than ``inlineCapacity``; empty otherwise.
     private var spilled: [UInt16] = []
-
-    /// A key of `head`, the units of `body`, then `tail`: the shape of a segment key.
-    init(head: UInt16, body: UnsafeBufferPointer<UInt16>, tail: UInt16) {
-        if body.count + 2 <= Self.inlineCapacity {
-            appendInline(head)
-            for unit in body { appendInline(unit) }
-            appendInline(tail)
-        } else {
-            spilled.reserveCapacity(body.count + 2)
-            spilled.append(head)
-            spilled.append(contentsOf: body)
-            spilled.append(tail)
-            count = spilled.count
-        }
-    }
 
     /// A key of the given units.
     init(_ units: [UInt16]) {

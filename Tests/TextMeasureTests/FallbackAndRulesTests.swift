@@ -115,7 +115,7 @@ struct CJKPunctuationTests {
 @Suite("Blink's ASCII line-break pairs")
 struct AsciiLineBreakingTests {
     func pair(_ previous: Character, _ next: Character, after beforePrevious: Character = "a") -> Bool? {
-        AsciiLineBreaking.breaksBetween(
+        AsciiLineBreaking.rules.breaksBetween(
             beforePrevious: UInt16(beforePrevious.asciiValue!), previous: UInt16(previous.asciiValue!),
             next: UInt16(next.asciiValue!))
     }

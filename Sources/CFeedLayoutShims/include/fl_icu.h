@@ -36,3 +36,9 @@ int32_t fl_icu_char_type(int32_t code_point);
 
 /// True for code points with the Emoji_Presentation property (shown as colour emoji by default).
 int fl_icu_is_emoji_presentation(int32_t code_point);
+
+/// The UAX #14 line-break class of a code point (ICU's ULineBreak value).
+int32_t fl_icu_line_break_class(int32_t code_point);
+
+/// True for code points whose East Asian Width is F, W or H (what LB30 leaves out).
+int fl_icu_is_east_asian_wide(int32_t code_point);
