@@ -7,6 +7,17 @@ import PackageDescription
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
 let rootPackage = root.lastPathComponent
 
+/// A benchmark executable (package-benchmark finds it by its plugin) using these products of the root package.
+func benchmarkTarget(_ name: String, _ products: String...) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: [.product(name: "Benchmark", package: "benchmark"), "BenchmarkInputs"]
+            + products.map { .product(name: $0, package: rootPackage) },
+        path: "Benchmarks/\(name)",
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    )
+}
+
 let package = Package(
     name: "FeedLayoutBenchmarks",
     platforms: [.macOS(.v14)],
@@ -24,7 +35,13 @@ let package = Package(
             ],
             path: "Benchmarks/EngineBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        )
+        ),
+        // The sample feed and photos as benchmark inputs, shared by the targets below.
+        .target(name: "BenchmarkInputs", path: "Benchmarks/BenchmarkInputs"),
+        benchmarkTarget("IngestBenchmarks", "FeedIngest"),
+        benchmarkTarget("ProbeBenchmarks", "ImageProbe"),
+        benchmarkTarget("MeasureBenchmarks", "TextMeasure", "FeedIngest"),
+        benchmarkTarget("PipelineBenchmarks", "FeedLayout"),
     ],
     swiftLanguageModes: [.v6]
 )

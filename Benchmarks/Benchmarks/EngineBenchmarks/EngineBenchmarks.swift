@@ -60,7 +60,7 @@ let megabytesPerSecond = BenchmarkMetric.custom("MB/s", polarity: .prefersLarger
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .throughput], warmupIterations: 1, maxDuration: .seconds(10),
-        maxIterations: 30)
+        maxIterations: 30, thresholds: [.mallocCountTotal: .init(relative: [.p90: 2.0])])
 
     // Issue 6: 1,000,000 items in 5 columns placed in at most 100 ms.
     Benchmark("WaterfallPlacement1MItems5Columns") { (benchmark: Benchmark, items: [WaterfallItem]) in

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Writes the whole-pipeline benchmark's input: a Flickr-style feed of COUNT pins whose photos are local.
+
+    scripts/bench-peers-feed.py OUT_DIR COUNT PHOTOS
+
+The items are scripts/bench-ingest-feed.py's (same seed, same mix of scripts, HTML captions and Media RSS), with
+each `media:content` pointing at one of the photos in OUT_DIR/photos (made by scripts/bench-probe-make-images.py:
+JPEG and PNG, 64-1200 px, some with an EXIF orientation), chosen with a seeded generator, so OUT_DIR/feed.xml is
+the same bytes on every run. The channel gets `xml:base="./"`, as sample-feed/feed.xml has, so that the photos
+resolve against the feed's folder rather than against each item's flickr.com link. The declared width and height stay Flickr's, as real feeds declare them: the layout
+must read the real size from the file.
+"""
+import importlib.util
+import os
+import random
+import re
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("bench_ingest_feed", os.path.join(here, "bench-ingest-feed.py"))
+generator = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(generator)
+
+
+def main():
+    out, count = sys.argv[1], int(sys.argv[2])
+    photos = sorted(name for name in os.listdir(os.path.join(out, "photos")) if name.endswith((".jpg", ".png")))
+    if not photos:
+        sys.exit(f"bench-peers-feed: no photos in {os.path.join(out, 'photos')}")
+    rng, choose = random.Random(20261122), random.Random(8)
+    content = re.compile(r'<media:content url="[^"]*"')
+    with open(os.path.join(out, "feed.xml"), "w", encoding="utf-8", newline="\n") as feed:
+        feed.write(generator.HEAD.replace("<channel>", '<channel xml:base="./">', 1))
+        batch = []
+        for index in range(count):
+            item = generator.item(rng, index)
+            batch.append(content.sub(f'<media:content url="photos/{choose.choice(photos)}"', item, count=1))
+            if len(batch) == 2000:
+                feed.write("".join(batch))
+                batch.clear()
+        feed.write("".join(batch))
+        feed.write(generator.TAIL)
+    print(f"{out}/feed.xml: {count} items over {len(photos)} photos", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
