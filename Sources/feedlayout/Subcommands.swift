@@ -3,6 +3,7 @@ import FeedLayout
 import Foundation
 import ImageProbe
 import Logging
+import PreviewRender
 import ProbeCache
 import RemoteFetch
 import TextMeasure
@@ -344,9 +345,10 @@ extension FeedLayoutCommand {
 extension FeedLayoutCommand {
     struct Preview: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Lay out a feed and write an HTML preview (DIR/index.html) that works offline.",
+            abstract: "Lay out a feed and write an HTML preview (DIR/index.html) that works offline, and DIR/preview.png.",
             discussion: """
-                Takes the same layout options as `layout`.
+                Takes the same layout options as `layout`. preview.png shows the first pages (see --png-max-height \
+                and --png-max-pages) at the layout's device scale.
                 Example:
                   feedlayout preview sample-feed/feed.xml --out preview/ --width 800 && open preview/index.html
                 """)
@@ -360,19 +362,39 @@ extension FeedLayoutCommand {
         @Flag(help: "No summary on standard error.")
         var quiet = false
 
+        @Option(help: "preview.png is at most this many device pixels tall.")
+        var pngMaxHeight: Int = 4000
+
+        @Option(help: "preview.png shows at most this many pages.")
+        var pngMaxPages: Int = 10
+
         @OptionGroup(title: "Grid") var grid: GridOptions
         @OptionGroup(title: "Text") var text: TextOptions
         @OptionGroup(title: "Pages") var pages: PageOptions
         @OptionGroup(title: "Input") var input: InputOptions
 
+        func validate() throws {
+            guard pngMaxHeight >= 1 else { throw ValidationError("--png-max-height must be at least 1") }
+            guard pngMaxPages >= 1 else { throw ValidationError("--png-max-pages must be at least 1") }
+        }
+
         func run() async throws {
             let options = try LayoutOptions(grid: grid, text: text, pages: pages, input: input)
             let pipeline = try LayoutPipeline(options: options)
             var preview = HTMLPreview(options: options, grid: pipeline.grid, feedPath: feed, outputDirectory: out)
+            var png = PNGPreview(
+                options: options, grid: pipeline.grid, feedPath: feed, outputDirectory: out,
+                limits: PNGPreviewOptions(maximumHeight: pngMaxHeight, maximumPages: pngMaxPages))
             let started = ContinuousClock.now
-            let summary = try await pipeline.run(feedPath: feed, resume: pages.resume) { preview.add($0) }
+            let summary = try await pipeline.run(feedPath: feed, resume: pages.resume) { page in
+                preview.add(page)
+                png.add(page)
+            }
             try preview.write(title: feed)
-            try finishRun(summary, grid: pipeline.grid, destination: out + "/index.html", started: started, quiet: quiet)
+            try png.write()
+            try finishRun(
+                summary, grid: pipeline.grid, destination: out + "/index.html, " + png.outputPath, started: started,
+                quiet: quiet)
         }
     }
 }
