@@ -111,7 +111,8 @@ let package = Package(
         .executableTarget(
             name: "feedlayout",
             dependencies: [
-                "FeedLayout", "PreviewRender", "TextMeasure", "WaterfallLayout", "ImageProbe", "ProbeCache", "RemoteFetch",
+                "FeedLayout", "PreviewRender", "TextMeasure", "WaterfallLayout", "ImageProbe", "ProbeCache",
+                "RemoteFetch",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

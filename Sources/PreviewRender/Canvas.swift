@@ -185,8 +185,9 @@ public struct Canvas: Sendable {
                 let px = Double(column) + 0.5
                 let py = Double(row) + 0.5
                 let t = min(1, max(0, ((px - start.x) * dx + (py - start.y) * dy) / lengthSquared))
-                let distance = ((px - start.x - t * dx) * (px - start.x - t * dx) + (py - start.y - t * dy)
-                    * (py - start.y - t * dy)).squareRoot()
+                let offsetX = px - start.x - t * dx
+                let offsetY = py - start.y - t * dy
+                let distance = (offsetX * offsetX + offsetY * offsetY).squareRoot()
                 let coverage = min(1, max(0, radius + 0.5 - distance))
                 blend(x: column, y: row, color: color, coverage: Int(coverage * 255))
             }
@@ -201,11 +202,9 @@ public struct Canvas: Sendable {
     /// Writes the canvas as an RGB PNG with libpng. The file appears whole or not at all: the PNG is
     /// written to a temporary file beside it, then renamed over it.
     ///
-    /// - Parameters:
-    ///   - path: The file to write.
-    ///   - compressionLevel: zlib's 0...9.
+    /// - Parameter path: The file to write.
     /// - Throws: ``PreviewRenderError`` naming the file.
-    public func writePNG(to path: String, compressionLevel: Int = 6) throws(PreviewRenderError) {
+    public func writePNG(to path: String) throws(PreviewRenderError) {
         guard width > 0, height > 0 else {
             throw PreviewRenderError("\(path): nothing to write, the canvas is \(width)×\(height)")
         }
@@ -213,8 +212,7 @@ public struct Canvas: Sendable {
         var message = [CChar](repeating: 0, count: 256)
         let status = pixels.withUnsafeBufferPointer { buffer in
             fl_png_write_rgb(
-                temporary, buffer.baseAddress, UInt32(width), UInt32(height), width * 3,
-                Int32(min(9, max(0, compressionLevel))), &message, message.count)
+                temporary, buffer.baseAddress, UInt32(width), UInt32(height), width * 3, &message, message.count)
         }
         guard status == Int32(FL_PNG_WRITE_OK.rawValue) else {
             unlink(temporary)

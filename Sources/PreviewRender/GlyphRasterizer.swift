@@ -196,7 +196,8 @@ final class GlyphRasterizer {
             }
         }
         return Bitmap(
-            left: Int((Double(slot.bitmap_left) * scale).rounded()), top: Int((Double(slot.bitmap_top) * scale).rounded()),
+            left: Int((Double(slot.bitmap_left) * scale).rounded()),
+            top: Int((Double(slot.bitmap_top) * scale).rounded()),
             width: width, height: height, coverage: nil, rgba: rgba)
     }
 }

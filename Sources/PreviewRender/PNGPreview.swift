@@ -11,13 +11,10 @@ public struct PNGPreviewOptions: Sendable, Equatable {
     public var maximumHeight: Int
     /// At most this many pages are drawn.
     public var maximumPages: Int
-    /// zlib's level for the PNG, 0...9.
-    public var compressionLevel: Int
 
-    public init(maximumHeight: Int = 4000, maximumPages: Int = 10, compressionLevel: Int = 6) {
+    public init(maximumHeight: Int = 4000, maximumPages: Int = 10) {
         self.maximumHeight = maximumHeight
         self.maximumPages = maximumPages
-        self.compressionLevel = compressionLevel
     }
 }
 
@@ -109,7 +106,7 @@ public struct PNGPreview {
                 .outputFailed, "\(outputDirectory.path): cannot create the folder: \(error.localizedDescription)")
         }
         do {
-            try canvas.writePNG(to: outputPath, compressionLevel: limits.compressionLevel)
+            try canvas.writePNG(to: outputPath)
         } catch {
             throw LayoutError(.outputFailed, error.message)
         }

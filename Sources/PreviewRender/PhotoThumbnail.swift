@@ -57,10 +57,12 @@ public struct PhotoThumbnail: Sendable {
         case .needMoreBytes: throw PreviewRenderError("\(source): the image ends inside its header")
         }
         guard info.format == .jpeg || info.format == .png else {
-            throw PreviewRenderError("\(source): the PNG preview draws JPEG and PNG only, this is \(info.format.rawValue)")
+            throw PreviewRenderError(
+                "\(source): the PNG preview draws JPEG and PNG only, this is \(info.format.rawValue)")
         }
         guard !info.exceedsPixelBudget(pixelBudget) else {
-            throw PreviewRenderError("\(source): \(info.width)×\(info.height) is above the pixel budget of \(pixelBudget)")
+            throw PreviewRenderError(
+                "\(source): \(info.width)×\(info.height) is above the pixel budget of \(pixelBudget)")
         }
         // The stored image is turned a quarter for orientations 5-8: compare it with the target turned too.
         let swaps = info.swapsDimensionsForDisplay
@@ -96,7 +98,8 @@ public struct PhotoThumbnail: Sendable {
         }
         let stored = SourceImage(
             width: Int(result.decoded_width), height: Int(result.decoded_height),
-            pixels: UnsafeBufferPointer(start: decoded, count: Int(result.decoded_width) * Int(result.decoded_height) * 4))
+            pixels: UnsafeBufferPointer(
+                start: decoded, count: Int(result.decoded_width) * Int(result.decoded_height) * 4))
         guard stored.width > 0, stored.height > 0 else {
             throw PreviewRenderError("\(source): the image decoded to no pixels")
         }
@@ -222,12 +225,13 @@ public struct PhotoThumbnail: Sendable {
                             sums.2 += source[index + 2] * weight
                             sums.3 += source[index + 3] * weight
                         }
-                        let alpha = min(255, max(0, sums.3.rounded()))
+                        // Weights are non-negative, so adding a half and truncating rounds; premultiplied
+                        // colour never exceeds its alpha.
+                        let alpha = min(255, sums.3 + 0.5)
                         let index = (y * toWidth + x) * 4
-                        // Premultiplied colour never exceeds its alpha.
-                        target[index] = UInt8(min(alpha, max(0, sums.0.rounded())))
-                        target[index + 1] = UInt8(min(alpha, max(0, sums.1.rounded())))
-                        target[index + 2] = UInt8(min(alpha, max(0, sums.2.rounded())))
+                        target[index] = UInt8(min(alpha, sums.0 + 0.5))
+                        target[index + 1] = UInt8(min(alpha, sums.1 + 0.5))
+                        target[index + 2] = UInt8(min(alpha, sums.2 + 0.5))
                         target[index + 3] = UInt8(alpha)
                     }
                 }

@@ -345,7 +345,7 @@ extension FeedLayoutCommand {
 extension FeedLayoutCommand {
     struct Preview: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Lay out a feed and write an HTML preview (DIR/index.html) that works offline, and DIR/preview.png.",
+            abstract: "Lay out a feed; write an offline HTML preview (DIR/index.html) and DIR/preview.png.",
             discussion: """
                 Takes the same layout options as `layout`. preview.png shows the first pages (see --png-max-height \
                 and --png-max-pages) at the layout's device scale.

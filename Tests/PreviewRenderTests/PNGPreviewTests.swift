@@ -56,7 +56,8 @@ import WaterfallLayout
             let placed = engine.place(
                 WaterfallItem(photoSize: pin.size, annotationHeight: Double(annotationHeight) / grid.scale))
             let annotation = placed.annotationFrame
-            titleText?.frame = DeviceRect(x: annotation.x, y: annotation.y, width: annotation.width, height: titleHeight)
+            titleText?.frame = DeviceRect(
+                x: annotation.x, y: annotation.y, width: annotation.width, height: titleHeight)
             captionText?.frame = DeviceRect(
                 x: annotation.x, y: annotation.maxY - captionHeight, width: annotation.width, height: captionHeight)
             let placeholder = pin.placeholder.map { ImagePlaceholder(averageColor: $0, thumbHash: []) }
@@ -248,6 +249,17 @@ import WaterfallLayout
             // No temporary file is left beside it.
             let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
             #expect(names == ["preview.png"])
+        }
+    }
+
+    @Test func writeFailureNamesTheFile() {
+        let path = "/nonexistent-folder-\(UUID().uuidString)/preview.png"
+        do {
+            try Canvas(width: 4, height: 4).writePNG(to: path)
+            Issue.record("writing into a missing folder succeeded")
+        } catch {
+            #expect(error.message.hasPrefix(path))
+            #expect(error.message.contains("No such file or directory"))
         }
     }
 

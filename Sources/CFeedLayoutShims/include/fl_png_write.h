@@ -13,8 +13,9 @@ typedef enum fl_png_write_status {
 } fl_png_write_status;
 
 /// Writes an 8-bit RGB image (rows `stride` bytes apart, `width * 3` of them used) to `path`,
-/// replacing the file. `compression_level` is zlib's 0...9. Returns an fl_png_write_status;
-/// on failure `message` (of `message_size` bytes) says what went wrong. A failed write may
-/// leave a partial file behind: write to a temporary name and rename.
+/// replacing the file, compressed for speed (Paeth filter, zlib's run-length strategy).
+/// Returns an fl_png_write_status; on failure `message` (of `message_size` bytes) says what
+/// went wrong. A failed write may leave a partial file behind: write to a temporary name and
+/// rename.
 int fl_png_write_rgb(const char *path, const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride,
-                     int compression_level, char *message, size_t message_size);
+                     char *message, size_t message_size);
