@@ -391,7 +391,15 @@ extension FeedLayoutCommand {
                 png.add(page)
             }
             try preview.write(title: feed)
-            try png.write()
+            let drawn = try png.write()
+            if !quiet {
+                for failure in drawn.photoFailures { Terminal.note("preview.png: photo not drawn: \(failure)") }
+                if drawn.remotePhotos > 0 {
+                    Terminal.note(
+                        "preview.png: \(drawn.remotePhotos) remote photos are not fetched; their slots show the placeholder"
+                    )
+                }
+            }
             try finishRun(
                 summary, grid: pipeline.grid, destination: out + "/index.html, " + png.outputPath, started: started,
                 quiet: quiet)

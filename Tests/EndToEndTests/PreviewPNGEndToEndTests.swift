@@ -22,6 +22,9 @@ import Testing
         // corrupt.jpg and the missing photo make the run exit 1, as `layout` does; the preview is still written.
         #expect(output.status == 1, "\(output.stderr)")
         #expect(output.stderr.contains("preview.png"), "\(output.stderr)")
+        // The photos it could not draw are named.
+        #expect(output.stderr.contains("photo not drawn: "), "\(output.stderr)")
+        #expect(output.stderr.contains("corrupt.jpg"), "\(output.stderr)")
         let data = try Data(contentsOf: directory.appendingPathComponent("preview.png"))
         let size = try #require(Self.pngSize(data))
         #expect(size.width == 1024)
