@@ -48,6 +48,8 @@ public struct PNGPreview {
     private var pageMarks: [(y: Int, number: Int)] = []
     private var contentHeight = 0
     private var isFull = false
+    /// The layout's y that is the canvas's top.
+    private var origin = 0
 
     /// The colours the HTML preview uses, so the two look alike.
     static let cardColor = RGBColor(hex: 0xFAFAFA)
@@ -79,15 +81,24 @@ public struct PNGPreview {
     public var outputPath: String { outputDirectory.appendingPathComponent("preview.png").path }
 
     /// Keeps a page's items when the page starts within the limits.
+    ///
+    /// A run resumed from a cursor starts deep into the layout: the picture then starts at its first page
+    /// (less the top inset), not at the top of the whole layout.
     public mutating func add(_ page: LayoutPage) {
         guard !isFull, let first = page.items.first else { return }
-        guard pageMarks.count < limits.maximumPages, first.placed.frame.y < limits.maximumHeight else {
+        if pageMarks.isEmpty {
+            origin = max(0, (page.items.map(\.placed.frame.y).min() ?? 0) - grid.insets.top)
+        }
+        let top = first.placed.frame.y - origin
+        guard pageMarks.count < limits.maximumPages, top < limits.maximumHeight else {
             isFull = true
             return
         }
-        pageMarks.append((first.placed.frame.y, page.index + 1))
-        items += page.items.filter { $0.placed.frame.y < limits.maximumHeight }
-        contentHeight = page.contentHeight
+        pageMarks.append((top, page.index + 1))
+        for item in page.items where item.placed.frame.y - origin < limits.maximumHeight {
+            items.append(item.movedUp(by: origin))
+        }
+        contentHeight = page.contentHeight - origin
     }
 
     /// Draws the collected pages and writes `preview.png` (atomically).
@@ -230,6 +241,24 @@ public struct PNGPreview {
         canvas.strokeLine(
             from: (centreX - half, centreY + half), to: (centreX + half, centreY - half), thickness: thickness,
             color: Self.crossColor, clip: clip)
+    }
+}
+
+extension LaidOutItem {
+    /// The item with every frame moved `distance` device pixels up.
+    fileprivate func movedUp(by distance: Int) -> LaidOutItem {
+        guard distance != 0 else { return self }
+        func moved(_ rect: DeviceRect) -> DeviceRect {
+            DeviceRect(x: rect.x, y: rect.y - distance, width: rect.width, height: rect.height)
+        }
+        var item = self
+        item.placed.frame = moved(placed.frame)
+        item.placed.photoSlot = moved(placed.photoSlot)
+        item.placed.photoFrame = moved(placed.photoFrame)
+        item.placed.annotationFrame = moved(placed.annotationFrame)
+        if let frame = title?.frame { item.title?.frame = moved(frame) }
+        if let frame = text?.frame { item.text?.frame = moved(frame) }
+        return item
     }
 }
 

@@ -252,6 +252,32 @@ import WaterfallLayout
         }
     }
 
+    /// A page from a resumed run sits deep in the layout; the picture starts at it.
+    @Test func resumedPagesStartAtTheTop() throws {
+        let (page, grid) = try Self.page([Pin(url: "solid-blue-48x32.jpg", size: Size(width: 48, height: 32))])
+        var deep = page
+        deep.index = 7
+        let distance = 20_000
+        deep.contentHeight += distance
+        deep.items = page.items.map { item in
+            var item = item
+            item.placed.frame.y += distance
+            item.placed.photoSlot.y += distance
+            item.placed.photoFrame.y += distance
+            item.placed.annotationFrame.y += distance
+            return item
+        }
+        var preview = PNGPreview(
+            options: Self.options, grid: grid, feedPath: Self.fixtures.appendingPathComponent("feed.xml").path,
+            outputDirectory: NSTemporaryDirectory())
+        preview.add(deep)
+        let canvas = try preview.render()
+        #expect(canvas.height == page.contentHeight)
+        let frame = page.items[0].placed.photoFrame
+        #expect(Self.close(canvas.pixel(x: frame.x + frame.width / 2, y: frame.y + frame.height / 2), Self.blue))
+        #expect(canvas.pixel(x: 2, y: frame.y - 1) == PNGPreview.pageMarkColor)
+    }
+
     @Test func writeFailureNamesTheFile() {
         let path = "/nonexistent-folder-\(UUID().uuidString)/preview.png"
         do {
