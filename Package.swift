@@ -99,10 +99,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // preview.png: photos decoded at their frames, text rasterised with FreeType, written with libpng.
+        .target(
+            name: "PreviewRender",
+            dependencies: [
+                "FeedLayout", "TextMeasure", "ImageProbe", "WaterfallLayout", "CFeedLayoutShims", "CFreeType",
+                "CLibPNG", "CLibJPEG",
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "feedlayout",
             dependencies: [
-                "FeedLayout", "TextMeasure", "WaterfallLayout", "ImageProbe", "ProbeCache", "RemoteFetch",
+                "FeedLayout", "PreviewRender", "TextMeasure", "WaterfallLayout", "ImageProbe", "ProbeCache",
+                "RemoteFetch",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -140,6 +150,10 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .testTarget(name: "FeedLayoutTests", dependencies: ["FeedLayout"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "PreviewRenderTests",
+            dependencies: ["PreviewRender", "FeedLayout", "TextMeasure", "WaterfallLayout", "CFeedLayoutShims"],
+            exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [

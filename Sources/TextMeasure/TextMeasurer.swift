@@ -18,7 +18,7 @@ import Synchronization
 public final class TextMeasurer: Sendable {
     /// The style this measurer was created with.
     public let style: TextStyle
-    private let fonts: FontSet
+    let fonts: FontSet
     private let breakOpportunities = LineBreakOpportunities()
     private let segmentCache = Mutex(SegmentCache<SegmentMetrics>(limit: 16_384))
     /// Where truncated last lines were cut, by line content and available width.
@@ -30,7 +30,7 @@ public final class TextMeasurer: Sendable {
     private let ellipsis = "\u{2026}"
     private let ellipsisMetrics: ShapedMetrics
     /// The fixed line height in pixels, or nil for `line-height: normal`.
-    private let fixedLineHeight: Double?
+    let fixedLineHeight: Double?
 
     /// Loads the style's font.
     ///

@@ -3,6 +3,7 @@ import FeedLayout
 import Foundation
 import ImageProbe
 import Logging
+import PreviewRender
 import ProbeCache
 import RemoteFetch
 import TextMeasure
@@ -461,11 +462,12 @@ extension FeedLayoutCommand {
 extension FeedLayoutCommand {
     struct Preview: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Lay out a feed and write an HTML preview (DIR/index.html) that works offline.",
+            abstract: "Lay out a feed; write an offline HTML preview (DIR/index.html) and DIR/preview.png.",
             discussion: """
-                Takes the same layout options as `layout`. The folder holds index.html and the font files \
-                it loads; photos are linked where they are. With --breakpoints, one preview per width \
-                (DIR/375/index.html, …).
+                Takes the same layout options as `layout`. The folder holds index.html, the font files \
+                it loads, and preview.png: the first pages (see --png-max-height and --png-max-pages) at the \
+                layout's device scale. Photos are linked where they are. With --breakpoints, one preview \
+                per width (DIR/375/, …).
                 Examples:
                   feedlayout preview sample-feed/feed.xml --out preview/
                   xdg-open preview/index.html
@@ -482,10 +484,21 @@ extension FeedLayoutCommand {
         @Flag(help: "No summary on standard error.")
         var quiet = false
 
+        @Option(help: "preview.png is at most this many device pixels tall.")
+        var pngMaxHeight: Int = 4000
+
+        @Option(help: "preview.png shows at most this many pages.")
+        var pngMaxPages: Int = 10
+
         @OptionGroup(title: "Grid") var grid: GridOptions
         @OptionGroup(title: "Text") var text: TextOptions
         @OptionGroup(title: "Pages") var pages: PageOptions
         @OptionGroup(title: "Input") var input: InputOptions
+
+        func validate() throws {
+            guard pngMaxHeight >= 1 else { throw ValidationError("--png-max-height must be at least 1") }
+            guard pngMaxPages >= 1 else { throw ValidationError("--png-max-pages must be at least 1") }
+        }
 
         func run() async throws {
             let options = try LayoutOptions(grid: grid, text: text, pages: pages, input: input)
@@ -496,10 +509,27 @@ extension FeedLayoutCommand {
             var previews = zip(pipeline.grids, folders).map { grid, folder in
                 HTMLPreview(options: options, grid: grid, feedPath: feed, outputDirectory: folder)
             }
+            var pngs = zip(pipeline.grids, folders).map { grid, folder in
+                PNGPreview(
+                    options: options, grid: grid, feedPath: feed, outputDirectory: folder,
+                    limits: PNGPreviewOptions(maximumHeight: pngMaxHeight, maximumPages: pngMaxPages))
+            }
             let started = ContinuousClock.now
-            let summary = try await pipeline.run(feedPath: feed, resume: pages.resume) { previews[$0.layoutIndex].add($0) }
+            let summary = try await pipeline.run(feedPath: feed, resume: pages.resume) { page in
+                previews[page.layoutIndex].add(page)
+                pngs[page.layoutIndex].add(page)
+            }
             for preview in previews { try preview.write(title: feed) }
-            let destination = folders.count == 1 ? out + "/index.html" : out + "/*/index.html"
+            for index in pngs.indices {
+                let drawn = try pngs[index].write()
+                guard !quiet else { continue }
+                for failure in drawn.photoFailures { Terminal.note("preview.png: photo not drawn: \(failure)") }
+                if drawn.remotePhotos > 0 {
+                    Terminal.note(
+                        "preview.png: \(drawn.remotePhotos) remote photos are not fetched; their slots show the placeholder")
+                }
+            }
+            let destination = folders.count == 1 ? out + "/index.html, preview.png" : out + "/*/index.html, preview.png"
             try finishRun(summary, grids: pipeline.grids, destination: destination, started: started, quiet: quiet)
         }
     }

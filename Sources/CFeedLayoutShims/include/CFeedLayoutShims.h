@@ -4,3 +4,4 @@
 #include "fl_xml.h"
 #include "fl_image.h"
 #include "fl_icu.h"
+#include "fl_png_write.h"

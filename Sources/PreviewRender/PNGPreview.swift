@@ -1,0 +1,330 @@
+import FeedLayout
+import Foundation
+import ImageProbe
+import Synchronization
+import TextMeasure
+import WaterfallLayout
+
+/// How much of a layout `preview.png` shows.
+public struct PNGPreviewOptions: Sendable, Equatable {
+    /// The canvas is at most this many device pixels tall.
+    public var maximumHeight: Int
+    /// At most this many pages are drawn.
+    public var maximumPages: Int
+
+    public init(maximumHeight: Int = 4000, maximumPages: Int = 10) {
+        self.maximumHeight = maximumHeight
+        self.maximumPages = maximumPages
+    }
+}
+
+/// What one rendering drew.
+public struct PNGPreviewSummary: Sendable, Equatable {
+    public var width = 0
+    public var height = 0
+    public var pages = 0
+    public var items = 0
+    /// Photos decoded and drawn.
+    public var photosDrawn = 0
+    /// Local photos that could not be read or decoded: their slots carry a cross.
+    public var photoFailures: [String] = []
+    /// Remote photos, not fetched: their slots show the placeholder only.
+    public var remotePhotos = 0
+}
+
+/// Renders the first pages of a layout to `preview.png`: cells at their frames, photos decoded and scaled
+/// into their photo frames, titles and captions rasterised with the fonts and line breaks measurement used,
+/// page boundaries marked. Collects pages as the pipeline hands them over (only those that fit the limits),
+/// draws on ``write()``.
+public struct PNGPreview {
+    private let options: LayoutOptions
+    private let grid: WaterfallGrid
+    private let limits: PNGPreviewOptions
+    private let feedDirectory: URL
+    private let imageRoot: URL?
+    private let outputDirectory: URL
+    private var items: [LaidOutItem] = []
+    /// The top of each collected page's first item, and its number.
+    private var pageMarks: [(y: Int, number: Int)] = []
+    private var contentHeight = 0
+    private var isFull = false
+    /// The layout's y that is the canvas's top.
+    private var origin = 0
+
+    /// The colours the HTML preview uses, so the two look alike.
+    static let cardColor = RGBColor(hex: 0xFAFAFA)
+    static let slotColor = RGBColor(hex: 0xCFD8DC)
+    static let crossColor = RGBColor(hex: 0x78909C)
+    static let titleColor = RGBColor(hex: 0x212121)
+    static let captionColor = RGBColor(hex: 0x546E7A)
+    static let pageMarkColor = RGBColor(hex: 0xE53935)
+
+    /// - Parameters:
+    ///   - options: The layout's options (fonts, styles, scale).
+    ///   - grid: The resolved grid.
+    ///   - feedPath: The feed file: relative image references resolve against its folder.
+    ///   - outputDirectory: Where `preview.png` goes.
+    ///   - limits: How many pages and pixels to draw.
+    public init(
+        options: LayoutOptions, grid: WaterfallGrid, feedPath: String, outputDirectory: String,
+        limits: PNGPreviewOptions = PNGPreviewOptions()
+    ) {
+        self.options = options
+        self.grid = grid
+        self.limits = limits
+        feedDirectory = URL(fileURLWithPath: feedPath).standardizedFileURL.deletingLastPathComponent()
+        imageRoot = options.imageRoot.map { URL(fileURLWithPath: $0, isDirectory: true).standardizedFileURL }
+        self.outputDirectory = URL(fileURLWithPath: outputDirectory, isDirectory: true).standardizedFileURL
+    }
+
+    /// The file ``write()`` writes.
+    public var outputPath: String { outputDirectory.appendingPathComponent("preview.png").path }
+
+    /// Keeps a page's items when the page starts within the limits.
+    ///
+    /// A run resumed from a cursor starts deep into the layout: the picture then starts at its first page
+    /// (less the top inset), not at the top of the whole layout.
+    public mutating func add(_ page: LayoutPage) {
+        guard !isFull, let first = page.items.first else { return }
+        if pageMarks.isEmpty {
+            origin = max(0, (page.items.map(\.placed.frame.y).min() ?? 0) - grid.insets.top)
+        }
+        let top = first.placed.frame.y - origin
+        guard pageMarks.count < limits.maximumPages, top < limits.maximumHeight else {
+            isFull = true
+            return
+        }
+        pageMarks.append((top, page.index + 1))
+        for item in page.items where item.placed.frame.y - origin < limits.maximumHeight {
+            items.append(item.movedUp(by: origin))
+        }
+        contentHeight = page.contentHeight - origin
+    }
+
+    /// Draws the collected pages and writes `preview.png` (atomically).
+    ///
+    /// - Returns: What was drawn.
+    /// - Throws: `LayoutError.outputFailed` naming the file, or `.fontUnavailable` when a font cannot be
+    ///   loaded.
+    @discardableResult
+    public func write() throws(LayoutError) -> PNGPreviewSummary {
+        var summary = PNGPreviewSummary()
+        let canvas = try render(summary: &summary)
+        do {
+            try FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw LayoutError(
+                .outputFailed, "\(outputDirectory.path): cannot create the folder: \(error.localizedDescription)")
+        }
+        do {
+            try canvas.writePNG(to: outputPath)
+        } catch {
+            throw LayoutError(.outputFailed, error.message)
+        }
+        return summary
+    }
+
+    /// Draws the collected pages.
+    public func render() throws(LayoutError) -> Canvas {
+        var summary = PNGPreviewSummary()
+        return try render(summary: &summary)
+    }
+
+    private func render(summary: inout PNGPreviewSummary) throws(LayoutError) -> Canvas {
+        let height = max(1, min(limits.maximumHeight, contentHeight))
+        var canvas = Canvas(width: grid.containerWidth, height: height)
+        summary.width = canvas.width
+        summary.height = canvas.height
+        summary.pages = pageMarks.count
+        summary.items = items.count
+
+        let photos = decodePhotos()
+        let text = try TextPainter(options: options, scale: grid.scale)
+        for (position, item) in items.enumerated() {
+            let placed = item.placed
+            canvas.fill(
+                x: placed.frame.x, y: placed.frame.y, width: placed.frame.width, height: placed.frame.height,
+                color: Self.cardColor)
+            let slot = placed.photoSlot
+            canvas.fill(x: slot.x, y: slot.y, width: slot.width, height: slot.height, color: slotColor(item.photo))
+            let frame = placed.photoFrame
+            switch photos[position] {
+            case .drawn(let thumbnail):
+                canvas.composite(
+                    premultiplied: thumbnail.pixels, imageWidth: thumbnail.width, imageHeight: thumbnail.height,
+                    x: frame.x, y: frame.y, clip: clipRect(frame))
+                summary.photosDrawn += 1
+            case .failed(let reason):
+                drawCross(in: frame, on: &canvas)
+                summary.photoFailures.append(reason)
+            case .remote:
+                summary.remotePhotos += 1
+            case .none:
+                break
+            }
+            text.draw(item, on: &canvas)
+        }
+        for mark in pageMarks { text.drawPageMark(number: mark.number, y: mark.y, on: &canvas) }
+        return canvas
+    }
+
+    private enum PhotoOutcome: Sendable {
+        case drawn(PhotoThumbnail)
+        case failed(String)
+        case remote
+        case none
+    }
+
+    /// Decodes every photo at its frame size, two at a time or as many as there are cores.
+    private func decodePhotos() -> [PhotoOutcome] {
+        let jobs: [(path: String?, isRemote: Bool, frame: DeviceRect)] = items.map { item in
+            guard let url = item.photo.url else { return (nil, false, item.placed.photoFrame) }
+            if url.contains("://") && !url.hasPrefix("file://") { return (nil, true, item.placed.photoFrame) }
+            return (localPath(for: url), false, item.placed.photoFrame)
+        }
+        let outcomes = Mutex([PhotoOutcome](repeating: .none, count: jobs.count))
+        DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
+            let job = jobs[index]
+            let outcome: PhotoOutcome
+            if let path = job.path, job.frame.width > 0, job.frame.height > 0 {
+                do throws(PreviewRenderError) {
+                    outcome = .drawn(
+                        try PhotoThumbnail.load(path: path, width: job.frame.width, height: job.frame.height))
+                } catch {
+                    outcome = .failed(error.message)
+                }
+            } else {
+                outcome = job.isRemote ? .remote : .none
+            }
+            outcomes.withLock { $0[index] = outcome }
+        }
+        return outcomes.withLock { $0 }
+    }
+
+    /// Where a local image reference points: a `file://` URL, an absolute path, or a path relative to the
+    /// feed's folder (then to `--image-root`), as the feed reader resolves them.
+    private func localPath(for reference: String) -> String {
+        if reference.hasPrefix("file://"), let url = URL(string: reference) { return url.path }
+        let decoded = reference.removingPercentEncoding ?? reference
+        if decoded.hasPrefix("/") { return decoded }
+        let beside = feedDirectory.appendingPathComponent(decoded).path
+        if let imageRoot, !FileManager.default.fileExists(atPath: beside) {
+            return imageRoot.appendingPathComponent(decoded).path
+        }
+        return beside
+    }
+
+    private func slotColor(_ photo: ResolvedPhoto) -> RGBColor {
+        guard let color = photo.placeholder?.averageColor else { return Self.slotColor }
+        // A translucent placeholder is painted over the card, as a browser would.
+        let alpha = Int(color.alpha)
+        func over(_ channel: UInt8, _ under: UInt8) -> UInt8 {
+            let mixed: Int = Int(channel) * alpha + Int(under) * (255 - alpha)
+            return UInt8((mixed + 127) / 255)
+        }
+        return RGBColor(
+            red: over(color.red, Self.cardColor.red), green: over(color.green, Self.cardColor.green),
+            blue: over(color.blue, Self.cardColor.blue))
+    }
+
+    /// A small cross in the middle of a photo that could not be drawn.
+    private func drawCross(in frame: DeviceRect, on canvas: inout Canvas) {
+        let half = min(8 * grid.scale, Double(min(frame.width, frame.height)) / 4)
+        guard half >= 1 else { return }
+        let centreX = Double(frame.x) + Double(frame.width) / 2
+        let centreY = Double(frame.y) + Double(frame.height) / 2
+        let thickness = max(1, 1.5 * grid.scale)
+        let clip = clipRect(frame)
+        canvas.strokeLine(
+            from: (centreX - half, centreY - half), to: (centreX + half, centreY + half), thickness: thickness,
+            color: Self.crossColor, clip: clip)
+        canvas.strokeLine(
+            from: (centreX - half, centreY + half), to: (centreX + half, centreY - half), thickness: thickness,
+            color: Self.crossColor, clip: clip)
+    }
+}
+
+extension LaidOutItem {
+    /// The item with every frame moved `distance` device pixels up.
+    fileprivate func movedUp(by distance: Int) -> LaidOutItem {
+        guard distance != 0 else { return self }
+        func moved(_ rect: DeviceRect) -> DeviceRect {
+            DeviceRect(x: rect.x, y: rect.y - distance, width: rect.width, height: rect.height)
+        }
+        var item = self
+        item.placed.frame = moved(placed.frame)
+        item.placed.photoSlot = moved(placed.photoSlot)
+        item.placed.photoFrame = moved(placed.photoFrame)
+        item.placed.annotationFrame = moved(placed.annotationFrame)
+        if let frame = title?.frame { item.title?.frame = moved(frame) }
+        if let frame = text?.frame { item.text?.frame = moved(frame) }
+        return item
+    }
+}
+
+func clipRect(_ rect: DeviceRect) -> ClipRect {
+    ClipRect(x: rect.x, y: rect.y, maxX: rect.maxX, maxY: rect.maxY)
+}
+
+/// Rasterises titles, captions and page labels with the measurers' own fonts.
+private final class TextPainter {
+    private let title: TextMeasurer
+    private let caption: TextMeasurer
+    private let label: TextMeasurer
+    private let scale: Double
+    private let rasterizer: GlyphRasterizer
+
+    init(options: LayoutOptions, scale: Double) throws(LayoutError) {
+        func measurer(_ style: TextStyle, _ role: String) throws(LayoutError) -> TextMeasurer {
+            do {
+                return try TextMeasurer(style: style)
+            } catch {
+                throw LayoutError(.fontUnavailable, "\(role) font: \(error)")
+            }
+        }
+        title = try measurer(options.annotation.title, "title")
+        caption = try measurer(options.annotation.text, "caption")
+        label = try measurer(TextStyle(font: options.annotation.text.font, size: 10), "caption")
+        self.scale = scale
+        do {
+            rasterizer = try GlyphRasterizer()
+        } catch {
+            throw LayoutError(.fontUnavailable, error.message)
+        }
+    }
+
+    /// The title at the top of the annotation, the caption at its bottom, both clipped to it.
+    func draw(_ item: LaidOutItem, on canvas: inout Canvas) {
+        let clip = clipRect(item.placed.annotationFrame)
+        if let text = item.title { draw(text, with: title, color: PNGPreview.titleColor, clip: clip, on: &canvas) }
+        if let text = item.text { draw(text, with: caption, color: PNGPreview.captionColor, clip: clip, on: &canvas) }
+    }
+
+    private func draw(
+        _ text: MeasuredText, with measurer: TextMeasurer, color: RGBColor, clip: ClipRect, on canvas: inout Canvas
+    ) {
+        for line in measurer.glyphLines(text.measurement) {
+            rasterizer.draw(
+                line, size: measurer.style.size, scale: scale, x: Double(text.frame.x),
+                baseline: Double(text.frame.y) + line.baseline * scale, color: color, into: &canvas, clip: clip)
+        }
+    }
+
+    /// A red line across the canvas where a page starts, with its number on a tab at the right.
+    func drawPageMark(number: Int, y: Int, on canvas: inout Canvas) {
+        let thickness = max(1, Int(scale.rounded()))
+        canvas.fill(x: 0, y: y - thickness, width: canvas.width, height: thickness, color: PNGPreview.pageMarkColor)
+        let measurement = label.measure("page \(number)", width: 1000)
+        guard let line = label.glyphLines(measurement).first else { return }
+        let padding = 3 * scale
+        let tabWidth = Int((line.width * scale + 2 * padding).rounded(.up))
+        let tabHeight = Int((line.height * scale).rounded(.up))
+        let tabX = canvas.width - tabWidth - Int((4 * scale).rounded())
+        let tabY = y - thickness - tabHeight
+        canvas.fill(x: tabX, y: tabY, width: tabWidth, height: tabHeight, color: PNGPreview.pageMarkColor)
+        rasterizer.draw(
+            line, size: label.style.size, scale: scale, x: Double(tabX) + padding,
+            baseline: Double(tabY) + line.baseline * scale, color: RGBColor(hex: 0xFFFFFF), into: &canvas,
+            clip: ClipRect(x: tabX, y: tabY, maxX: tabX + tabWidth, maxY: tabY + tabHeight))
+    }
+}

@@ -1,0 +1,242 @@
+internal import CFeedLayoutShims
+import Foundation
+import ImageProbe
+
+/// A photo decoded and scaled to the size it is shown at: premultiplied RGBA, rows packed, EXIF orientation
+/// applied.
+public struct PhotoThumbnail: Sendable {
+    public var width: Int
+    public var height: Int
+    /// `width * height * 4` bytes, colour premultiplied by alpha.
+    public var pixels: [UInt8]
+    /// The JPEG DCT scale denominator the decode used (1 for PNG).
+    public var scaleDenominator: Int
+
+    /// Reads a JPEG or PNG file and scales it to `width` × `height` display pixels.
+    ///
+    /// JPEGs decode with libjpeg's DCT scaling at the smallest scale (1/8, 1/4, 1/2) that still leaves at
+    /// least the target size, so a 4000-pixel photo shown 236 pixels wide costs a fraction of a full
+    /// decode; PNGs decode whole through libpng's png_image. The decoded image is turned upright as its
+    /// EXIF orientation says, then area-averaged down (or bilinearly up) to the target size.
+    ///
+    /// - Parameters:
+    ///   - path: The image file.
+    ///   - width: Target width in pixels, at least 1.
+    ///   - height: Target height in pixels, at least 1.
+    ///   - pixelBudget: Images with more stored pixels are refused unread.
+    /// - Throws: ``PreviewRenderError`` naming the file: unreadable, not JPEG or PNG, over the budget,
+    ///   or damaged (libjpeg's warnings count as damage, as in `probe --verify`).
+    public static func load(
+        path: String, width: Int, height: Int, pixelBudget: Int = ImageInfo.defaultPixelBudget
+    ) throws(PreviewRenderError) -> PhotoThumbnail {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path), options: .mappedIfSafe)
+        } catch {
+            throw PreviewRenderError("\(path): cannot read the image (\(error.localizedDescription))")
+        }
+        let result = data.withUnsafeBytes { bytes in
+            Result { () throws(PreviewRenderError) in
+                try decode(bytes, source: path, width: width, height: height, pixelBudget: pixelBudget)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Decodes an image held in memory; see ``load(path:width:height:pixelBudget:)``.
+    public static func decode(
+        _ bytes: UnsafeRawBufferPointer, source: String, width: Int, height: Int,
+        pixelBudget: Int = ImageInfo.defaultPixelBudget
+    ) throws(PreviewRenderError) -> PhotoThumbnail {
+        let targetWidth = max(1, width)
+        let targetHeight = max(1, height)
+        let info: ImageInfo
+        switch ImageHeaderParser.parse(bytes, isComplete: true) {
+        case .info(let parsed): info = parsed
+        case .failure(let error): throw PreviewRenderError("\(source): \(error.reason)")
+        case .needMoreBytes: throw PreviewRenderError("\(source): the image ends inside its header")
+        }
+        guard info.format == .jpeg || info.format == .png else {
+            throw PreviewRenderError(
+                "\(source): the PNG preview draws JPEG and PNG only, this is \(info.format.rawValue)")
+        }
+        guard !info.exceedsPixelBudget(pixelBudget) else {
+            throw PreviewRenderError(
+                "\(source): \(info.width)×\(info.height) is above the pixel budget of \(pixelBudget)")
+        }
+        // The stored image is turned a quarter for orientations 5-8: compare it with the target turned too.
+        let swaps = info.swapsDimensionsForDisplay
+        let storedTargetWidth = swaps ? targetHeight : targetWidth
+        let storedTargetHeight = swaps ? targetWidth : targetHeight
+        var denominator = 1
+        if info.format == .jpeg {
+            for candidate in [8, 4, 2]
+            where ceilDivide(info.width, candidate) >= storedTargetWidth
+                && ceilDivide(info.height, candidate) >= storedTargetHeight
+            {
+                denominator = candidate
+                break
+            }
+        }
+        var options = fl_image_decode_options(
+            pixel_budget: UInt64(max(0, pixelBudget)), max_progressive_scans: 100,
+            scale_denominator: Int32(denominator), keep_pixels: 1, reserved: 0)
+        var result = fl_image_decode_result()
+        let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        if info.format == .jpeg {
+            fl_jpeg_decode(base, bytes.count, &options, &result)
+        } else {
+            fl_png_decode(base, bytes.count, &options, &result)
+        }
+        defer { fl_image_free_pixels(result.pixels) }
+        guard result.status == Int32(FL_IMAGE_OK.rawValue), let decoded = result.pixels else {
+            let library = info.format == .jpeg ? "libjpeg" : "libpng"
+            let message = withUnsafeBytes(of: result.message) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            throw PreviewRenderError("\(source): \(library) could not decode it (\(message))")
+        }
+        let stored = SourceImage(
+            width: Int(result.decoded_width), height: Int(result.decoded_height),
+            pixels: UnsafeBufferPointer(
+                start: decoded, count: Int(result.decoded_width) * Int(result.decoded_height) * 4))
+        guard stored.width > 0, stored.height > 0 else {
+            throw PreviewRenderError("\(source): the image decoded to no pixels")
+        }
+        let upright = premultipliedUpright(stored, orientation: info.orientation)
+        let pixels = resample(
+            upright.pixels, width: upright.width, height: upright.height, toWidth: targetWidth, height: targetHeight)
+        return PhotoThumbnail(width: targetWidth, height: targetHeight, pixels: pixels, scaleDenominator: denominator)
+    }
+
+    private struct SourceImage {
+        var width: Int
+        var height: Int
+        var pixels: UnsafeBufferPointer<UInt8>
+    }
+
+    private static func ceilDivide(_ value: Int, _ divisor: Int) -> Int { (value + divisor - 1) / divisor }
+
+    /// The image as displayed (EXIF orientation applied), premultiplied, as floats for resampling.
+    private static func premultipliedUpright(_ image: SourceImage, orientation: Int) -> (
+        width: Int, height: Int, pixels: [Float]
+    ) {
+        let width = image.width
+        let height = image.height
+        let swaps = orientation >= 5 && orientation <= 8
+        let displayWidth = swaps ? height : width
+        let displayHeight = swaps ? width : height
+        var output = [Float](repeating: 0, count: width * height * 4)
+        output.withUnsafeMutableBufferPointer { output in
+            for storedY in 0..<height {
+                for storedX in 0..<width {
+                    // Where the stored pixel lands on screen (the inverse of ImageProbe's display mapping).
+                    let (displayX, displayY): (Int, Int)
+                    switch orientation {
+                    case 2: (displayX, displayY) = (width - 1 - storedX, storedY)
+                    case 3: (displayX, displayY) = (width - 1 - storedX, height - 1 - storedY)
+                    case 4: (displayX, displayY) = (storedX, height - 1 - storedY)
+                    case 5: (displayX, displayY) = (storedY, storedX)
+                    case 6: (displayX, displayY) = (height - 1 - storedY, storedX)
+                    case 7: (displayX, displayY) = (height - 1 - storedY, width - 1 - storedX)
+                    case 8: (displayX, displayY) = (storedY, width - 1 - storedX)
+                    default: (displayX, displayY) = (storedX, storedY)
+                    }
+                    let from = (storedY * width + storedX) * 4
+                    let to = (displayY * displayWidth + displayX) * 4
+                    let alpha = Float(image.pixels[from + 3])
+                    let factor = alpha / 255
+                    output[to] = Float(image.pixels[from]) * factor
+                    output[to + 1] = Float(image.pixels[from + 1]) * factor
+                    output[to + 2] = Float(image.pixels[from + 2]) * factor
+                    output[to + 3] = alpha
+                }
+            }
+        }
+        return (displayWidth, displayHeight, output)
+    }
+
+    /// For each output index along one axis: the first source index and the weights from there.
+    private static func weights(from source: Int, to target: Int) -> [(first: Int, weights: [Float])] {
+        let ratio = Double(source) / Double(target)
+        return (0..<target).map { index in
+            if ratio >= 1 {
+                // Shrinking: each output pixel averages the source area it covers, partial pixels
+                // weighted by how much of them it covers.
+                let start = Double(index) * ratio
+                let end = min(Double(source), start + ratio)
+                let first = Int(start.rounded(.down))
+                let last = min(source - 1, Int((end - 1e-9).rounded(.down)))
+                var weights: [Float] = []
+                for sourceIndex in first...max(first, last) {
+                    let overlap = min(end, Double(sourceIndex + 1)) - max(start, Double(sourceIndex))
+                    weights.append(Float(max(0, overlap) / ratio))
+                }
+                return (first, weights)
+            }
+            // Growing: bilinear between the two nearest source centres.
+            let centre = (Double(index) + 0.5) * ratio - 0.5
+            let lower = Int(centre.rounded(.down))
+            let fraction = Float(centre - Double(lower))
+            let first = min(max(lower, 0), source - 1)
+            let second = min(max(lower + 1, 0), source - 1)
+            if first == second { return (first, [1]) }
+            return (first, [1 - fraction, fraction])
+        }
+    }
+
+    /// Separable resampling of premultiplied RGBA floats to 8-bit premultiplied RGBA.
+    private static func resample(_ pixels: [Float], width: Int, height: Int, toWidth: Int, height toHeight: Int)
+        -> [UInt8]
+    {
+        let columns = weights(from: width, to: toWidth)
+        let rows = weights(from: height, to: toHeight)
+        var horizontal = [Float](repeating: 0, count: toWidth * height * 4)
+        pixels.withUnsafeBufferPointer { source in
+            horizontal.withUnsafeMutableBufferPointer { target in
+                for y in 0..<height {
+                    let sourceRow = y * width * 4
+                    let targetRow = y * toWidth * 4
+                    for (x, column) in columns.enumerated() {
+                        var sums: (Float, Float, Float, Float) = (0, 0, 0, 0)
+                        for (offset, weight) in column.weights.enumerated() {
+                            let index = sourceRow + (column.first + offset) * 4
+                            sums.0 += source[index] * weight
+                            sums.1 += source[index + 1] * weight
+                            sums.2 += source[index + 2] * weight
+                            sums.3 += source[index + 3] * weight
+                        }
+                        let index = targetRow + x * 4
+                        (target[index], target[index + 1], target[index + 2], target[index + 3]) = sums
+                    }
+                }
+            }
+        }
+        var output = [UInt8](repeating: 0, count: toWidth * toHeight * 4)
+        horizontal.withUnsafeBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { target in
+                for (y, row) in rows.enumerated() {
+                    for x in 0..<toWidth {
+                        var sums: (Float, Float, Float, Float) = (0, 0, 0, 0)
+                        for (offset, weight) in row.weights.enumerated() {
+                            let index = ((row.first + offset) * toWidth + x) * 4
+                            sums.0 += source[index] * weight
+                            sums.1 += source[index + 1] * weight
+                            sums.2 += source[index + 2] * weight
+                            sums.3 += source[index + 3] * weight
+                        }
+                        // Weights are non-negative, so adding a half and truncating rounds; premultiplied
+                        // colour never exceeds its alpha.
+                        let alpha = min(255, sums.3 + 0.5)
+                        let index = (y * toWidth + x) * 4
+                        target[index] = UInt8(min(alpha, sums.0 + 0.5))
+                        target[index + 1] = UInt8(min(alpha, sums.1 + 0.5))
+                        target[index + 2] = UInt8(min(alpha, sums.2 + 0.5))
+                        target[index + 3] = UInt8(alpha)
+                    }
+                }
+            }
+        }
+        return output
+    }
+}
