@@ -114,7 +114,7 @@ public struct LayoutPipeline: Sendable {
     /// Lays out a feed file, calling `onPage` with each page as soon as it is complete.
     ///
     /// - Parameters:
-    ///   - feedPath: The feed's path, or `-` for standard input.
+    ///   - feedPath: The feed's path, `-` for standard input, or an http(s) URL.
     ///   - resume: A cursor from an earlier page: the run starts with the page after it.
     ///   - logger: Where image fetching logs its requests.
     ///   - onPage: Receives pages in order; throwing stops the run.
@@ -132,24 +132,23 @@ public struct LayoutPipeline: Sendable {
             let prober = CachingImageProber(
                 prober: ImageProber(remote: RemoteImageProber(fetcher: fetcher)), cache: preparer.cache,
                 decodeOptions: .placeholder, logger: logger)
-            return try await run(feedPath: feedPath, resume: resume, prober: prober, onPage: onPage)
+            return try await run(feedPath: feedPath, resume: resume, fetcher: fetcher, prober: prober, onPage: onPage)
         }
     }
 
     private func run(
-        feedPath: String, resume: String?, prober: CachingImageProber, onPage: (LayoutPage) throws -> Void
+        feedPath: String, resume: String?, fetcher: RemoteFetcher, prober: CachingImageProber,
+        onPage: (LayoutPage) throws -> Void
     ) async throws -> LayoutSummary {
         var run = try PageAssembler(options: options, grid: grid, resume: resume)
-        let source = try FeedSource(path: feedPath)
-        let reader = FeedReader(
-            sourceName: source.displayName, baseURL: nil, feedDirectory: source.directory,
-            options: FeedIngestOptions(imageRoot: options.imageRoot))
+        let source = try await FeedSource(path: feedPath, fetcher: fetcher)
+        let reader = source.makeReader(imageRoot: options.imageRoot)
         let windowSize = max(32, options.probeConcurrency * 4)
         var window: [FeedItem] = []
         window.reserveCapacity(windowSize)
 
         do {
-            while !run.isFinished, let chunk = try source.nextChunk() {
+            while !run.isFinished, let chunk = try await source.nextChunk() {
                 let items = try chunk.withUnsafeBytes { try reader.consume($0) }
                 for item in items {
                     if run.isBeforeCursor(item) { continue }

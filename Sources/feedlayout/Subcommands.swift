@@ -22,7 +22,7 @@ extension FeedLayoutCommand {
                     feedlayout layout feed.xml --width 375 --columns 2 --page-size 20 --max-pages 1 --resume fl1.…
                 """)
 
-        @Argument(help: "The feed: a file path, or - for standard input.")
+        @Argument(help: "The feed: a file path, an http(s) URL, or - for standard input.")
         var feed: String
 
         @Option(help: "Write DIR/page-0001.json … (default: NDJSON pages on standard output).")
@@ -50,12 +50,12 @@ extension FeedLayoutCommand {
         }
     }
 
-    struct Ingest: ParsableCommand {
+    struct Ingest: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Parse a feed and print one JSON record per item (NDJSON).",
             discussion: "Example:\n  feedlayout ingest sample-feed/feed.xml | head -1")
 
-        @Argument(help: "The feed: a file path, or - for standard input.")
+        @Argument(help: "The feed: a file path, an http(s) URL, or - for standard input.")
         var feed: String
 
         @Option(help: "Local images may also live under this folder (besides the feed's own).")
@@ -64,9 +64,12 @@ extension FeedLayoutCommand {
         @Flag(help: "No summary on standard error.")
         var quiet = false
 
-        func run() throws {
+        @Flag(help: "Also fetch a feed URL from private, loopback and link-local addresses (refused by default).")
+        var allowPrivateNetwork = false
+
+        func run() async throws {
             var json = JSONWriter(reservingCapacity: 1 << 16)
-            let summary = try ingestFeed(at: feed, imageRoot: imageRoot) { item in
+            let summary = try await ingestFeed(at: feed, imageRoot: imageRoot, allowPrivateNetwork: allowPrivateNetwork) { item in
                 Records.write(item, into: &json)
                 json.appendRaw("\n")
                 if json.bytes.count > 1 << 16 { Terminal.write(json.takeBytes()) }
@@ -351,7 +354,7 @@ extension FeedLayoutCommand {
                   feedlayout preview sample-feed/feed.xml --out preview/ --width 800 && open preview/index.html
                 """)
 
-        @Argument(help: "The feed: a file path, or - for standard input.")
+        @Argument(help: "The feed: a file path, an http(s) URL, or - for standard input.")
         var feed: String
 
         @Option(help: "The folder to write index.html into.")
