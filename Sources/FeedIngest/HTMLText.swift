@@ -613,16 +613,23 @@ enum SimpleHTML {
 
     private static let anchor = pack("a")
     private static let amp = pack("amp"), lt = pack("lt"), gt = pack("gt"), quot = pack("quot"), nbsp = pack("nbsp")
-    private static let kinds: [UInt64: Kind] = {
-        var kinds: [UInt64: Kind] = [
-            pack("p"): .paragraph, pack("div"): .division, pack("br"): .lineBreak, pack("img"): .image,
-        ]
-        // Inline elements libxml2 keeps whitespace around (its allowPCData list).
-        for name in ["a", "b", "i", "em", "strong", "span", "u", "small", "big", "code", "cite", "font", "tt", "q"] {
-            kinds[pack(name)] = .inline
+    private static let p = pack("p"), div = pack("div"), br = pack("br"), img = pack("img")
+    // Inline elements libxml2 keeps whitespace around (its allowPCData list).
+    private static let b = pack("b"), i = pack("i"), em = pack("em"), strong = pack("strong"), span = pack("span")
+    private static let u = pack("u"), small = pack("small"), big = pack("big"), code = pack("code")
+    private static let cite = pack("cite"), font = pack("font"), tt = pack("tt"), q = pack("q")
+
+    /// The kind of a known element (by its packed, lowercased name); nil for any other.
+    private static func kind(of name: UInt64) -> Kind? {
+        switch name {
+        case p: .paragraph
+        case div: .division
+        case br: .lineBreak
+        case img: .image
+        case anchor, b, i, em, strong, span, u, small, big, code, cite, font, tt, q: .inline
+        default: nil
         }
-        return kinds
-    }()
+    }
 
     private static func pack(_ name: String) -> UInt64 {
         var key: UInt64 = 0
@@ -649,7 +656,7 @@ enum SimpleHTML {
             length += 1
             index += 1
         }
-        guard let kind = kinds[name] else { return nil }
+        guard let kind = kind(of: name) else { return nil }
         if isEnd {
             // Void elements have no end tag; the parser ignores "</br>" and "</img>".
             guard kind != .lineBreak && kind != .image else { return nil }
