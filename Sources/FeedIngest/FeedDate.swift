@@ -233,9 +233,34 @@ enum FeedDate {
         let days = totalSeconds >= 0 ? totalSeconds / 86_400 : (totalSeconds - 86_399) / 86_400
         let secondsOfDay = totalSeconds - days * 86_400
         let date = civilFromDays(days)
-        return pad(date.year, 4) + "-" + pad(date.month, 2) + "-" + pad(date.day, 2) + "T"
-            + pad(secondsOfDay / 3600, 2) + ":" + pad(secondsOfDay / 60 % 60, 2) + ":"
-            + pad(secondsOfDay % 60, 2) + "Z"
+        // Written as bytes: seven String concatenations cost more than parsing the date.
+        guard (0...9999).contains(date.year) else {
+            return pad(date.year, 4) + "-" + pad(date.month, 2) + "-" + pad(date.day, 2) + "T"
+                + pad(secondsOfDay / 3600, 2) + ":" + pad(secondsOfDay / 60 % 60, 2) + ":"
+                + pad(secondsOfDay % 60, 2) + "Z"
+        }
+        return String(unsafeUninitializedCapacity: 20) { buffer in
+            func put(_ value: Int, _ width: Int, at offset: Int) {
+                var rest = value
+                for position in stride(from: offset + width - 1, through: offset, by: -1) {
+                    buffer[position] = UInt8(0x30 + rest % 10)
+                    rest /= 10
+                }
+            }
+            put(date.year, 4, at: 0)
+            buffer[4] = UInt8(ascii: "-")
+            put(date.month, 2, at: 5)
+            buffer[7] = UInt8(ascii: "-")
+            put(date.day, 2, at: 8)
+            buffer[10] = UInt8(ascii: "T")
+            put(secondsOfDay / 3600, 2, at: 11)
+            buffer[13] = UInt8(ascii: ":")
+            put(secondsOfDay / 60 % 60, 2, at: 14)
+            buffer[16] = UInt8(ascii: ":")
+            put(secondsOfDay % 60, 2, at: 17)
+            buffer[19] = UInt8(ascii: "Z")
+            return 20
+        }
     }
 
     static func pad(_ value: Int, _ width: Int) -> String {

@@ -239,7 +239,13 @@ public final class FeedReader {
                     line: 1, column: 1)
             }
         }
-        let declared = bomEncoding ?? Self.declaredEncoding(pending[start...]) ?? "utf-8"
+        let documentEncoding = bomEncoding ?? Self.declaredEncoding(pending[start...])
+        // An HTTP charset counts only when the document is silent (a declaration, when there is
+        // one, was written with the bytes; a server's default charset often was not).
+        let transportEncoding =
+            documentEncoding == nil
+            ? self.options.transportEncoding.map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 } : nil
+        let declared = documentEncoding ?? transportEncoding ?? "utf-8"
         var options = Int32(XML_PARSE_RECOVER.rawValue | XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue)
         switch declared {
         case "utf-8", "utf8":
@@ -261,7 +267,8 @@ public final class FeedReader {
         if sanitizer != nil { options |= Int32(XML_PARSE_IGNORE_ENC.rawValue) }
         let held = pending
         pending = []
-        try createParser(options: options)
+        // Nothing in the document names a transport-declared encoding for libxml2: say it.
+        try createParser(options: options, encoding: sanitizer == nil ? transportEncoding : nil)
         try held.withUnsafeBufferPointer { (buffer) throws(FeedIngestError) in
             try feed(UnsafeBufferPointer(rebasing: buffer[start...]), isFinal: false)
         }
@@ -313,7 +320,7 @@ public final class FeedReader {
         return String(rest.prefix(while: { $0 != quote })).lowercased()
     }
 
-    private func createParser(options: Int32) throws(FeedIngestError) {
+    private func createParser(options: Int32, encoding: String?) throws(FeedIngestError) {
         xmlInitParser()  // idempotent and locked inside libxml2; needed before threads share it
         var handler = xmlSAXHandler()
         fl_xml_prepare_sax_handler(&handler, FeedReader.structuredErrorCallback)
@@ -328,6 +335,10 @@ public final class FeedReader {
             throw FeedIngestError(
                 code: .malformedDocument, message: "libxml2 could not create a parser (out of memory?)",
                 source: sourceName)
+        }
+        if let encoding {
+            // The push parser's documented way to set an encoding; it resets the context first.
+            xmlCtxtResetPush(context, nil, 0, sourceName, encoding)
         }
         context.pointee._private = Unmanaged.passUnretained(self).toOpaque()
         xmlCtxtUseOptions(context, options)

@@ -204,6 +204,9 @@ public struct FeedIngestOptions: Sendable {
     public var maxFieldBytes: Int
     /// A second directory local image references may point into (besides the feed's directory).
     public var imageRoot: String?
+    /// The encoding the transport declared (an HTTP `Content-Type` charset), used only when the
+    /// document declares none itself (no BOM, no `encoding` in the XML declaration).
+    public var transportEncoding: String?
 
     /// Creates options.
     /// - Parameters:
@@ -211,14 +214,16 @@ public struct FeedIngestOptions: Sendable {
     ///   - maxTextLength: the caption length cap in characters; 2,000 by default.
     ///   - maxFieldBytes: the cap on one field's raw bytes; 1 MiB by default.
     ///   - imageRoot: an extra allowed directory for local images.
+    ///   - transportEncoding: the charset the transport declared, for documents that declare none.
     public init(
         maxInputBytes: Int = 4 << 30, maxTextLength: Int = 2_000, maxFieldBytes: Int = 1 << 20,
-        imageRoot: String? = nil
+        imageRoot: String? = nil, transportEncoding: String? = nil
     ) {
         self.maxInputBytes = maxInputBytes
         self.maxTextLength = maxTextLength
         self.maxFieldBytes = maxFieldBytes
         self.imageRoot = imageRoot
+        self.transportEncoding = transportEncoding
     }
 }
 

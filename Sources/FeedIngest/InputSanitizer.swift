@@ -192,12 +192,21 @@ struct InputSanitizer {
             // complete, valid UTF-8 sequences is copied in one append. Text in any script stays on this path.
             if markup == .content && !inCDATA {
                 var runEnd = index
+                let base = UnsafeRawPointer(input.baseAddress!)
                 while runEnd < count {
+                    // Eight bytes at a time while they are plain text (most of a feed's bytes).
+                    while runEnd &+ 8 <= count,
+                        Self.isPlainTextWord(base.loadUnaligned(fromByteOffset: runEnd, as: UInt64.self))
+                    {
+                        runEnd &+= 8
+                    }
+                    guard runEnd < count else { break }
                     let next = input[runEnd]
                     if Self.isOrdinary(next) || next == 0x2D || next == 0x5D {
                         if next == 0x0A { newLine(at: runEnd) }
                         runEnd += 1
-                    } else if next >= 0xC2, decoding == .utf8, let length = Self.validSequenceLength(input, at: runEnd) {
+                    } else if next >= 0xC2, decoding == .utf8, let length = Self.validSequenceLength(input, at: runEnd)
+                    {
                         runEnd += length
                     } else {
                         break
@@ -320,6 +329,19 @@ struct InputSanitizer {
             Repair(
                 kind: kind, outputOffset: outputOffset + outputCount, line: line,
                 column: inputOffset + index - lineStartOffset + 1))
+    }
+
+    /// Whether eight bytes are all printable ASCII (0x20–0x7F) other than `&` and `<`: text the
+    /// content fast path copies as it is, with no newline to count.
+    @inline(__always)
+    private static func isPlainTextWord(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        // With no high bit set, (x - n) & ~x has a high bit exactly where a byte is below n
+        // (a zero byte after XOR-ing with c means a byte equal to c).
+        func hasByteBelow(_ x: UInt64, _ n: UInt64) -> Bool { (x &- ones &* n) & ~x & highs != 0 }
+        func hasByte(_ x: UInt64, _ c: UInt64) -> Bool { hasByteBelow(x ^ (ones &* c), 1) }
+        return word & highs == 0 && !hasByteBelow(word, 0x20) && !hasByte(word, 0x26) && !hasByte(word, 0x3C)
     }
 
     @inline(__always)
@@ -509,7 +531,9 @@ struct InputSanitizer {
     /// honours character references; a recovering reader must not lose every "&" after one slip.
     /// Compared byte by byte: Flickr-style captions carry dozens of `&lt;` / `&quot;` per item.
     /// - Returns: whether `name` was one of the five (and its reference was appended).
-    private static func appendPredefinedAsCharacterReference(_ name: UnsafeBufferPointer<UInt8>, to output: inout [UInt8])
+    private static func appendPredefinedAsCharacterReference(
+        _ name: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]
+    )
         -> Bool
     {
         let code: UInt8  // the two decimal digits of the code point

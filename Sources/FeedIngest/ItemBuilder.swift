@@ -215,10 +215,13 @@ struct ItemFinisher {
     /// "jane@example.com (Jane Doe)" → "Jane Doe", as feedparser's `author_detail.name`.
     func authorName(_ author: String?) -> String? {
         guard let author else { return nil }
-        if author.contains("@"), let open = author.firstIndex(of: "("), let close = author.lastIndex(of: ")"),
-            open < close
+        // On UTF-8 bytes ('@', '(' and ')' are ASCII): a Character walk cost 12,000 instructions per item.
+        let bytes = author.utf8
+        if bytes.contains(UInt8(ascii: "@")), let open = bytes.firstIndex(of: UInt8(ascii: "(")),
+            let close = bytes.lastIndex(of: UInt8(ascii: ")")), open < close
         {
-            let name = String(author[author.index(after: open)..<close]).trimmingASCIIWhitespace()
+            let name = String(decoding: bytes[bytes.index(after: open)..<close], as: UTF8.self)
+                .trimmingASCIIWhitespace()
             if !name.isEmpty { return name }
         }
         return author
@@ -232,9 +235,11 @@ struct ItemFinisher {
     ]
 
     static func pathExtension(_ url: String) -> String {
-        let path = URLResolver.stripQueryAndFragment(url)
-        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return "" }
-        return path[path.index(after: dot)...].lowercased()
+        let path = URLResolver.stripQueryAndFragment(url).utf8
+        guard let dot = path.lastIndex(of: UInt8(ascii: ".")), !path[dot...].contains(UInt8(ascii: "/")) else {
+            return ""
+        }
+        return String(decoding: path[path.index(after: dot)...], as: UTF8.self).lowercased()
     }
 
     /// Whether a declared reference is an image: medium, then MIME type, then extension.
@@ -258,8 +263,9 @@ struct ItemFinisher {
         guard !url.isEmpty, !url.lowercased().hasPrefix("data:") else { return nil }
         let resolved = resolver.resolveImage(url, bases: [raw.base, link])
         if let refusal = resolved.refusal {
+            // The item keeps its image reference (unread: no local path), so that a layout can
+            // still use the declared size; the warning says why it was not read.
             builder.warn(FeedWarning(code: "refused-path", message: refusal, line: raw.line))
-            return nil
         }
         return FeedImage(
             url: resolved.url, localPath: resolved.localPath,

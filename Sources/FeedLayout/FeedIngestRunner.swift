@@ -1,5 +1,7 @@
-import Foundation
 import FeedIngest
+import Foundation
+import Logging
+import RemoteFetch
 
 /// What `feedlayout ingest` reports at the end.
 public struct IngestSummary: Sendable {
@@ -13,17 +15,33 @@ public struct IngestSummary: Sendable {
 /// Streams a feed's items, as they close, to `onItem`.
 ///
 /// - Parameters:
-///   - feedPath: A file path, or `-` for standard input.
-///   - imageRoot: Local images may also live under this folder.
+///   - feedPath: A file path, `-` for standard input, or an http(s) URL (streamed, never held whole).
+///   - imageRoot: Local images may also live under this folder (local feeds only).
+///   - allowPrivateNetwork: Whether a feed URL may point at a private, loopback or link-local address.
+///   - logger: Where fetching a remote feed logs its requests.
 ///   - onItem: Receives every item in feed order.
 /// - Throws: `LayoutError.feedUnreadable` / `.feedInvalid` when the feed cannot be read or parsed at all.
 public func ingestFeed(
-    at feedPath: String, imageRoot: String? = nil, onItem: (FeedItem) throws -> Void
-) throws -> IngestSummary {
-    let source = try FeedSource(path: feedPath)
-    let reader = FeedReader(
-        sourceName: source.displayName, baseURL: nil, feedDirectory: source.directory,
-        options: FeedIngestOptions(imageRoot: imageRoot))
+    at feedPath: String, imageRoot: String? = nil, allowPrivateNetwork: Bool = false,
+    logger: Logger = Logger(label: "feedlayout", factory: { _ in SwiftLogNoOpLogHandler() }),
+    onItem: (FeedItem) throws -> Void
+) async throws -> IngestSummary {
+    guard RemoteFetcher.isRemote(feedPath) else {
+        return try await ingestFeed(
+            from: FeedSource(path: feedPath, fetcher: nil), imageRoot: imageRoot, onItem: onItem)
+    }
+    // The HTTP client lives exactly as long as the feed is read.
+    return try await RemoteFetcher.withFetcher(
+        configuration: RemoteFetchConfiguration(allowPrivateNetwork: allowPrivateNetwork), logger: logger
+    ) { fetcher in
+        try await ingestFeed(from: FeedSource(path: feedPath, fetcher: fetcher), imageRoot: imageRoot, onItem: onItem)
+    }
+}
+
+private func ingestFeed(
+    from source: FeedSource, imageRoot: String?, onItem: (FeedItem) throws -> Void
+) async throws -> IngestSummary {
+    let reader = source.makeReader(imageRoot: imageRoot)
     var summary = IngestSummary()
     func deliver(_ items: [FeedItem]) throws {
         for item in items {
@@ -33,7 +51,7 @@ public func ingestFeed(
         }
     }
     do {
-        while let chunk = try source.nextChunk() {
+        while let chunk = try await source.nextChunk() {
             try deliver(try chunk.withUnsafeBytes { try reader.consume($0) })
         }
         try deliver(try reader.finish())

@@ -1,30 +1,74 @@
+import FeedIngest
 import Foundation
+import RemoteFetch
 
-/// A feed's bytes, read in chunks from a file or standard input so that a feed of any size streams.
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A feed's bytes, read in chunks from a file, standard input or an http(s) URL, so that a feed of any size
+/// streams: no source ever holds more than one chunk.
 final class FeedSource {
-    /// How the feed is named in messages: the path as given, or `stdin`.
+    /// How the feed is named in messages: the path or URL as given, or `stdin`.
     let displayName: String
-    /// The absolute folder local image references resolve against; `nil` for standard input.
+    /// The absolute folder local image references resolve against; `nil` for a remote feed.
     let directory: String?
-    private let handle: FileHandle
+    /// The URL that served a remote feed, after redirects: the last base for relative references.
+    let url: String?
+    /// The charset of a remote feed's `Content-Type`, used when the document declares no encoding.
+    let charset: String?
+    private var backing: Backing
     private let chunkSize: Int
     /// Bytes read from standard input before the source was opened; they come first.
-    private var prefix: Data
+    private var prefix: [UInt8]
+
+    private enum Backing {
+        case descriptor(Int32, closeAtEnd: Bool)
+        case remote(RemoteBody.AsyncIterator)
+    }
 
     /// Opens a feed.
     ///
     /// - Parameters:
-    ///   - path: A file path, or `-` for standard input.
+    ///   - path: A file path, `-` for standard input, or an http(s) URL.
+    ///   - fetcher: Fetches a remote feed (with its timeouts, redirect limit and private-network policy);
+    ///     `nil` refuses URLs.
+    ///   - maximumBytes: A remote feed larger than this fails (the reader's input-size limit).
     ///   - standardInputPrefix: For `-`: bytes of standard input already read; they are the feed's beginning.
-    /// - Throws: `LayoutError.feedUnreadable` naming the path when it does not exist, is a folder, or cannot be
-    ///   opened.
-    init(path: String, standardInputPrefix: Data = Data(), chunkSize: Int = 256 * 1024) throws(LayoutError) {
+    ///   - chunkSize: Bytes per read from a file.
+    /// - Throws: `LayoutError.feedUnreadable` naming the path or URL when it does not exist, is a folder, cannot
+    ///   be opened, or the server refuses, fails or times out.
+    init(
+        path: String, fetcher: RemoteFetcher?, maximumBytes: Int = FeedIngestOptions().maxInputBytes,
+        standardInputPrefix: Data = Data(), chunkSize: Int = 256 * 1024
+    ) async throws(LayoutError) {
         self.chunkSize = chunkSize
-        prefix = path == "-" ? standardInputPrefix : Data()
+        prefix = path == "-" ? [UInt8](standardInputPrefix) : []
+        if RemoteFetcher.isRemote(path) {
+            guard let fetcher else {
+                throw LayoutError(
+                    .feedUnreadable, "\(path): this command reads feeds from files or standard input only")
+            }
+            do {
+                let (body, resource) = try await fetcher.streamBody(path, maximumBytes: maximumBytes)
+                displayName = path
+                directory = nil
+                url = resource.finalURL
+                charset = resource.charset
+                backing = .remote(body.makeAsyncIterator())
+            } catch {
+                throw LayoutError(.feedUnreadable, error.message)
+            }
+            return
+        }
+        url = nil
+        charset = nil
         if path == "-" {
             displayName = "stdin"
             directory = FileManager.default.currentDirectoryPath
-            handle = FileHandle.standardInput
+            backing = .descriptor(STDIN_FILENO, closeAtEnd: false)
             return
         }
         displayName = path
@@ -33,31 +77,61 @@ final class FeedSource {
             throw LayoutError(.feedUnreadable, "\(path): no such file; check the feed path")
         }
         guard !isDirectory.boolValue else {
-            throw LayoutError(.feedUnreadable, "\(path): is a folder; pass the feed file itself (e.g. \(path)/feed.xml)")
+            throw LayoutError(
+                .feedUnreadable, "\(path): is a folder; pass the feed file itself (e.g. \(path)/feed.xml)")
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
             throw LayoutError(.feedUnreadable, "\(path): cannot be opened for reading; check its permissions")
         }
-        self.handle = handle
+        backing = .descriptor(descriptor, closeAtEnd: true)
         let absolute = URL(fileURLWithPath: path).standardizedFileURL
         directory = absolute.deletingLastPathComponent().path
     }
 
     deinit {
-        if displayName != "stdin" { try? handle.close() }
+        if case .descriptor(let descriptor, closeAtEnd: true) = backing { close(descriptor) }
+    }
+
+    /// A reader for this feed: its base URL (remote) or folder (local), and the transport's charset.
+    func makeReader(imageRoot: String?) -> FeedReader {
+        FeedReader(
+            sourceName: displayName, baseURL: url, feedDirectory: directory,
+            options: FeedIngestOptions(imageRoot: url == nil ? imageRoot : nil, transportEncoding: charset))
     }
 
     /// The next chunk, or `nil` at the end of the feed.
-    func nextChunk() throws(LayoutError) -> Data? {
+    func nextChunk() async throws(LayoutError) -> [UInt8]? {
         if !prefix.isEmpty {
-            defer { prefix = Data() }
+            defer { prefix = [] }
             return prefix
         }
-        do {
-            guard let data = try handle.read(upToCount: chunkSize), !data.isEmpty else { return nil }
-            return data
-        } catch {
-            throw LayoutError(.feedUnreadable, "\(displayName): read failed: \(error.localizedDescription)")
+        switch backing {
+        case .descriptor(let descriptor, _):
+            while true {
+                var failure: Int32 = 0
+                let chunk = [UInt8](unsafeUninitializedCapacity: chunkSize) { buffer, count in
+                    let result = read(descriptor, buffer.baseAddress, chunkSize)
+                    count = max(0, result)
+                    if result < 0 { failure = errno }
+                }
+                if failure == EINTR { continue }
+                if failure != 0 {
+                    throw LayoutError(
+                        .feedUnreadable, "\(displayName): read failed: \(String(cString: strerror(failure)))")
+                }
+                return chunk.isEmpty ? nil : chunk
+            }
+        case .remote(var iterator):
+            do {
+                let chunk = try await iterator.next()
+                backing = .remote(iterator)
+                return chunk
+            } catch let error as RemoteFetchError {
+                throw LayoutError(.feedUnreadable, error.message)
+            } catch {
+                throw LayoutError(.feedUnreadable, "\(displayName): \(error)")
+            }
         }
     }
 }

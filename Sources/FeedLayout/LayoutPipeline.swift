@@ -157,7 +157,7 @@ public struct LayoutPipeline: Sendable {
     /// own pages (`LayoutPage.layoutIndex`); a page of one layout may come between two pages of another.
     ///
     /// - Parameters:
-    ///   - feedPath: The feed's path, or `-` for standard input.
+    ///   - feedPath: The feed's path, `-` for standard input, or an http(s) URL.
     ///   - resume: A cursor from an earlier page: the run starts with the page after it. Only for one layout:
     ///     a breakpoint's cursor resumes a run with that breakpoint's `--width` and `--columns`.
     ///   - logger: Where image fetching logs its requests.
@@ -186,17 +186,17 @@ public struct LayoutPipeline: Sendable {
                 prober: ImageProber(remote: RemoteImageProber(fetcher: fetcher)), cache: preparer.cache,
                 decodeOptions: .placeholder, logger: logger)
             return try await run(
-                feedPath: feedPath, resume: resume, prefix: standardInputPrefix, prober: prober,
+                feedPath: feedPath, resume: resume, prefix: standardInputPrefix, fetcher: fetcher, prober: prober,
                 onProgress: onProgress, onPage: onPage)
         }
     }
 
     private func run(
-        feedPath: String, resume: String?, prefix: Data, prober: CachingImageProber,
+        feedPath: String, resume: String?, prefix: Data, fetcher: RemoteFetcher, prober: CachingImageProber,
         onProgress: (LayoutProgress) -> Void, onPage: (LayoutPage) throws -> Void
     ) async throws -> LayoutSummary {
         var run = try RunAssembler(options: options, grids: grids, resume: resume)
-        let source = try FeedSource(path: feedPath, standardInputPrefix: prefix)
+        let source = try await FeedSource(path: feedPath, fetcher: fetcher, standardInputPrefix: prefix)
         let clock = ContinuousClock()
         // Pages are handed over inside placement: time them apart, so placing and writing are told apart.
         var writeTime = Duration.zero
@@ -214,9 +214,7 @@ public struct LayoutPipeline: Sendable {
             run.summary.stageTimes.place += clock.now - started - (writeTime - writtenBefore)
             onProgress(run.progress)
         }
-        let reader = FeedReader(
-            sourceName: source.displayName, baseURL: nil, feedDirectory: source.directory,
-            options: FeedIngestOptions(imageRoot: options.imageRoot))
+        let reader = source.makeReader(imageRoot: options.imageRoot)
         let windowSize = max(32, options.probeConcurrency * 4)
         var window: [FeedItem] = []
         window.reserveCapacity(windowSize)
@@ -224,7 +222,7 @@ public struct LayoutPipeline: Sendable {
         do {
             while !run.isFinished {
                 let parseStarted = clock.now
-                guard let chunk = try source.nextChunk() else { break }
+                guard let chunk = try await source.nextChunk() else { break }
                 let items = try chunk.withUnsafeBytes { try reader.consume($0) }
                 run.summary.stageTimes.parse += clock.now - parseStarted
                 for item in items {

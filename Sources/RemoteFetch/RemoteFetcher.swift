@@ -23,6 +23,23 @@ public struct RemoteResource: Sendable, Equatable {
     public var bytesReceived: Int
     /// Whether the server honoured the Range header (206).
     public var honouredRange: Bool
+    /// The `Content-Type` header, when the server sent one (set by ``RemoteFetcher/streamBody(_:maximumBytes:)``).
+    public var contentType: String? = nil
+
+    /// The `charset` parameter of the `Content-Type` header, lowercased and unquoted (`iso-8859-1`).
+    public var charset: String? {
+        guard let contentType else { return nil }
+        for parameter in contentType.split(separator: ";").dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" else {
+                continue
+            }
+            let value = pair[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(
+                in: CharacterSet(charactersIn: "\"'"))
+            return value.isEmpty ? nil : value.lowercased()
+        }
+        return nil
+    }
 
     /// The validator a cache stores to revalidate this resource later.
     public var validator: RemoteValidator { RemoteValidator(entityTag: entityTag, lastModified: lastModified) }
@@ -270,11 +287,15 @@ public final class RemoteFetcher: Sendable {
     ///
     /// The stream enforces the byte cap; iterating it throws ``RemoteFetchError``. The total timeout
     /// covers the whole body. The concurrency permit is held only until the response head arrives.
-    /// - Parameter url: An http(s) URL.
-    /// - Returns: The body and what is known of the resource.
+    /// - Parameters:
+    ///   - url: An http(s) URL.
+    ///   - maximumBytes: A byte cap for this body instead of the configuration's (a feed's own size limit).
+    /// - Returns: The body and what is known of the resource (its final URL and `Content-Type` too).
     /// - Throws: ``RemoteFetchError`` for refused addresses, connection failures and statuses other than 200.
-    public func streamBody(_ url: String) async throws(RemoteFetchError) -> (body: RemoteBody, resource: RemoteResource)
-    {
+    public func streamBody(
+        _ url: String, maximumBytes: Int? = nil
+    ) async throws(RemoteFetchError) -> (body: RemoteBody, resource: RemoteResource) {
+        let cap = max(1, maximumBytes ?? configuration.maximumBytes)
         do {
             return try await limiter.withPermit {
                 let deadline = NIODeadline.now() + TimeAmount(configuration.totalTimeout)
@@ -287,16 +308,17 @@ public final class RemoteFetcher: Sendable {
                 resource.entityTag = response.headers.first(name: "ETag")
                 resource.lastModified = response.headers.first(name: "Last-Modified")
                 resource.totalSize = response.headers.first(name: "Content-Length").flatMap { Int($0) }
+                resource.contentType = response.headers.first(name: "Content-Type")
                 guard response.status == .ok else {
                     throw RemoteFetchError(
                         code: .httpStatus, url: url,
                         reason: "the server answered HTTP \(response.status.code) \(response.status.reasonPhrase); "
                             + "check the URL", status: Int(response.status.code))
                 }
-                if let size = resource.totalSize, size > configuration.maximumBytes { throw tooLarge(url) }
+                if let size = resource.totalSize, size > cap { throw tooLarge(url, cap: cap) }
                 return (
                     RemoteBody(
-                        body: response.body, url: url, maximumBytes: configuration.maximumBytes, deadline: deadline,
+                        body: response.body, url: url, maximumBytes: cap, deadline: deadline,
                         configuration: configuration), resource
                 )
             }
@@ -400,11 +422,11 @@ public final class RemoteFetcher: Sendable {
                 "the fetch took longer than \(configuration.totalTimeout) in all; try again later or raise the timeout")
     }
 
-    private func tooLarge(_ url: String) -> RemoteFetchError {
+    private func tooLarge(_ url: String, cap: Int? = nil) -> RemoteFetchError {
         RemoteFetchError(
             code: .tooLarge, url: url,
             reason:
-                "the body is larger than the byte cap of \(configuration.maximumBytes) bytes; raise the cap if the resource is trusted"
+                "the body is larger than the byte cap of \(cap ?? configuration.maximumBytes) bytes; raise the cap if the resource is trusted"
         )
     }
 

@@ -155,7 +155,7 @@ extension FeedLayoutCommand {
         }
     }
 
-    struct Ingest: ParsableCommand {
+    struct Ingest: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Parse a feed and print one JSON record per item (NDJSON).",
             discussion: """
@@ -167,7 +167,7 @@ extension FeedLayoutCommand {
                   feedlayout ingest feed.xml | jq -r '.image.url // empty'
                 """)
 
-        @Argument(help: "The feed: a file path, or - for standard input.")
+        @Argument(help: "The feed: a file path, an http(s) URL, or - for standard input.")
         var feed: String
 
         @Option(help: "Local images may also live under this folder (besides the feed's own).")
@@ -176,9 +176,12 @@ extension FeedLayoutCommand {
         @Flag(help: "No summary on standard error.")
         var quiet = false
 
-        func run() throws {
+        @Flag(help: "Also fetch a feed URL from private, loopback and link-local addresses (refused by default).")
+        var allowPrivateNetwork = false
+
+        func run() async throws {
             var json = JSONWriter(reservingCapacity: 1 << 16)
-            let summary = try ingestFeed(at: feed, imageRoot: imageRoot) { item in
+            let summary = try await ingestFeed(at: feed, imageRoot: imageRoot, allowPrivateNetwork: allowPrivateNetwork) { item in
                 Records.write(item, into: &json)
                 json.appendRaw("\n")
                 if json.bytes.count > 1 << 16 { Terminal.write(json.takeBytes()) }
@@ -475,7 +478,7 @@ extension FeedLayoutCommand {
                     --placeholders
                 """)
 
-        @Argument(help: "The feed: a file path, or - for standard input.")
+        @Argument(help: "The feed: a file path, an http(s) URL, or - for standard input.")
         var feed: String
 
         @Option(help: "The folder to write index.html into.")

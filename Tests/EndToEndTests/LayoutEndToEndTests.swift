@@ -261,13 +261,18 @@ import Testing
             </channel></rss>
             """.write(to: feed, atomically: true, encoding: .utf8)
         let output = try CommandRunner.run(["layout", feed.path, "--no-cache"])
-        #expect(output.status <= 1, "\(output.stderr)")
+        // The refused photo is an unread image: a failed input, though its item is laid out.
+        #expect(output.status == 1, "\(output.stderr)")
         let item = try #require(try PageFile(Data(output.stdoutText.split(separator: "\n")[0].utf8)).items.first)
-        #expect((item["photo"] as! [String: Any])["sizeFrom"] as? String == "fallback")
+        // Issue 3: the item keeps its image reference (never read) and lays out at the declared size.
+        let photo = item["photo"] as! [String: Any]
+        #expect(photo["sizeFrom"] as? String == "declared")
+        #expect(photo["url"] as? String == "../../../etc/hostname.jpg")
+        #expect(number(photo["width"]) == 400 && number(photo["height"]) == 300)
         let warnings = item["warnings"] as! [[String: Any]]
         let refusal = try #require(warnings.first { $0["code"] as? String == "refused-path" })
         #expect(refusal["line"] as? Int == 3)
-        #expect(warnings.contains { $0["code"] as? String == "noImage" })
+        #expect(!warnings.contains { $0["code"] as? String == "noImage" })
     }
 
     @Test func ingestPrintsOneRecordPerItem() throws {

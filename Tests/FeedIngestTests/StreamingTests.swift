@@ -71,26 +71,29 @@ struct LocalFeedTests {
         let spaced = FeedImage(url: "photos/a b.jpg", localPath: directory + "/photos/a b.jpg", origin: "media:content")
         let normalised = FeedImage(url: "photos/c.jpg", localPath: directory + "/photos/c.jpg", origin: "media:content")
         let remote = FeedImage(url: "https://remote.example.com/r.jpg", origin: "media:content")
+        // A refused reference stays on its item, unread (no local path), with a warning (issue 3).
+        let escaping = FeedImage(url: "../../../etc/passwd", origin: "media:content")
+        let fileURL = FeedImage(url: "file:///etc/hostname", origin: "media:content")
         #expect(
             items == [
                 FeedItem(index: 0, id: "local-1", image: spaced, images: [spaced]),
                 FeedItem(index: 1, id: "local-2", image: normalised, images: [normalised]),
                 FeedItem(
-                    index: 2, id: "local-3",
+                    index: 2, id: "local-3", image: escaping, images: [escaping],
                     warnings: [
                         FeedWarning(
                             code: "refused-path",
                             message:
-                                "local image '../../../etc/passwd' is outside the feed's directory; it was not used",
+                                "local image '../../../etc/passwd' is outside the feed's directory; it is kept as written but not read",
                             line: 6)
                     ]),
                 FeedItem(
-                    index: 3, id: "local-4",
+                    index: 3, id: "local-4", image: fileURL, images: [fileURL],
                     warnings: [
                         FeedWarning(
                             code: "refused-path",
                             message:
-                                "local image 'file:///etc/hostname' is outside the feed's directory; it was not used",
+                                "local image 'file:///etc/hostname' is outside the feed's directory; it is kept as written but not read",
                             line: 7)
                     ]),
                 FeedItem(index: 4, id: "local-5", image: remote, images: [remote]),
@@ -103,7 +106,7 @@ struct LocalFeedTests {
             items.append($0)
         }
         // "../../../etc/passwd" is relative to the feed's directory, not to "/": still outside.
-        #expect(items[2].image == nil)
+        #expect(items[2].image == FeedImage(url: "../../../etc/passwd", origin: "media:content"))
         #expect(items[3].image == FeedImage(url: "hostname", localPath: "/etc/hostname", origin: "media:content"))
     }
 
@@ -128,7 +131,8 @@ struct LocalFeedTests {
         var items: [FeedItem] = []
         _ = try FeedReader.read(path: temporary + "/feed.xml") { items.append($0) }
         #expect(items.count == 1)
-        #expect(items.first?.image == nil)
+        #expect(items.first?.image?.localPath == nil)
+        #expect(items.first?.image?.url == "escape/passwd")
         #expect(items.first?.warnings.map(\.code) == ["refused-path"])
     }
 

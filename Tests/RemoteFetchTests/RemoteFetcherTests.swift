@@ -197,6 +197,70 @@ struct RemoteFetcherTests {
         }
     }
 
+    @Test func aFeedsOwnByteCapReplacesTheConfiguredOne() async throws {
+        try await TestHTTPServer.with { server in
+            server.serve("/feed.xml", .init(body: Self.bytes(300_000), honoursRange: false, chunkSize: 4096))
+            var configuration = local
+            configuration.maximumBytes = 100_000
+            try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
+                // Larger than the image cap: a feed's own limit lets it through.
+                let (stream, _) = try await fetcher.streamBody(server.url("/feed.xml"), maximumBytes: 1 << 20)
+                var count = 0
+                for try await chunk in stream { count += chunk.count }
+                #expect(count == 300_000)
+                // Smaller: refused from the Content-Length before any body byte is read.
+                let error = await #expect(throws: RemoteFetchError.self) {
+                    _ = try await fetcher.streamBody(server.url("/feed.xml"), maximumBytes: 200_000)
+                }
+                #expect(error?.code == .tooLarge)
+                #expect(error?.message.contains(server.url("/feed.xml")) == true)
+                #expect(error?.message.contains("200000 bytes") == true)
+            }
+        }
+    }
+
+    @Test func aStreamedBodyReportsItsFinalURLAndContentType() async throws {
+        try await TestHTTPServer.with { server in
+            server.serve(
+                "/feeds/a.xml",
+                .init(body: Self.bytes(10), contentType: "application/rss+xml; charset=\"Windows-1252\""))
+            server.serve("/a", .init(redirect: server.url("/feeds/a.xml")))
+            try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
+                let (_, resource) = try await fetcher.streamBody(server.url("/a"))
+                #expect(resource.finalURL == server.url("/feeds/a.xml"))
+                #expect(resource.contentType == "application/rss+xml; charset=\"Windows-1252\"")
+                #expect(resource.charset == "windows-1252")
+            }
+        }
+    }
+
+    @Test(
+        arguments: [
+            ("text/xml; charset=UTF-8", "utf-8"), ("text/xml;charset='iso-8859-1'", "iso-8859-1"),
+            ("text/xml", nil), ("text/xml; format=flowed; Charset = koi8-r ", "koi8-r"), ("text/xml; charset=", nil),
+        ] as [(String, String?)])
+    func theCharsetComesFromTheContentType(header: String, charset: String?) {
+        var resource = RemoteResource(
+            url: "u", finalURL: "u", requestCount: 1, bytesReceived: 0, honouredRange: false)
+        resource.contentType = header
+        #expect(resource.charset == charset)
+    }
+
+    @Test func aStreamedBodyTimesOutNamingTheURL() async throws {
+        try await TestHTTPServer.with { server in
+            server.serve("/slow.xml", .init(body: Self.bytes(100), headDelay: .seconds(3)))
+            var configuration = local
+            configuration.readTimeout = .milliseconds(300)
+            try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
+                let error = await #expect(throws: RemoteFetchError.self) {
+                    _ = try await fetcher.streamBody(server.url("/slow.xml"))
+                }
+                #expect(error?.code == .timeout)
+                #expect(error?.message.hasPrefix(server.url("/slow.xml")) == true)
+            }
+        }
+    }
+
     @Test func aConditionalRequestSeesNotModified() async throws {
         try await TestHTTPServer.with { server in
             server.serve("/tagged", .init(body: Self.bytes(1000), entityTag: "\"v1\""))
