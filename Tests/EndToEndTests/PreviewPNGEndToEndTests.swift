@@ -30,7 +30,7 @@ import Testing
         #expect(size.width == 1024)
         #expect(size.height > 500 && size.height <= 4000)
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
-        #expect(names == ["index.html", "preview.png"])
+        #expect(names == ["fonts", "index.html", "preview.png"])
     }
 
     @Test func heightCapAndDeviceScaleApply() throws {

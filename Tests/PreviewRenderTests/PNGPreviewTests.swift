@@ -70,7 +70,7 @@ import WaterfallLayout
         }
         let state = engine.state
         let page = LayoutPage(
-            index: 0, items: items, columnHeights: state.columnHeights,
+            grid: grid, index: 0, items: items, columnHeights: state.columnHeights,
             contentHeight: state.contentBottom + grid.insets.bottom, cursor: nil,
             quality: LayoutQuality(items: items.map(\.placed), columnHeights: state.columnHeights, grid: grid),
             totals: LayoutQualityTotals())

@@ -48,7 +48,7 @@ func typicalPages(_ pageCount: Int) -> (pages: [LayoutPage], grid: WaterfallGrid
         let quality = LayoutQuality(items: laidOut.map(\.placed), columnHeights: engine.state.columnHeights, grid: engine.grid)
         pages.append(
             LayoutPage(
-                index: page, items: laidOut, columnHeights: engine.state.columnHeights,
+                grid: engine.grid, index: page, items: laidOut, columnHeights: engine.state.columnHeights,
                 contentHeight: engine.contentSize.height, cursor: "fl1.AZotIGsFV7qUTfeVMyxrQOwBFI4NBJYLig2HC54N0GdIcB",
                 quality: quality, totals: LayoutQualityTotals()))
     }
@@ -82,7 +82,7 @@ let benchmarks: @Sendable () -> Void = {
             let start = ContinuousClock.now
             var json = JSONWriter(reservingCapacity: 1 << 22)
             for page in input.pages {
-                Records.write(page, grid: input.grid, into: &json)
+                Records.write(page, into: &json)
                 json.appendRaw("\n")
             }
             let elapsed = ContinuousClock.now - start

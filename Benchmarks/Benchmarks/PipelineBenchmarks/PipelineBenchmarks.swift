@@ -21,7 +21,7 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations {
             do {
                 let pipeline = try LayoutPipeline(options: LayoutOptions())
-                let writer = try PageWriter(directory: out, pretty: false, grid: pipeline.grid)
+                let writer = try PageWriter(directory: out, pretty: false)
                 let summary = try await pipeline.run(feedPath: feedPath) { page in try writer.write(page) }
                 try writer.finish()
                 precondition(
