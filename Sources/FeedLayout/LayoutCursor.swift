@@ -3,35 +3,88 @@ import WaterfallLayout
 /// Everything the next page needs, packed into an opaque string: `--resume` takes it back.
 ///
 /// Layout: a version byte; the options' fingerprint; a digest of the ids of every item before the cursor (so a
-/// cursor refuses a feed that changed under it); the next page's index; the engine state (next item, content
-/// bottom, the round robin's next column, the running quality totals, column heights in device pixels) as
-/// LEB128 varints; then an FNV-1a checksum of all of it, and the
-/// whole in base64url behind the prefix `fl1.`. The checksum catches damage and casual edits; it is not a
-/// signature, so a cursor from an untrusted client must not be given more trust than its feed.
+/// cursor refuses a feed that changed under it); then the next page's index, the running quality totals and the
+/// engine state as LEB128 varints; then an FNV-1a checksum of all of it, and the whole in base64url behind the
+/// prefix `fl1.` or `fl2.`. The checksum catches damage and casual edits; it is not a signature, so a cursor
+/// from an untrusted client must not be given more trust than its feed.
+///
+/// Version 1 carries a waterfall's columns only, and is still what a layout without sections writes, so its
+/// cursors stay byte-identical. Version 2 adds the mode (waterfall or flow), the section fields, the flow rows'
+/// follow lanes, and a hash of the current section's key (the next item starts a new section when its key
+/// differs); its integers are zigzag-encoded, since frames may start left of zero.
 struct LayoutCursor: Hashable {
-    static let version: UInt8 = 1
-    static let prefix = "fl1."
+    static let prefixes = ["fl1.", "fl2."]
 
     var fingerprint: UInt64
     var feedDigest: UInt64
     var pageIndex: Int
-    var state: WaterfallState
+    var state: EngineState
+    /// A hash of the current section's key (`<fl:section>`); 0 before any.
+    var sectionKey: UInt64
     /// Running totals of the order measures, so resumed pages report the same totals as one run.
     var qualityTotals: LayoutQualityTotals
 
+    init(
+        fingerprint: UInt64, feedDigest: UInt64, pageIndex: Int, state: EngineState, sectionKey: UInt64 = 0,
+        qualityTotals: LayoutQualityTotals = LayoutQualityTotals()
+    ) {
+        self.fingerprint = fingerprint
+        self.feedDigest = feedDigest
+        self.pageIndex = pageIndex
+        self.state = state
+        self.sectionKey = sectionKey
+        self.qualityTotals = qualityTotals
+    }
+
+    init(
+        fingerprint: UInt64, feedDigest: UInt64, pageIndex: Int, state: WaterfallState,
+        qualityTotals: LayoutQualityTotals = LayoutQualityTotals()
+    ) {
+        self.init(
+            fingerprint: fingerprint, feedDigest: feedDigest, pageIndex: pageIndex, state: .waterfall(state),
+            qualityTotals: qualityTotals)
+    }
+
+    /// The version this cursor needs: 1 when a plain waterfall state says it all.
+    private var version: UInt8 {
+        if case .waterfall = state, !state.hasSections, sectionKey == 0 { return 1 }
+        return 2
+    }
+
     func encoded() -> String {
-        var payload: [UInt8] = [Self.version]
+        let version = version
+        var payload: [UInt8] = [version]
         appendFixed(fingerprint, to: &payload)
         appendFixed(feedDigest, to: &payload)
-        let fields = [
-            pageIndex, state.nextIndex, state.contentBottom, state.nextRoundRobinColumn, qualityTotals.orderInversions,
-            qualityTotals.largestDisplacement, state.columnHeights.count,
-        ]
-        for value in fields + state.columnHeights {
-            appendVarint(UInt64(value), to: &payload)
+        if version == 1, case .waterfall(let state) = state {
+            let fields = [
+                pageIndex, state.nextIndex, state.contentBottom, state.nextRoundRobinColumn,
+                qualityTotals.orderInversions, qualityTotals.largestDisplacement, state.columnHeights.count,
+            ]
+            for value in fields + state.columnHeights { appendVarint(UInt64(value), to: &payload) }
+        } else {
+            appendFixed(sectionKey, to: &payload)
+            var fields = [pageIndex, qualityTotals.orderInversions, qualityTotals.largestDisplacement]
+            switch state {
+            case .waterfall(let state):
+                fields += [0, state.nextIndex, state.contentBottom, state.nextRoundRobinColumn]
+                fields += [state.columnHeights.count] + state.columnHeights
+                fields += sectionFields(
+                    state.sectionIndex, state.sectionStart, state.sectionBegun, state.sectionHeaderLength,
+                    state.sectionFirstIndex, state.sectionItemBounds)
+            case .flow(let state):
+                fields += [1, state.nextIndex, state.rowTop, state.contentBottom]
+                fields += sectionFields(
+                    state.sectionIndex, state.sectionStart, state.sectionBegun, state.sectionHeaderLength,
+                    state.sectionFirstIndex, state.sectionItemBounds)
+                fields.append(state.followSegments.count)
+                for segment in state.followSegments { fields += [segment.x, segment.width, segment.bottom] }
+                fields += [state.followLanes.count] + state.followLanes
+            }
+            for value in fields { appendVarint(zigzag(value), to: &payload) }
         }
         appendFixed(checksum(payload), to: &payload)
-        return Self.prefix + Base64URL.encode(payload)
+        return Self.prefixes[Int(version) - 1] + Base64URL.encode(payload)
     }
 
     /// Reads a cursor string.
@@ -44,46 +97,60 @@ struct LayoutCursor: Hashable {
                 .invalidCursor,
                 "--resume: the cursor is not valid (\(why)); pass the `cursor` string of a page exactly as written")
         }
-        guard text.hasPrefix(Self.prefix), let bytes = Base64URL.decode(text.dropFirst(Self.prefix.count)) else {
-            throw invalid("it does not start with \(Self.prefix) followed by base64url")
+        guard let prefix = Self.prefixes.first(where: { text.hasPrefix($0) }),
+            let bytes = Base64URL.decode(text.dropFirst(prefix.count))
+        else {
+            throw invalid("it does not start with fl1. or fl2. followed by base64url")
         }
         guard bytes.count > 17 + 8 else { throw invalid("it is too short") }
         let body = Array(bytes[..<(bytes.count - 8)])
         var reader = ByteReader(bytes: bytes, offset: bytes.count - 8)
         guard reader.fixed() == checksum(body) else { throw invalid("its checksum does not match: it was cut or changed") }
-        guard body[0] == Self.version else {
-            throw invalid("it is version \(body[0]); this feedlayout reads version \(Self.version)")
+        guard body[0] == 1 || body[0] == 2, prefix == Self.prefixes[Int(body[0]) - 1] else {
+            throw invalid("it is version \(body[0]); this feedlayout reads versions 1 and 2")
         }
         reader = ByteReader(bytes: body, offset: 1)
-        guard let fingerprint = reader.fixed(), let feedDigest = reader.fixed(), let pageIndex = reader.varint(),
-            let nextIndex = reader.varint(), let contentBottom = reader.varint(), let roundRobin = reader.varint(),
-            let inversions = reader.varint(), let displacement = reader.varint(), let count = reader.varint(),
-            count <= 10_000
-        else { throw invalid("its fields are incomplete") }
-        var heights: [Int] = []
-        for _ in 0..<count {
-            guard let height = reader.varint() else { throw invalid("its column heights are incomplete") }
-            heights.append(height)
+        guard let fingerprint = reader.fixed(), let feedDigest = reader.fixed() else {
+            throw invalid("its fields are incomplete")
+        }
+        self.fingerprint = fingerprint
+        self.feedDigest = feedDigest
+        if body[0] == 1 {
+            guard let pageIndex = reader.varint(), let nextIndex = reader.varint(), let contentBottom = reader.varint(),
+                let roundRobin = reader.varint(), let inversions = reader.varint(),
+                let displacement = reader.varint(), let heights = reader.list(signed: false)
+            else { throw invalid("its fields are incomplete") }
+            self.pageIndex = pageIndex
+            state = .waterfall(
+                WaterfallState(
+                    nextIndex: nextIndex, columnHeights: heights, contentBottom: contentBottom,
+                    nextRoundRobinColumn: roundRobin))
+            sectionKey = 0
+            qualityTotals = LayoutQualityTotals(orderInversions: inversions, largestDisplacement: displacement)
+        } else {
+            guard let sectionKey = reader.fixed(), let pageIndex = reader.signed(), let inversions = reader.signed(),
+                let displacement = reader.signed(), let mode = reader.signed(), let decoded = reader.engineState(mode)
+            else { throw invalid("its fields are incomplete") }
+            self.sectionKey = sectionKey
+            self.pageIndex = pageIndex
+            state = decoded
+            qualityTotals = LayoutQualityTotals(orderInversions: inversions, largestDisplacement: displacement)
         }
         guard reader.offset == body.count else { throw invalid("it has trailing bytes") }
-        self.fingerprint = fingerprint
-        self.feedDigest = feedDigest
-        self.pageIndex = pageIndex
-        state = WaterfallState(
-            nextIndex: nextIndex, columnHeights: heights, contentBottom: contentBottom, nextRoundRobinColumn: roundRobin)
-        qualityTotals = LayoutQualityTotals(orderInversions: inversions, largestDisplacement: displacement)
     }
+}
 
-    init(
-        fingerprint: UInt64, feedDigest: UInt64, pageIndex: Int, state: WaterfallState,
-        qualityTotals: LayoutQualityTotals = LayoutQualityTotals()
-    ) {
-        self.fingerprint = fingerprint
-        self.feedDigest = feedDigest
-        self.pageIndex = pageIndex
-        self.state = state
-        self.qualityTotals = qualityTotals
-    }
+/// The section fields of an engine state, in cursor order.
+private func sectionFields(
+    _ index: Int, _ start: Int?, _ begun: Bool, _ headerLength: Int, _ firstIndex: Int, _ bounds: DeviceRect?
+) -> [Int] {
+    var fields = [index, start.map { $0 + 1 } ?? 0, begun ? 1 : 0, headerLength, firstIndex]
+    if let bounds { fields += [1, bounds.x, bounds.y, bounds.width, bounds.height] } else { fields.append(0) }
+    return fields
+}
+
+private func zigzag(_ value: Int) -> UInt64 {
+    UInt64(bitPattern: Int64((value << 1) ^ (value >> 63)))
 }
 
 private func checksum(_ bytes: [UInt8]) -> UInt64 {
@@ -117,14 +184,82 @@ private struct ByteReader {
         return value
     }
 
+    /// A count (at most 10,000) followed by that many values.
+    mutating func list(signed isSigned: Bool) -> [Int]? {
+        guard let count = isSigned ? signed() : varint(), (0...10_000).contains(count) else { return nil }
+        var values: [Int] = []
+        for _ in 0..<count {
+            guard let value = isSigned ? signed() : varint() else { return nil }
+            values.append(value)
+        }
+        return values
+    }
+
+    /// A zigzag-encoded varint.
+    mutating func signed() -> Int? {
+        guard let raw = unsignedVarint() else { return nil }
+        return Int(Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1))))
+    }
+
+    /// The section fields of `sectionFields`.
+    mutating func section() -> (Int, Int?, Bool, Int, Int, DeviceRect?)? {
+        guard let index = signed(), let start = signed(), let begun = signed(), let header = signed(),
+            let first = signed(), let hasBounds = signed()
+        else { return nil }
+        var bounds: DeviceRect?
+        if hasBounds == 1 {
+            guard let x = signed(), let y = signed(), let width = signed(), let height = signed() else { return nil }
+            bounds = DeviceRect(x: x, y: y, width: width, height: height)
+        }
+        return (index, start == 0 ? nil : start - 1, begun == 1, header, first, bounds)
+    }
+
+    /// A version 2 engine state of mode 0 (waterfall) or 1 (flow).
+    mutating func engineState(_ mode: Int) -> EngineState? {
+        switch mode {
+        case 0:
+            guard let next = signed(), let bottom = signed(), let roundRobin = signed(),
+                let heights = list(signed: true), let section = section()
+            else { return nil }
+            return .waterfall(
+                WaterfallState(
+                    nextIndex: next, columnHeights: heights, contentBottom: bottom, nextRoundRobinColumn: roundRobin,
+                    sectionIndex: section.0, sectionStart: section.1, sectionBegun: section.2,
+                    sectionHeaderLength: section.3, sectionFirstIndex: section.4, sectionItemBounds: section.5))
+        case 1:
+            guard let next = signed(), let rowTop = signed(), let bottom = signed(), let section = section(),
+                let segmentCount = signed(), (0...10_000).contains(segmentCount)
+            else { return nil }
+            var segments: [FollowSegment] = []
+            for _ in 0..<segmentCount {
+                guard let x = signed(), let width = signed(), let segmentBottom = signed() else { return nil }
+                segments.append(FollowSegment(x: x, width: width, bottom: segmentBottom))
+            }
+            guard let lanes = list(signed: true) else { return nil }
+            return .flow(
+                FlowState(
+                    nextIndex: next, rowTop: rowTop, contentBottom: bottom, sectionIndex: section.0,
+                    sectionStart: section.1, sectionBegun: section.2, sectionHeaderLength: section.3,
+                    sectionFirstIndex: section.4, sectionItemBounds: section.5, followSegments: segments,
+                    followLanes: lanes))
+        default:
+            return nil
+        }
+    }
+
     mutating func varint() -> Int? {
+        guard let value = unsignedVarint() else { return nil }
+        return value <= UInt64(Int.max) ? Int(value) : nil
+    }
+
+    mutating func unsignedVarint() -> UInt64? {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while offset < bytes.count, shift < 63 {
             let byte = bytes[offset]
             offset += 1
             value |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 { return value <= UInt64(Int.max) ? Int(value) : nil }
+            if byte < 0x80 { return value }
             shift += 7
         }
         return nil

@@ -76,6 +76,35 @@ public struct Breakpoint: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(cssNumber(width)):\(columns)" }
 }
 
+/// The flow (tag) mode's own settings: rows of variable-width pins instead of columns (see `FlowEngine`).
+public struct FlowSettings: Sendable, Hashable {
+    /// The height every photo is fitted to (CSS pixels); a pin is as wide as its photo at this height.
+    public var photoHeight: Double
+    public var alignment: FlowAlignment
+    /// The aligned flow layout's follow mode: after a section's first row, pins tuck under the highest lane.
+    public var follow: Bool
+
+    public init(photoHeight: Double = 160, alignment: FlowAlignment = .start, follow: Bool = false) {
+        self.photoHeight = photoHeight
+        self.alignment = alignment
+        self.follow = follow
+    }
+}
+
+/// Sections: the feed marks them (`<fl:section>`, `_feedlayout.section`); these are the bands around them.
+/// Section insets and the decoration outset live in the engine configuration.
+public struct SectionStyle: Sendable, Hashable {
+    /// The header band above each section's pins (CSS pixels; 0 for none).
+    public var headerHeight: Double
+    /// The footer band below them.
+    public var footerHeight: Double
+
+    public init(headerHeight: Double = 0, footerHeight: Double = 0) {
+        self.headerHeight = headerHeight
+        self.footerHeight = footerHeight
+    }
+}
+
 /// Everything the `layout` pipeline needs besides the feed itself.
 public struct LayoutOptions: Sendable, Hashable {
     public var waterfall: WaterfallConfiguration
@@ -101,6 +130,9 @@ public struct LayoutOptions: Sendable, Hashable {
     /// Several layouts from one ingest and probe pass, each with its width and column count (which replace
     /// `waterfall`'s); empty for the one layout `waterfall` describes.
     public var breakpoints: [Breakpoint]
+    /// Rows of variable-width pins (flow mode) instead of the waterfall's columns; `nil` for the waterfall.
+    public var flow: FlowSettings?
+    public var sections: SectionStyle
 
     public init(
         waterfall: WaterfallConfiguration = WaterfallConfiguration(
@@ -115,9 +147,13 @@ public struct LayoutOptions: Sendable, Hashable {
         placeholders: Bool = false,
         probeCachePath: String? = nil,
         allowPrivateNetwork: Bool = false,
-        breakpoints: [Breakpoint] = []
+        breakpoints: [Breakpoint] = [],
+        flow: FlowSettings? = nil,
+        sections: SectionStyle = SectionStyle()
     ) {
         self.breakpoints = breakpoints
+        self.flow = flow
+        self.sections = sections
         self.waterfall = waterfall
         self.annotation = annotation
         self.pagination = pagination
@@ -144,6 +180,19 @@ public struct LayoutOptions: Sendable, Hashable {
         }
     }
 
+    /// The flow engine's configuration, in flow mode: the waterfall's container, insets, gaps (the column gap
+    /// between the pins of a row), padding and section settings, with the flow settings.
+    var flowConfiguration: FlowConfiguration? {
+        flow.map { flow in
+            let w = waterfall
+            return FlowConfiguration(
+                containerWidth: w.containerWidth, insets: w.insets, itemGap: w.columnGap, rowGap: w.rowGap,
+                cellPadding: w.cellPadding, annotationSpacing: w.annotationSpacing, photoHeight: flow.photoHeight,
+                alignment: flow.alignment, follow: flow.follow, sectionInsets: w.sectionInsets,
+                decorationOutset: w.decorationOutset, scale: w.scale)
+        }
+    }
+
     /// A stable digest of every option that changes the output, so a cursor can tell it belongs to them.
     ///
     /// `maximumPages` is left out on purpose: fetching one page at a time must accept the cursors of a run that
@@ -160,6 +209,16 @@ public struct LayoutOptions: Sendable, Hashable {
         hash.combine("|\(String(describing: pagination.pageHeight))|f\(fallbackAspectRatio)")
         // Both change what a page says about its photos (placeholders; which images could be read at all).
         hash.combine("|ph\(placeholders)|pn\(allowPrivateNetwork)")
+        // Options added later join only when they differ from their defaults, so the cursors of existing
+        // layouts stay valid.
+        if w.axis != .vertical || w.containerHeight != nil || w.maximumPhotoWidth != nil || w.minimumPhotoWidth != 0 {
+            hash.combine("|ax\(w.axis.rawValue)|\(String(describing: w.containerHeight))")
+            hash.combine("|\(String(describing: w.maximumPhotoWidth))|\(w.minimumPhotoWidth)")
+        }
+        if w.sectionInsets != Insets() || w.decorationOutset != 0 || sections != SectionStyle() {
+            hash.combine("|s\(w.sectionInsets)|\(w.decorationOutset)|\(sections.headerHeight)|\(sections.footerHeight)")
+        }
+        if let flow { hash.combine("|fl\(flow.photoHeight)|\(flow.alignment.rawValue)|\(flow.follow)") }
         return hash.value
     }
 }

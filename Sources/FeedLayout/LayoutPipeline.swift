@@ -18,11 +18,14 @@ public struct LaidOutItem: Sendable {
     /// The caption block, below the title (and the title-caption gap).
     public var text: MeasuredText?
     public var warnings: [ItemWarning]
+    /// The index of the section it belongs to, once the feed has marked sections; `nil` otherwise.
+    public var section: Int?
 
     public init(
         index: Int, id: String, link: String?, placed: PlacedItem, photo: ResolvedPhoto, title: MeasuredText?,
-        text: MeasuredText?, warnings: [ItemWarning]
+        text: MeasuredText?, warnings: [ItemWarning], section: Int? = nil
     ) {
+        self.section = section
         self.index = index
         self.id = id
         self.link = link
@@ -38,13 +41,18 @@ public struct LaidOutItem: Sendable {
 public struct LayoutPage: Sendable {
     /// Which layout of the run the page belongs to: 0, or the breakpoint's position in `--breakpoints`.
     public var layoutIndex: Int
-    /// That layout's grid.
+    /// That layout's grid (in flow mode, a one-lane grid with the flow's container, insets and scale).
     public var grid: WaterfallGrid
+    /// The flow rows' grid, in flow mode.
+    public var flowGrid: FlowGrid?
     public var index: Int
     public var items: [LaidOutItem]
-    /// Column heights in device pixels after the page's last item.
+    /// Sections that start or end with this page's items, in order.
+    public var sections: [SectionEvent]
+    /// Column heights in device pixels after the page's last item (flow mode: the next row's top; the
+    /// horizontal axis: each row's right end).
     public var columnHeights: [Int]
-    /// The layout's height so far in device pixels, bottom inset included.
+    /// The layout's extent so far on the scroll axis in device pixels, end inset included.
     public var contentHeight: Int
     /// The cursor for the next page; `nil` on the last page.
     public var cursor: String?
@@ -54,13 +62,16 @@ public struct LayoutPage: Sendable {
     public var totals: LayoutQualityTotals
 
     public init(
-        layoutIndex: Int = 0, grid: WaterfallGrid, index: Int, items: [LaidOutItem], columnHeights: [Int],
-        contentHeight: Int, cursor: String?, quality: LayoutQuality, totals: LayoutQualityTotals
+        layoutIndex: Int = 0, grid: WaterfallGrid, flowGrid: FlowGrid? = nil, index: Int, items: [LaidOutItem],
+        sections: [SectionEvent] = [], columnHeights: [Int], contentHeight: Int, cursor: String?,
+        quality: LayoutQuality, totals: LayoutQualityTotals
     ) {
         self.layoutIndex = layoutIndex
         self.grid = grid
+        self.flowGrid = flowGrid
         self.index = index
         self.items = items
+        self.sections = sections
         self.columnHeights = columnHeights
         self.contentHeight = contentHeight
         self.cursor = cursor
@@ -116,7 +127,9 @@ public struct LayoutProgress: Sendable {
 public struct LayoutPipeline: Sendable {
     public let options: LayoutOptions
     /// The grid of each layout the run makes: one, or one per breakpoint.
-    public let grids: [WaterfallGrid]
+    public var grids: [WaterfallGrid] { geometries.map(\.grid) }
+    /// Each layout's geometry: its grid, flow grid and how its annotations are measured.
+    let geometries: [LayoutGeometry]
     private let preparer: ItemPreparer
 
     /// The first (with no breakpoints, the only) layout's grid.
@@ -138,17 +151,33 @@ public struct LayoutPipeline: Sendable {
         if let height = options.pagination.pageHeight, !(height.isFinite && height > 0) {
             throw LayoutError(.invalidOptions, "--page-height must be a positive length, got \(height)")
         }
-        var grids: [WaterfallGrid] = []
+        if options.flow != nil, options.waterfall.axis == .horizontal {
+            throw LayoutError(.invalidOptions, "--mode flow lays rows out vertically: leave out --axis horizontal")
+        }
+        if options.flow != nil, options.breakpoints.contains(where: { $0.columns != 1 }) {
+            throw LayoutError(
+                .invalidOptions, "--breakpoints in flow mode: give widths with 1 column (e.g. 375:1,768:1); rows have no columns")
+        }
+        if options.waterfall.axis == .horizontal, !options.breakpoints.isEmpty {
+            throw LayoutError(.invalidOptions, "--breakpoints vary the width: they do not apply to --axis horizontal")
+        }
+        var preparer = try ItemPreparer(options: options)
+        if options.waterfall.axis == .horizontal, preparer.annotationBand == nil {
+            throw LayoutError(
+                .invalidOptions, "--axis horizontal reserves a band for the annotation: it needs title and caption line limits")
+        }
+        var geometries: [LayoutGeometry] = []
         for (layout, breakpoint) in zip(options.layouts, options.breakpoints.map(Optional.some) + [nil]) {
             do {
-                grids.append(try WaterfallGrid(layout.waterfall))
+                geometries.append(try LayoutGeometry(options: layout, annotationBand: preparer.annotationBand))
             } catch {
                 throw LayoutError(.invalidOptions, (breakpoint.map { "--breakpoints \($0): " } ?? "") + error.description)
             }
         }
-        self.grids = grids
+        preparer.geometries = geometries
+        self.geometries = geometries
         self.options = options
-        preparer = try ItemPreparer(options: options, grids: grids)
+        self.preparer = preparer
     }
 
     /// Lays out a feed file, calling `onPage` with each page as soon as it is complete.
@@ -195,7 +224,7 @@ public struct LayoutPipeline: Sendable {
         feedPath: String, resume: String?, prefix: Data, fetcher: RemoteFetcher, prober: CachingImageProber,
         onProgress: (LayoutProgress) -> Void, onPage: (LayoutPage) throws -> Void
     ) async throws -> LayoutSummary {
-        var run = try RunAssembler(options: options, grids: grids, resume: resume)
+        var run = try RunAssembler(options: options, geometries: geometries, resume: resume)
         let source = try await FeedSource(path: feedPath, fetcher: fetcher, standardInputPrefix: prefix)
         let clock = ContinuousClock()
         // Pages are handed over inside placement: time them apart, so placing and writing are told apart.

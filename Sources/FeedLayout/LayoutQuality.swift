@@ -27,8 +27,12 @@ public struct LayoutQuality: Sendable, Hashable {
         columnImbalance = tallest - (columnHeights.min() ?? 0)
         whitespaceArea = columnHeights.reduce(0) { $0 + (tallest - $1) * grid.columnWidth }
 
-        // Reading order: by top, then by the reading direction's horizontal order.
-        let readingKeys = items.map { ($0.frame.y, grid.direction == .leftToRight ? $0.frame.x : -$0.frame.maxX) }
+        // Reading order: by top, then by the reading direction's horizontal order. On the horizontal axis the
+        // reader scrolls sideways: by left edge, then top.
+        let readingKeys = items.map {
+            grid.axis == .horizontal
+                ? ($0.frame.x, $0.frame.y) : ($0.frame.y, grid.direction == .leftToRight ? $0.frame.x : -$0.frame.maxX)
+        }
         let readingOrder = items.indices.sorted { readingKeys[$0] < readingKeys[$1] || (readingKeys[$0] == readingKeys[$1] && $0 < $1) }
         var displacement = 0
         for (rank, position) in readingOrder.enumerated() { displacement = max(displacement, abs(rank - position)) }

@@ -7,10 +7,11 @@ struct RunAssembler {
     var assemblers: [PageAssembler]
     var summary = LayoutSummary()
 
-    init(options: LayoutOptions, grids: [WaterfallGrid], resume: String?) throws(LayoutError) {
+    init(options: LayoutOptions, geometries: [LayoutGeometry], resume: String?) throws(LayoutError) {
         var assemblers: [PageAssembler] = []
-        for (index, (layout, grid)) in zip(options.layouts, grids).enumerated() {
-            assemblers.append(try PageAssembler(options: layout, grid: grid, layoutIndex: index, resume: resume))
+        for (index, (layout, geometry)) in zip(options.layouts, geometries).enumerated() {
+            assemblers.append(
+                try PageAssembler(options: layout, geometry: geometry, layoutIndex: index, resume: resume))
         }
         self.assemblers = assemblers
     }
@@ -49,31 +50,57 @@ struct RunAssembler {
     }
 }
 
+/// A section starting or ending, as a page reports it.
+public enum SectionEvent: Sendable, Hashable {
+    /// A section starts: its position among the sections, the feed's key for it, its header band (if any), and
+    /// where it starts on the scroll axis (device pixels).
+    case start(index: Int, key: String, header: DeviceRect?, start: Int)
+    /// A section ends, with all its frames.
+    case end(SectionFrames)
+}
+
 /// Places prepared items in order and cuts them into pages: the sequential half of the pipeline.
+///
+/// The engine hands cells back in batches (a flow row at a time), so a page can only end between batches, and a
+/// cursor carries the state, feed digest and section key of the last batch boundary. Section changes happen
+/// between boundaries: their events wait for the next batch and go to the page it lands in, and a cursor cut
+/// before that batch makes the resumed run make the same change again.
 struct PageAssembler {
     let options: LayoutOptions
-    let grid: WaterfallGrid
+    let geometry: LayoutGeometry
+    var grid: WaterfallGrid { geometry.grid }
     /// Which layout of the run this is; its prepared annotation is `annotations[layoutIndex]`.
     let layoutIndex: Int
-    var engine: WaterfallEngine
+    private var engine: LayoutEngine
     private(set) var isFinished = false
 
     /// Items before this index were laid out by earlier pages; they are only checked against the cursor.
     private let resumeIndex: Int
     private let resumeDigest: UInt64?
     private var prefixVerified = false
-    private var feedDigest = StableHash()
     private var itemsSeen = 0
+
+    /// What a cursor cut at the last batch boundary carries.
+    private var boundaryState: EngineState
+    private var boundaryDigest = StableHash()
+    private var boundarySectionKey: UInt64
+    /// Items given to the engine whose cells have not come out yet (a flow row still open), in feed order.
+    private var waiting: [PreparedItem] = []
+    /// The current section's key: a hash of the last `<fl:section>` seen; 0 before any.
+    private var sectionKey: UInt64
+    /// Section events since the last batch: they go with the next one.
+    private var waitingEvents: [SectionEvent] = []
 
     private var pageIndex: Int
     private var qualityTotals: LayoutQualityTotals
     private(set) var pagesWritten = 0
     private var pageItems: [LaidOutItem] = []
+    private var pageEvents: [SectionEvent] = []
     private var pageTop = 0
 
-    init(options: LayoutOptions, grid: WaterfallGrid, layoutIndex: Int = 0, resume: String?) throws(LayoutError) {
+    init(options: LayoutOptions, geometry: LayoutGeometry, layoutIndex: Int = 0, resume: String?) throws(LayoutError) {
         self.options = options
-        self.grid = grid
+        self.geometry = geometry
         self.layoutIndex = layoutIndex
         if let resume {
             let cursor = try LayoutCursor(decoding: resume)
@@ -83,7 +110,7 @@ struct PageAssembler {
                     "--resume: the cursor was made with other layout options; pass the same options as the run that wrote it")
             }
             do {
-                engine = try WaterfallEngine(configuration: options.waterfall, resumingFrom: cursor.state)
+                engine = try geometry.makeEngine(options: options, resumingFrom: cursor.state)
             } catch {
                 throw LayoutError(.cursorMismatch, "--resume: \(error.message)")
             }
@@ -91,9 +118,10 @@ struct PageAssembler {
             resumeDigest = cursor.feedDigest
             pageIndex = cursor.pageIndex
             qualityTotals = cursor.qualityTotals
+            sectionKey = cursor.sectionKey
         } else {
             do {
-                engine = try WaterfallEngine(configuration: options.waterfall)
+                engine = try geometry.makeEngine(options: options, resumingFrom: nil)
             } catch {
                 throw LayoutError(.invalidOptions, error.description)
             }
@@ -101,7 +129,10 @@ struct PageAssembler {
             resumeDigest = nil
             pageIndex = 0
             qualityTotals = LayoutQualityTotals()
+            sectionKey = 0
         }
+        boundaryState = engine.state
+        boundarySectionKey = sectionKey
     }
 
     /// Counts an item and, when an earlier page already laid it out, feeds its id into the digest the cursor
@@ -111,33 +142,24 @@ struct PageAssembler {
     mutating func isBeforeCursor(_ item: FeedItem) -> Bool {
         defer { itemsSeen += 1 }
         guard itemsSeen < resumeIndex else { return false }
-        feedDigest.combine(item.id)
-        feedDigest.combine(0)
+        boundaryDigest.combine(item.id)
+        boundaryDigest.combine(0)
         return true
     }
 
     /// Places a window of prepared items, writing every page that completes.
     mutating func add(_ items: [PreparedItem], onPage: (LayoutPage) throws -> Void) throws {
         try verifyResumedPrefix()
-        let gap = grid.deviceLengthRoundingUp(options.annotation.titleTextGap)
         for prepared in items where !isFinished {
-            let annotationHeight = prepared.annotations[layoutIndex].deviceHeight(titleTextGap: gap)
-            let item = WaterfallItem(
-                photoSize: prepared.photo.size, annotationHeight: Double(annotationHeight) / grid.scale,
-                span: prepared.item.columnSpan)
-            // Cut before placing: the state and digest now are exactly what the next page's cursor needs.
-            if !pageItems.isEmpty, startsNewPage(top: engine.nextPosition(for: item.span).top) {
-                try emitPage(state: engine.state, nextPageDigest: feedDigest.value, onPage: onPage)
-                if let maximum = options.maximumPages, pagesWritten >= maximum {
-                    isFinished = true
-                    return
+            if let key = prepared.item.layout.section {
+                let hash = Self.sectionHash(key)
+                if hash != sectionKey {
+                    try changeSection(to: key, hash: hash, onPage: onPage)
+                    if isFinished { return }
                 }
             }
-            let placed = engine.place(item)
-            if pageItems.isEmpty { pageTop = placed.frame.y }
-            pageItems.append(laidOut(prepared, placed))
-            feedDigest.combine(prepared.item.id)
-            feedDigest.combine(0)
+            waiting.append(prepared)
+            try take(engine.place(engineItem(prepared)), onPage: onPage)
         }
     }
 
@@ -146,15 +168,92 @@ struct PageAssembler {
     /// - Returns: How many pages this layout wrote in all.
     mutating func finish(onPage: (LayoutPage) throws -> Void) throws -> Int {
         try verifyResumedPrefix()
-        if !isFinished, !pageItems.isEmpty || (pagesWritten == 0 && resumeIndex == 0) {
-            try emitPage(state: engine.state, nextPageDigest: nil, onPage: onPage)
+        guard !isFinished else { return pagesWritten }
+        try take(engine.breakRow(), onPage: onPage)
+        if !isFinished, boundaryState.hasSections {
+            waitingEvents.append(.end(engine.endSection(footer: options.sections.footerHeight)))
+        }
+        if !isFinished, !pageItems.isEmpty || !waitingEvents.isEmpty || (pagesWritten == 0 && resumeIndex == 0) {
+            pageEvents += waitingEvents
+            waitingEvents.removeAll()
+            try emitPage(cursor: nil, onPage: onPage)
         }
         isFinished = true
         return pagesWritten
     }
 
-    private func startsNewPage(top: Int) -> Bool {
-        if let size = options.pagination.pageSize, pageItems.count >= size { return true }
+    /// Ends the current section (with its footer) and starts the next (with its header). The open row, if any,
+    /// is placed first: its cells belong to the section that ends.
+    private mutating func changeSection(to key: String, hash: UInt64, onPage: (LayoutPage) throws -> Void) throws {
+        try take(engine.breakRow(), onPage: onPage)
+        if isFinished { return }
+        let sections = options.sections
+        if engine.sectionIsOpen { waitingEvents.append(.end(engine.endSection(footer: sections.footerHeight))) }
+        let header = engine.beginSection(header: sections.headerHeight)
+        let index: Int
+        let start: Int
+        switch engine.state {
+        case .waterfall(let state): (index, start) = (state.sectionIndex, state.sectionStart ?? grid.scrollStartInset)
+        case .flow(let state): (index, start) = (state.sectionIndex, state.sectionStart ?? grid.insets.top)
+        }
+        waitingEvents.append(.start(index: index, key: key, header: header, start: start))
+        sectionKey = hash
+    }
+
+    /// What the engine needs of an item: on the horizontal axis the annotation gets its fixed band.
+    private func engineItem(_ prepared: PreparedItem) -> WaterfallItem {
+        let annotationHeight: Int
+        if let band = geometry.annotationBand {
+            annotationHeight = band
+        } else {
+            let gap = grid.deviceLengthRoundingUp(options.annotation.titleTextGap)
+            annotationHeight = prepared.annotations[layoutIndex].deviceHeight(titleTextGap: gap)
+        }
+        return WaterfallItem(
+            photoSize: prepared.photo.size, annotationHeight: Double(annotationHeight) / grid.scale,
+            span: prepared.item.columnSpan)
+    }
+
+    /// Takes a batch of cells from the engine (the oldest waiting items, in order): cuts the page before it if
+    /// the batch starts a new one, then adds it and moves the boundary past it.
+    private mutating func take(_ cells: [PlacedItem], onPage: (LayoutPage) throws -> Void) throws {
+        guard let first = cells.first else { return }
+        if !pageItems.isEmpty, startsNewPage(top: scrollPosition(first.frame), adding: cells.count) {
+            try emitPage(
+                cursor: LayoutCursor(
+                    fingerprint: options.fingerprint, feedDigest: boundaryDigest.value, pageIndex: pageIndex + 1,
+                    state: boundaryState, sectionKey: boundarySectionKey, qualityTotals: qualityTotals),
+                onPage: onPage)
+            if let maximum = options.maximumPages, pagesWritten >= maximum {
+                isFinished = true
+                return
+            }
+        }
+        if pageItems.isEmpty { pageTop = scrollPosition(first.frame) }
+        pageEvents += waitingEvents
+        waitingEvents.removeAll()
+        let state = engine.state
+        let section: Int? =
+            switch state {
+            case .waterfall(let state) where state.sectionBegun || state.sectionIndex > 0: state.sectionIndex
+            case .flow(let state) where state.sectionBegun || state.sectionIndex > 0: state.sectionIndex
+            default: nil
+            }
+        for (prepared, placed) in zip(waiting.prefix(cells.count), cells) {
+            pageItems.append(laidOut(prepared, placed, section: section))
+            boundaryDigest.combine(prepared.item.id)
+            boundaryDigest.combine(0)
+        }
+        waiting.removeFirst(cells.count)
+        boundaryState = state
+        boundarySectionKey = sectionKey
+    }
+
+    /// A frame's position on the scroll axis.
+    private func scrollPosition(_ frame: DeviceRect) -> Int { grid.axis == .horizontal ? frame.x : frame.y }
+
+    private func startsNewPage(top: Int, adding count: Int) -> Bool {
+        if let size = options.pagination.pageSize, pageItems.count + count > size { return true }
         if let height = options.pagination.pageHeight {
             let band = height * grid.scale
             return (Double(top) / band).rounded(.down) > (Double(pageTop) / band).rounded(.down)
@@ -164,29 +263,44 @@ struct PageAssembler {
 
     /// Writes the current page.
     ///
-    /// - Parameters:
-    ///   - state: The engine state after the page's last item.
-    ///   - nextPageDigest: The feed digest before the next page's first item, or `nil` when this is the last page
-    ///     (it then gets no cursor).
-    private mutating func emitPage(state: WaterfallState, nextPageDigest: UInt64?, onPage: (LayoutPage) throws -> Void)
-        throws
-    {
-        let quality = LayoutQuality(items: pageItems.map(\.placed), columnHeights: state.columnHeights, grid: grid)
+    /// - Parameter cursor: Where the next page starts, or `nil` when this is the last page.
+    private mutating func emitPage(cursor: LayoutCursor?, onPage: (LayoutPage) throws -> Void) throws {
+        let lanes = cursor.map { _ in laneHeights(boundaryState) } ?? engine.laneHeights
+        let bottom = cursor.map { _ in contentBottom(boundaryState) } ?? engine.contentBottom
+        let quality = LayoutQuality(items: pageItems.map(\.placed), columnHeights: lanes, grid: grid)
         qualityTotals.add(quality)
-        let cursor = nextPageDigest.map {
-            LayoutCursor(
-                fingerprint: options.fingerprint, feedDigest: $0, pageIndex: pageIndex + 1, state: state,
-                qualityTotals: qualityTotals
-            ).encoded()
-        }
+        var cursor = cursor
+        cursor?.qualityTotals = qualityTotals
         let page = LayoutPage(
-            layoutIndex: layoutIndex, grid: grid, index: pageIndex, items: pageItems, columnHeights: state.columnHeights,
-            contentHeight: state.contentBottom + grid.insets.bottom, cursor: cursor, quality: quality,
-            totals: qualityTotals)
+            layoutIndex: layoutIndex, grid: grid, flowGrid: geometry.flowGrid, index: pageIndex, items: pageItems,
+            sections: pageEvents, columnHeights: lanes, contentHeight: bottom + grid.scrollEndInset,
+            cursor: cursor?.encoded(), quality: quality, totals: qualityTotals)
         try onPage(page)
         pageItems.removeAll(keepingCapacity: true)
+        pageEvents.removeAll()
         pageIndex += 1
         pagesWritten += 1
+    }
+
+    private func laneHeights(_ state: EngineState) -> [Int] {
+        switch state {
+        case .waterfall(let state): state.columnHeights
+        case .flow(let state): [state.rowTop]
+        }
+    }
+
+    private func contentBottom(_ state: EngineState) -> Int {
+        switch state {
+        case .waterfall(let state): state.contentBottom
+        case .flow(let state): state.contentBottom
+        }
+    }
+
+    /// A section key's hash for cursors; never 0, which means "no section yet".
+    static func sectionHash(_ key: String) -> UInt64 {
+        var hash = StableHash()
+        hash.combine(key)
+        return max(hash.value, 1)
     }
 
     /// Checks, once every item before the cursor has been seen, that their ids are the ones the cursor was
@@ -199,7 +313,7 @@ struct PageAssembler {
                 "--resume: the cursor points at item \(resumeIndex) but the feed has only \(itemsSeen) items; "
                     + "it belongs to another feed, or the feed changed")
         }
-        guard feedDigest.value == expected else {
+        guard boundaryDigest.value == expected else {
             throw LayoutError(
                 .cursorMismatch,
                 "--resume: the \(resumeIndex) items before the cursor are not the ones it was made from; "
@@ -208,18 +322,21 @@ struct PageAssembler {
         prefixVerified = true
     }
 
-    private func laidOut(_ prepared: PreparedItem, _ placed: PlacedItem) -> LaidOutItem {
+    private func laidOut(_ prepared: PreparedItem, _ placed: PlacedItem, section: Int?) -> LaidOutItem {
         let annotation = placed.annotationFrame
         var title = prepared.annotations[layoutIndex].title
         var text = prepared.annotations[layoutIndex].text
+        var top = annotation.y
         if let height = title?.deviceHeight {
-            title?.frame = DeviceRect(x: annotation.x, y: annotation.y, width: annotation.width, height: height)
+            title?.frame = DeviceRect(x: annotation.x, y: top, width: annotation.width, height: height)
+            top += height + grid.deviceLengthRoundingUp(options.annotation.titleTextGap)
         }
         if let height = text?.deviceHeight {
-            text?.frame = DeviceRect(x: annotation.x, y: annotation.maxY - height, width: annotation.width, height: height)
+            // Under the title and the gap; in a band taller than the text (horizontal axis) the rest stays empty.
+            text?.frame = DeviceRect(x: annotation.x, y: top, width: annotation.width, height: height)
         }
         return LaidOutItem(
             index: placed.index, id: prepared.item.id, link: prepared.item.link, placed: placed, photo: prepared.photo,
-            title: title, text: text, warnings: prepared.warnings)
+            title: title, text: text, warnings: prepared.warnings, section: section)
     }
 }

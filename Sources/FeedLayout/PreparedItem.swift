@@ -121,15 +121,14 @@ final class RunProbeMemo: Sendable {
 /// Probes photos and measures annotations: the per-item work, safe to run for many items at once.
 struct ItemPreparer: Sendable {
     let options: LayoutOptions
-    /// The grid of every layout of the run: one, or one per breakpoint. They share scale and text styles.
-    let grids: [WaterfallGrid]
+    /// The geometry of every layout of the run: one, or one per breakpoint. They share scale and text styles.
+    var geometries: [LayoutGeometry] = []
     let titleMeasurer: TextMeasurer
     let textMeasurer: TextMeasurer
     let cache: ProbeCache?
 
-    init(options: LayoutOptions, grids: [WaterfallGrid]) throws(LayoutError) {
+    init(options: LayoutOptions) throws(LayoutError) {
         self.options = options
-        self.grids = grids
         do {
             cache = try options.probeCachePath.map { path throws(ProbeCacheError) in try ProbeCache(path: path) }
         } catch {
@@ -146,6 +145,19 @@ struct ItemPreparer: Sendable {
         textMeasurer = try measurer(options.annotation.text, "caption")
     }
 
+    /// The horizontal axis' annotation band in CSS pixels: room for the most title and caption lines allowed.
+    /// `nil` when a line count has no limit (then there is no band to reserve; the pipeline refuses the axis).
+    var annotationBand: Double? {
+        let annotation = options.annotation
+        guard let titleLines = annotation.titleLines, let textLines = annotation.textLines else { return nil }
+        let scale = options.waterfall.scale
+        func rounded(_ length: Double) -> Double { (length * scale).rounded(.up) / scale }
+        let title = titleLines > 0 ? rounded(Double(titleLines) * titleMeasurer.lineHeightInPixels) : 0
+        let text = textLines > 0 ? rounded(Double(textLines) * textMeasurer.lineHeightInPixels) : 0
+        let gap = title > 0 && text > 0 ? rounded(annotation.titleTextGap) : 0
+        return title + gap + text
+    }
+
     /// Probes the item's photo once (a local file or an http(s) URL, through the cache) and measures its title
     /// and caption at the content width each layout gives it: once per distinct width, so breakpoints that share
     /// a content width share the work.
@@ -159,10 +171,10 @@ struct ItemPreparer: Sendable {
         let probed = clock.now
         let span = item.columnSpan
         var byWidth: [(width: Int, annotation: PreparedAnnotation)] = []
-        let annotations = grids.map { grid in
-            let width = grid.contentWidth(for: span)
+        let annotations = geometries.map { geometry in
+            let width = geometry.annotationWidth(photo: photo.size, span: span)
             if let done = byWidth.first(where: { $0.width == width }) { return done.annotation }
-            let annotation = measureAnnotation(item, contentWidth: width, grid: grid)
+            let annotation = measureAnnotation(item, contentWidth: width, grid: geometry.grid)
             byWidth.append((width, annotation))
             return annotation
         }

@@ -26,11 +26,21 @@ public enum Records {
         json.field("itemCount", page.items.count)
         json.field("firstItem", page.items.first?.index)
         json.field("lastItem", page.items.last?.index)
-        json.field("top", Double(page.items.first?.placed.frame.y ?? 0) / scale)
-        json.field("bottom", Double(page.items.map(\.placed.frame.maxY).max() ?? 0) / scale)
+        // On the scroll axis: y, or x on the horizontal axis.
+        let horizontal = grid.axis == .horizontal
+        let first = page.items.first?.placed.frame
+        json.field("top", Double((horizontal ? first?.x : first?.y) ?? 0) / scale)
+        json.field(
+            "bottom", Double(page.items.map { horizontal ? $0.placed.frame.maxX : $0.placed.frame.maxY }.max() ?? 0) / scale)
         json.endObject()
         json.key("layout")
-        writeGrid(grid, into: &json)
+        writeGrid(grid, flow: page.flowGrid, into: &json)
+        if !page.sections.isEmpty {
+            json.key("sections")
+            json.beginArray()
+            for event in page.sections { write(event, scale: scale, into: &json) }
+            json.endArray()
+        }
         json.key("items")
         json.beginArray()
         for item in page.items { write(item, scale: scale, into: &json) }
@@ -74,9 +84,54 @@ public enum Records {
         json.endObject()
     }
 
-    private static func writeGrid(_ grid: WaterfallGrid, into json: inout JSONWriter) {
+    /// A section event: `start` with the feed's key and the header band; `end` with every frame of the section.
+    private static func write(_ event: SectionEvent, scale: Double, into json: inout JSONWriter) {
+        json.beginObject()
+        switch event {
+        case .start(let index, let key, let header, let start):
+            json.field("event", "start")
+            json.field("index", index)
+            json.field("key", key)
+            json.field("start", Double(start) / scale)
+            writeOptional(header, "header", scale: scale, into: &json)
+        case .end(let frames):
+            json.field("event", "end")
+            json.field("index", frames.index)
+            json.field("firstItem", frames.items.isEmpty ? nil : frames.items.lowerBound)
+            json.field("lastItem", frames.items.isEmpty ? nil : frames.items.upperBound - 1)
+            json.field("start", Double(frames.start) / scale)
+            json.field("end", Double(frames.end) / scale)
+            writeOptional(frames.header, "header", scale: scale, into: &json)
+            writeOptional(frames.footer, "footer", scale: scale, into: &json)
+            writeOptional(frames.decoration, "decoration", scale: scale, into: &json)
+        }
+        json.endObject()
+    }
+
+    private static func writeOptional(_ rect: DeviceRect?, _ name: String, scale: Double, into json: inout JSONWriter) {
+        json.key(name)
+        if let rect { write(rect, scale: scale, into: &json) } else { json.null() }
+    }
+
+    private static func writeGrid(_ grid: WaterfallGrid, flow: FlowGrid?, into json: inout JSONWriter) {
         let scale = grid.scale
         json.beginObject()
+        // The mode and axis only when they are not the default waterfall, so existing pages stay as they were.
+        if let flow {
+            json.field("mode", "flow")
+            json.field("width", Double(flow.containerWidth) / scale)
+            json.field("rowPhotoHeight", Double(flow.photoHeight) / scale)
+            json.field("alignment", flow.alignment.rawValue)
+            json.field("follow", flow.follow)
+            json.field("itemGap", Double(flow.itemGap) / scale)
+            json.field("scale", scale)
+            json.endObject()
+            return
+        }
+        if grid.axis == .horizontal {
+            json.field("axis", "horizontal")
+            json.field("height", Double(grid.containerHeight ?? 0) / scale)
+        }
         json.field("width", Double(grid.containerWidth) / scale)
         json.field("columns", grid.columnCount)
         json.field("columnWidth", Double(grid.columnWidth) / scale)
@@ -95,6 +150,7 @@ public enum Records {
         json.field("link", item.link)
         json.field("column", placed.column)
         json.field("columnSpan", placed.columnSpan)
+        if let section = item.section { json.field("section", section) }
         json.key("frame")
         write(placed.frame, scale: scale, into: &json)
         json.key("photo")

@@ -77,15 +77,7 @@ struct GridOptions: ParsableArguments {
         }
     }
 
-    func insets() throws -> Insets {
-        let parts = inset.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-        guard parts.allSatisfy({ $0 != nil }), parts.count == 1 || parts.count == 4 else {
-            throw ValidationError("--inset takes one length or four (top,left,bottom,right), got '\(inset)'")
-        }
-        let values = parts.map { $0! }
-        return values.count == 1
-            ? Insets(all: values[0]) : Insets(top: values[0], left: values[1], bottom: values[2], right: values[3])
-    }
+    func insets() throws -> Insets { try parseInsets(inset, option: "--inset") }
 
     func configuration() throws -> WaterfallConfiguration {
         WaterfallConfiguration(
@@ -224,15 +216,29 @@ struct CacheOptions: ParsableArguments {
     var path: String? { noCache ? nil : file ?? ProbeCache.defaultPath() }
 }
 
+/// Insets written as one length for every side, or four: top,left,bottom,right.
+func parseInsets(_ text: String, option: String) throws -> Insets {
+    let parts = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+    guard parts.allSatisfy({ $0 != nil }), parts.count == 1 || parts.count == 4 else {
+        throw ValidationError("\(option) takes one length or four (top,left,bottom,right), got '\(text)'")
+    }
+    let values = parts.map { $0! }
+    return values.count == 1
+        ? Insets(all: values[0]) : Insets(top: values[0], left: values[1], bottom: values[2], right: values[3])
+}
+
 extension LayoutOptions {
     /// The options of `layout` and `preview`, from their shared option groups.
-    init(grid: GridOptions, text: TextOptions, pages: PageOptions, input: InputOptions) throws {
+    init(
+        grid: GridOptions, arrangement: ArrangementOptions, text: TextOptions, pages: PageOptions, input: InputOptions
+    ) throws {
         self.init(
             waterfall: try grid.configuration(), annotation: try text.annotationStyle(), pagination: pages.rule,
             fallbackAspectRatio: grid.fallbackAspectRatio, probeConcurrency: input.probeConcurrency,
             imageRoot: input.imageRoot, maximumPages: pages.maxPages, placeholders: input.placeholders,
             probeCachePath: input.probeCachePath, allowPrivateNetwork: input.allowPrivateNetwork,
             breakpoints: try grid.parsedBreakpoints())
+        try arrangement.apply(to: &self)
     }
 }
 

@@ -49,6 +49,7 @@ extension FeedLayoutCommand {
         var quiet = false
 
         @OptionGroup(title: "Grid") var grid: GridOptions
+        @OptionGroup(title: "Flow, horizontal axis and sections") var arrangement: ArrangementOptions
         @OptionGroup(title: "Text") var text: TextOptions
         @OptionGroup(title: "Pages") var pages: PageOptions
         @OptionGroup(title: "Input") var input: InputOptions
@@ -61,7 +62,8 @@ extension FeedLayoutCommand {
         }
 
         func run() async throws {
-            let options = try LayoutOptions(grid: grid, text: text, pages: pages, input: input)
+            let options = try LayoutOptions(
+                grid: grid, arrangement: arrangement, text: text, pages: pages, input: input)
             let pipeline = try LayoutPipeline(options: options)
             let progress = ProgressLine(quiet: quiet)
             switch try FeedBatch.input(for: feeds) {
@@ -494,6 +496,7 @@ extension FeedLayoutCommand {
         var pngMaxPages: Int = 10
 
         @OptionGroup(title: "Grid") var grid: GridOptions
+        @OptionGroup(title: "Flow, horizontal axis and sections") var arrangement: ArrangementOptions
         @OptionGroup(title: "Text") var text: TextOptions
         @OptionGroup(title: "Pages") var pages: PageOptions
         @OptionGroup(title: "Input") var input: InputOptions
@@ -504,7 +507,8 @@ extension FeedLayoutCommand {
         }
 
         func run() async throws {
-            let options = try LayoutOptions(grid: grid, text: text, pages: pages, input: input)
+            let options = try LayoutOptions(
+                grid: grid, arrangement: arrangement, text: text, pages: pages, input: input)
             let pipeline = try LayoutPipeline(options: options)
             // With breakpoints, one preview per layout in a folder named after its width.
             let folders =

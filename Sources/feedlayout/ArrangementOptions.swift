@@ -1,0 +1,96 @@
+import ArgumentParser
+import FeedLayout
+import WaterfallLayout
+
+/// Beyond the plain waterfall: flow rows, the horizontal axis, and the bands around the feed's sections.
+struct ArrangementOptions: ParsableArguments {
+    @Option(help: "waterfall (columns, each pin into the shortest) or flow (rows of pins as wide as their photos).")
+    var mode: LayoutModeArgument = .waterfall
+
+    @Option(help: "Flow: every photo is this tall; a pin is as wide as its photo.")
+    var rowPhotoHeight: Double = 160
+
+    @Option(help: "Flow: where a row's pins sit: start, end, data-end (filled from the right), center or justified.")
+    var align: FlowAlignment = .start
+
+    @Flag(help: "Flow: after a section's first row, each pin tucks under the lane whose bottom is highest.")
+    var follow = false
+
+    @Option(help: "Waterfall: vertical (columns grow down) or horizontal (rows grow right; --columns counts rows).")
+    var axis: LayoutAxis = .vertical
+
+    @Option(help: "Horizontal axis: the container's height, insets included.")
+    var height: Double?
+
+    @Option(help: "Horizontal axis: fit photos into this width × the slot height (default: no limit).")
+    var maxPhotoWidth: Double?
+
+    @Option(help: "Horizontal axis: photo slots are at least this wide.")
+    var minPhotoWidth: Double = 0
+
+    @Option(help: "Sections (<fl:section> in the feed): the header band above each one.")
+    var sectionHeaderHeight: Double = 0
+
+    @Option(help: "Sections: the footer band below each one.")
+    var sectionFooterHeight: Double = 0
+
+    @Option(help: "Sections: insets around each section's pins: one value, or top,left,bottom,right.")
+    var sectionInset: String = "0"
+
+    @Option(help: "Sections: how far each section's decoration frame reaches beyond its pins.")
+    var decorationOutset: Double = 0
+
+    func validate() throws {
+        _ = try sectionInsets()
+        if axis == .horizontal, height == nil { throw ValidationError("--axis horizontal needs --height") }
+        if axis == .vertical, height != nil || maxPhotoWidth != nil || minPhotoWidth != 0 {
+            throw ValidationError("--height, --max-photo-width and --min-photo-width are for --axis horizontal")
+        }
+        if mode == .waterfall, align != .start || follow || rowPhotoHeight != 160 {
+            throw ValidationError("--align, --follow and --row-photo-height are for --mode flow")
+        }
+        for (name, value) in [
+            ("--section-header-height", sectionHeaderHeight), ("--section-footer-height", sectionFooterHeight),
+        ] where !(value.isFinite && value >= 0) {
+            throw ValidationError("\(name) must be 0 or a positive length, got \(value)")
+        }
+    }
+
+    func sectionInsets() throws -> Insets {
+        try parseInsets(sectionInset, option: "--section-inset")
+    }
+
+    /// Sets the mode, axis and section options on options built from the other groups.
+    func apply(to options: inout LayoutOptions) throws {
+        options.waterfall.axis = axis
+        options.waterfall.containerHeight = height
+        options.waterfall.maximumPhotoWidth = maxPhotoWidth
+        options.waterfall.minimumPhotoWidth = minPhotoWidth
+        options.waterfall.sectionInsets = try sectionInsets()
+        options.waterfall.decorationOutset = decorationOutset
+        options.sections = SectionStyle(headerHeight: sectionHeaderHeight, footerHeight: sectionFooterHeight)
+        if mode == .flow {
+            options.flow = FlowSettings(photoHeight: rowPhotoHeight, alignment: align, follow: follow)
+        }
+    }
+}
+
+enum LayoutModeArgument: String, ExpressibleByArgument, CaseIterable {
+    case waterfall
+    case flow
+}
+
+extension LayoutAxis: ExpressibleByArgument {}
+
+extension FlowAlignment: ExpressibleByArgument {
+    /// The CLI spells the alignments in kebab case: `data-end`.
+    public init?(argument: String) {
+        guard let alignment = Self.allCases.first(where: { $0.argumentName == argument }) else { return nil }
+        self = alignment
+    }
+
+    var argumentName: String { self == .dataEnd ? "data-end" : rawValue }
+
+    public static var allValueStrings: [String] { allCases.map(\.argumentName) }
+    public var defaultValueDescription: String { argumentName }
+}
