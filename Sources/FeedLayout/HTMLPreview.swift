@@ -18,8 +18,13 @@ public struct HTMLPreview {
     private let imagePrefix: String
     private var cards = ""
     private var pageMarks = ""
+    /// Section headers, footers and decorations (drawn behind the pins).
+    private var sectionMarks = ""
+    private var sectionKeys: [Int: String] = [:]
     private var contentHeight = 0
     private var itemCount = 0
+    private var isFlow = false
+    private var horizontal: Bool { grid.axis == .horizontal }
 
     public init(options: LayoutOptions, grid: WaterfallGrid, feedPath: String, outputDirectory: String) {
         self.options = options
@@ -33,8 +38,31 @@ public struct HTMLPreview {
     public mutating func add(_ page: LayoutPage) {
         let scale = grid.scale
         func px(_ value: Int) -> String { cssNumber(Double(value) / scale) + "px" }
+        isFlow = page.flowGrid != nil
         if let first = page.items.first {
-            pageMarks += "<div class=\"page-mark\" style=\"top:\(px(first.placed.frame.y))\">page \(page.index + 1)</div>\n"
+            let position = horizontal ? "left:\(px(first.placed.frame.x))" : "top:\(px(first.placed.frame.y))"
+            pageMarks += "<div class=\"page-mark\" style=\"\(position)\">page \(page.index + 1)</div>\n"
+        }
+        func place(_ rect: DeviceRect) -> String {
+            "left:\(px(rect.x));top:\(px(rect.y));width:\(px(rect.width));height:\(px(rect.height))"
+        }
+        for event in page.sections {
+            switch event {
+            case .start(let index, let key, let header, _):
+                sectionKeys[index] = key
+                if let header {
+                    sectionMarks += "<div class=\"section-header\" data-section=\"\(index)\" style=\"\(place(header))\">"
+                    sectionMarks += "\(escape(key))</div>\n"
+                }
+            case .end(let frames):
+                if let decoration = frames.decoration {
+                    sectionMarks += "<div class=\"decoration\" data-section=\"\(frames.index)\" style=\"\(place(decoration))\"></div>\n"
+                }
+                if let footer = frames.footer {
+                    sectionMarks += "<div class=\"section-footer\" data-section=\"\(frames.index)\" style=\"\(place(footer))\">"
+                    sectionMarks += "end of \(escape(sectionKeys[frames.index] ?? "section \(frames.index + 1)"))</div>\n"
+                }
+            }
         }
         for item in page.items {
             let frame = item.placed.frame
@@ -71,9 +99,22 @@ public struct HTMLPreview {
         let annotation = options.annotation
         let fonts = try copyFonts()
         let scale = grid.scale
-        let columnGuides = grid.columnX.map { x in
-            "<div class=\"column\" style=\"left:\(cssNumber(Double(x) / scale))px;width:\(cssNumber(Double(grid.columnWidth) / scale))px\"></div>"
+        // Lanes to show with the frames: columns, rows on the horizontal axis, none for flow rows.
+        let columnGuides = (isFlow ? [] : grid.columnX).map { position in
+            let start = cssNumber(Double(position) / scale)
+            let length = cssNumber(Double(grid.columnWidth) / scale)
+            return horizontal
+                ? "<div class=\"column row\" style=\"top:\(start)px;height:\(length)px\"></div>"
+                : "<div class=\"column\" style=\"left:\(start)px;width:\(length)px\"></div>"
         }.joined()
+        // The scroll axis is the width on the horizontal axis.
+        let size =
+            horizontal
+            ? (width: Double(contentHeight), height: Double(grid.containerHeight ?? 0))
+            : (width: Double(grid.containerWidth), height: Double(contentHeight))
+        let lanes =
+            isFlow
+            ? "flow rows" : "\(grid.columnCount) \(horizontal ? "rows" : "columns") of \(cssNumber(Double(grid.columnWidth) / scale)) px"
         let html = """
             <!doctype html>
             <html lang="und"><head><meta charset="utf-8">
@@ -82,7 +123,7 @@ public struct HTMLPreview {
             \(fonts.faces)
             body { margin: 0; background: #eceff1; font-family: sans-serif; }
             header { padding: 8px 16px; font-size: 13px; color: #37474f; }
-            #feed { position: relative; margin: 0 auto; background: #fff; width: \(cssNumber(Double(grid.containerWidth) / grid.scale))px; height: \(cssNumber(Double(contentHeight) / grid.scale))px; }
+            #feed { position: relative; margin: 0 auto; background: #fff; width: \(cssNumber(size.width / scale))px; height: \(cssNumber(size.height / scale))px; }
             .pin { position: absolute; box-sizing: border-box; background: #fafafa; }
             .slot { position: absolute; background: #cfd8dc; }
             .photo { position: absolute; display: block; }
@@ -91,17 +132,22 @@ public struct HTMLPreview {
             .title { \(fontCSS(annotation.title, family: fonts.titleFamily)) \(clampCSS(annotation.titleLines)) color: #212121; }
             .text { \(fontCSS(annotation.text, family: fonts.textFamily)) \(clampCSS(annotation.textLines)) color: #546e7a; }
             .page-mark { position: absolute; left: 0; right: 0; border-top: 1px dashed #e53935; font: 10px sans-serif; color: #e53935; pointer-events: none; z-index: 2; }
+            \(horizontal ? ".page-mark { left: auto; right: auto; top: 0; bottom: 0; border-top: none; border-left: 1px dashed #e53935; }" : "")
             .column { position: absolute; top: 0; bottom: 0; background: rgba(76,175,80,.12); display: none; pointer-events: none; z-index: 1; }
+            .column.row { left: 0; right: 0; }
+            .section-header, .section-footer { position: absolute; box-sizing: border-box; padding: 0 8px; display: flex; align-items: center; overflow: hidden; font: 600 14px sans-serif; color: #37474f; background: #eceff1; }
+            .section-footer { font-weight: 400; font-size: 11px; color: #78909c; background: none; }
+            .decoration { position: absolute; background: #f3f6f8; border-radius: 6px; }
             body.frames .pin { outline: 1px solid rgba(33,150,243,.8); }
             body.frames .slot { outline: 1px dashed rgba(156,39,176,.8); }
             body.frames .annotation { background: rgba(255,193,7,.25); }
             body.frames .column { display: block; }
             </style></head>
             <body>
-            <header>\(escape(title)): \(itemCount) pins, \(grid.columnCount) columns of \(cssNumber(Double(grid.columnWidth) / scale)) px —
+            <header>\(escape(title)): \(itemCount) pins, \(lanes) —
             <label><input type="checkbox" onchange="document.body.classList.toggle('frames', this.checked)"> show frames, columns and gaps</label></header>
             <div id="feed">
-            \(columnGuides)\(pageMarks)\(cards)</div>
+            \(sectionMarks)\(columnGuides)\(pageMarks)\(cards)</div>
             </body></html>
 
             """

@@ -44,12 +44,18 @@ public struct PNGPreview {
     private let imageRoot: URL?
     private let outputDirectory: URL
     private var items: [LaidOutItem] = []
+    /// Section headers, footers and decorations, moved like the items.
+    private var sectionBands: [(rect: DeviceRect, isDecoration: Bool)] = []
     /// The top of each collected page's first item, and its number.
     private var pageMarks: [(y: Int, number: Int)] = []
     private var contentHeight = 0
     private var isFull = false
-    /// The layout's y that is the canvas's top.
+    /// The layout's position on the scroll axis that is the canvas's top (left edge on the horizontal axis).
     private var origin = 0
+    private var horizontal: Bool { grid.axis == .horizontal }
+
+    /// A frame's position on the scroll axis.
+    private func scrollPosition(_ rect: DeviceRect) -> Int { horizontal ? rect.x : rect.y }
 
     /// The colours the HTML preview uses, so the two look alike.
     static let cardColor = RGBColor(hex: 0xFAFAFA)
@@ -58,6 +64,8 @@ public struct PNGPreview {
     static let titleColor = RGBColor(hex: 0x212121)
     static let captionColor = RGBColor(hex: 0x546E7A)
     static let pageMarkColor = RGBColor(hex: 0xE53935)
+    static let decorationColor = RGBColor(hex: 0xF3F6F8)
+    static let sectionBandColor = RGBColor(hex: 0xECEFF1)
 
     /// - Parameters:
     ///   - options: The layout's options (fonts, styles, scale).
@@ -87,16 +95,26 @@ public struct PNGPreview {
     public mutating func add(_ page: LayoutPage) {
         guard !isFull, let first = page.items.first else { return }
         if pageMarks.isEmpty {
-            origin = max(0, (page.items.map(\.placed.frame.y).min() ?? 0) - grid.insets.top)
+            origin = max(0, (page.items.map { scrollPosition($0.placed.frame) }.min() ?? 0) - grid.scrollStartInset)
         }
-        let top = first.placed.frame.y - origin
+        let top = scrollPosition(first.placed.frame) - origin
         guard pageMarks.count < limits.maximumPages, top < limits.maximumHeight else {
             isFull = true
             return
         }
         pageMarks.append((top, page.index + 1))
-        for item in page.items where item.placed.frame.y - origin < limits.maximumHeight {
-            items.append(item.movedUp(by: origin))
+        let (dx, dy) = horizontal ? (origin, 0) : (0, origin)
+        for item in page.items where scrollPosition(item.placed.frame) - origin < limits.maximumHeight {
+            items.append(item.moved(dx: dx, dy: dy))
+        }
+        for event in page.sections {
+            switch event {
+            case .start(_, _, let header, _):
+                if let header { sectionBands.append((header.moved(dx: dx, dy: dy), false)) }
+            case .end(let frames):
+                if let decoration = frames.decoration { sectionBands.append((decoration.moved(dx: dx, dy: dy), true)) }
+                if let footer = frames.footer { sectionBands.append((footer.moved(dx: dx, dy: dy), false)) }
+            }
         }
         contentHeight = page.contentHeight - origin
     }
@@ -131,8 +149,12 @@ public struct PNGPreview {
     }
 
     private func render(summary: inout PNGPreviewSummary) throws(LayoutError) -> Canvas {
-        let height = max(1, min(limits.maximumHeight, contentHeight))
-        var canvas = Canvas(width: grid.containerWidth, height: height)
+        // `maximumHeight` limits the scroll axis: the width on the horizontal axis.
+        let extent = max(1, min(limits.maximumHeight, contentHeight))
+        var canvas =
+            horizontal
+            ? Canvas(width: extent, height: grid.containerHeight ?? grid.containerWidth)
+            : Canvas(width: grid.containerWidth, height: extent)
         summary.width = canvas.width
         summary.height = canvas.height
         summary.pages = pageMarks.count
@@ -140,6 +162,13 @@ public struct PNGPreview {
 
         let photos = decodePhotos()
         let text = try TextPainter(options: options, scale: grid.scale)
+        // Decorations behind everything, then header and footer bands, then the pins.
+        for band in sectionBands.filter(\.isDecoration) + sectionBands.filter({ !$0.isDecoration }) {
+            let rect = band.rect
+            canvas.fill(
+                x: rect.x, y: rect.y, width: rect.width, height: rect.height,
+                color: band.isDecoration ? Self.decorationColor : Self.sectionBandColor)
+        }
         for (position, item) in items.enumerated() {
             let placed = item.placed
             canvas.fill(
@@ -164,7 +193,14 @@ public struct PNGPreview {
             }
             text.draw(item, on: &canvas)
         }
-        for mark in pageMarks { text.drawPageMark(number: mark.number, y: mark.y, on: &canvas) }
+        for mark in pageMarks {
+            if horizontal {
+                let thickness = max(1, Int(grid.scale.rounded()))
+                canvas.fill(x: mark.y - thickness, y: 0, width: thickness, height: canvas.height, color: Self.pageMarkColor)
+            } else {
+                text.drawPageMark(number: mark.number, y: mark.y, on: &canvas)
+            }
+        }
         return canvas
     }
 
@@ -246,11 +282,10 @@ public struct PNGPreview {
 
 extension LaidOutItem {
     /// The item with every frame moved `distance` device pixels up.
-    fileprivate func movedUp(by distance: Int) -> LaidOutItem {
-        guard distance != 0 else { return self }
-        func moved(_ rect: DeviceRect) -> DeviceRect {
-            DeviceRect(x: rect.x, y: rect.y - distance, width: rect.width, height: rect.height)
-        }
+    /// The item moved left by `dx` and up by `dy`.
+    fileprivate func moved(dx: Int, dy: Int) -> LaidOutItem {
+        guard dx != 0 || dy != 0 else { return self }
+        func moved(_ rect: DeviceRect) -> DeviceRect { rect.moved(dx: dx, dy: dy) }
         var item = self
         item.placed.frame = moved(placed.frame)
         item.placed.photoSlot = moved(placed.photoSlot)
@@ -326,5 +361,12 @@ private final class TextPainter {
             line, size: label.style.size, scale: scale, x: Double(tabX) + padding,
             baseline: Double(tabY) + line.baseline * scale, color: RGBColor(hex: 0xFFFFFF), into: &canvas,
             clip: ClipRect(x: tabX, y: tabY, maxX: tabX + tabWidth, maxY: tabY + tabHeight))
+    }
+}
+
+extension DeviceRect {
+    /// The rectangle moved left by `dx` and up by `dy`.
+    fileprivate func moved(dx: Int, dy: Int) -> DeviceRect {
+        DeviceRect(x: x - dx, y: y - dy, width: width, height: height)
     }
 }
