@@ -200,6 +200,7 @@ extension FeedLayoutCommand {
 
     struct Probe: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "probe",
             abstract: "Read image sizes and EXIF orientation from file headers (NDJSON, one record per image).",
             discussion: """
                 Inputs are file paths, - for standard input, or http(s) URLs (fetched with Range requests, \
