@@ -22,7 +22,14 @@ public struct ImageProber: Sendable {
     }
 
     /// Whether a source is an http(s) URL.
-    public static func isRemote(_ source: String) -> Bool { RemoteFetcher.isRemote(source) }
+    ///
+    /// Asked several times per input, so a source whose first byte cannot begin "http" in any case
+    /// (every path starting with / or .) is answered without lowercasing a copy of its prefix.
+    public static func isRemote(_ source: String) -> Bool {
+        guard let first = source.utf8.first, first == UInt8(ascii: "h") || first == UInt8(ascii: "H") || first >= 0x80
+        else { return false }
+        return RemoteFetcher.isRemote(source)
+    }
 
     /// Reads the header of one image.
     /// - Parameter source: A path, `-`, or an http(s) URL.

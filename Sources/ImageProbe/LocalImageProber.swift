@@ -81,12 +81,15 @@ public struct LocalImageProber: Sendable {
         var seekableExtent: (start: Int, size: Int)??
         while true {
             try reserve(wanted)
-            // A pipe or a slow disk may return short reads: keep reading until the block is full.
+            // A short read ends the block: it usually means the end of a small file, and the parser may
+            // not need more. If it does, the next read says whether the input has ended. (Reading on
+            // to find out first cost a system call per file under 4 KiB.)
             while filled < wanted && !isComplete {
                 let result = read(descriptor, storage + filled, wanted - filled)
                 if result > 0 {
                     filled += result
                     bytesFromFile += result
+                    if filled < wanted { break }
                 } else if result == 0 {
                     isComplete = true
                 } else if errno != EINTR {

@@ -64,23 +64,60 @@ public struct CachingImageProber: Sendable {
         if ImageProber.isRemote(source) {
             return await probeRemote(source, cached: cached, cache: cache, withPlaceholder: withPlaceholder)
         }
+        let (result, learnt) = await probeFile(source, cached: cached, withPlaceholder: withPlaceholder)
+        if let learnt { save([(source, learnt)], cache) }
+        return result
+    }
+
+    /// Probes several sources, results in the same order.
+    ///
+    /// Same results as ``probe(_:withPlaceholder:)`` one by one, but the cache entries of the files are read
+    /// in one transaction and what was learnt about them is written in one more: per image, a transaction
+    /// costs more than probing the file. URLs and standard input are probed one by one as usual.
+    /// - Parameters:
+    ///   - sources: Paths, `-`, or http(s) URLs.
+    ///   - withPlaceholder: Also build (or fetch from the cache) the placeholders.
+    /// - Returns: One result per source.
+    public func probe(_ sources: [String], withPlaceholder: Bool) async -> [ProbeResult] {
+        var results: [ProbeResult] = []
+        results.reserveCapacity(sources.count)
+        guard let cache else {
+            for source in sources { results.append(await probeUncached(source, withPlaceholder: withPlaceholder)) }
+            return results
+        }
+        let files = sources.filter { $0 != "-" && !ImageProber.isRemote($0) }
+        let cached = files.isEmpty ? [:] : lookup(files, in: cache)
+        var learnt: [(source: String, entry: CachedProbe)] = []
+        for source in sources {
+            guard source != "-", !ImageProber.isRemote(source) else {
+                results.append(await probe(source, withPlaceholder: withPlaceholder))
+                continue
+            }
+            let (result, entry) = await probeFile(source, cached: cached[source], withPlaceholder: withPlaceholder)
+            results.append(result)
+            if let entry { learnt.append((source, entry)) }
+        }
+        save(learnt, cache)
+        return results
+    }
+
+    /// Probes a file unless its cache entry is current; also returns the entry to store, if any.
+    private func probeFile(_ source: String, cached: CachedProbe?, withPlaceholder: Bool) async -> (
+        ProbeResult, CachedProbe?
+    ) {
         guard let validator = ProbeValidator.file(atPath: source) else {
-            return await probeUncached(source, withPlaceholder: withPlaceholder)
+            return (await probeUncached(source, withPlaceholder: withPlaceholder), nil)
         }
         if let cached, cached.validator == validator, !withPlaceholder || cached.placeholder != nil {
             // A placeholder an earlier run cached is only handed out when asked for: output must not depend on
             // what the cache happens to hold.
-            return ProbeResult(
-                info: .success(cached.info), placeholder: withPlaceholder ? cached.placeholder.map { .success($0) } : nil,
-                fromCache: true)
+            let placeholder: Result<ImagePlaceholder, ImageProbeError>? =
+                withPlaceholder ? cached.placeholder.map { .success($0) } : nil
+            return (ProbeResult(info: .success(cached.info), placeholder: placeholder, fromCache: true), nil)
         }
         let result = await probeUncached(source, withPlaceholder: withPlaceholder)
-        if case .success(let info) = result.info {
-            save(
-                CachedProbe(validator: validator, info: info, placeholder: try? result.placeholder?.get()), source,
-                cache)
-        }
-        return result
+        guard case .success(let info) = result.info else { return (result, nil) }
+        return (result, CachedProbe(validator: validator, info: info, placeholder: try? result.placeholder?.get()))
     }
 
     private func probeRemote(_ url: String, cached: CachedProbe?, cache: ProbeCache, withPlaceholder: Bool) async
@@ -102,7 +139,8 @@ public struct CachingImageProber: Sendable {
             if withPlaceholder && placeholder == nil {
                 placeholder = await makePlaceholder(url, header: cached.info)
                 if case .success(let value) = placeholder {
-                    save(CachedProbe(validator: cached.validator, info: cached.info, placeholder: value), url, cache)
+                    let entry = CachedProbe(validator: cached.validator, info: cached.info, placeholder: value)
+                    save([(url, entry)], cache)
                 }
             }
             return ProbeResult(
@@ -110,10 +148,9 @@ public struct CachingImageProber: Sendable {
         case .probed(let info, let resource):
             let placeholder = withPlaceholder ? await makePlaceholder(url, header: info) : nil
             if !resource.validator.isEmpty {
-                save(
-                    CachedProbe(
-                        validator: .remote(resource.validator), info: info, placeholder: try? placeholder?.get()), url,
-                    cache)
+                let entry = CachedProbe(
+                    validator: .remote(resource.validator), info: info, placeholder: try? placeholder?.get())
+                save([(url, entry)], cache)
             }
             return ProbeResult(info: .success(info), placeholder: placeholder, fromCache: false)
         }
@@ -151,9 +188,19 @@ public struct CachingImageProber: Sendable {
         }
     }
 
-    private func save(_ entry: CachedProbe, _ source: String, _ cache: ProbeCache) {
+    private func lookup(_ sources: [String], in cache: ProbeCache) -> [String: CachedProbe] {
         do {
-            try cache.store(entry, for: source)
+            return try cache.entries(for: sources)
+        } catch {
+            logger.warning("probe cache read failed; probing without it", metadata: ["error": "\(error.message)"])
+            return [:]
+        }
+    }
+
+    private func save(_ entries: [(source: String, entry: CachedProbe)], _ cache: ProbeCache) {
+        guard !entries.isEmpty else { return }
+        do {
+            try cache.store(entries)
         } catch {
             logger.warning("probe cache write failed", metadata: ["error": "\(error.message)"])
         }

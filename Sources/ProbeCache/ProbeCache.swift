@@ -145,12 +145,63 @@ public final class ProbeCache: Sendable {
         return entry
     }
 
+    /// The cached entries of several sources, read in one transaction.
+    /// - Parameter sources: Paths or URLs exactly as probed.
+    /// - Returns: The entries found, by source; sources without one are left out.
+    /// - Throws: ``ProbeCacheError``.
+    public func entries(for sources: [String]) throws(ProbeCacheError) -> [String: CachedProbe] {
+        do {
+            return try database.read { db in
+                let statement = try db.cachedStatement(sql: "SELECT * FROM probe WHERE source = ?")
+                var found: [String: CachedProbe] = [:]
+                for source in sources {
+                    if let entry = try Row.fetchOne(statement, arguments: [source]).flatMap(Self.decode) {
+                        found[source] = entry
+                    }
+                }
+                return found
+            }
+        } catch {
+            throw Self.translate(error, path: path)
+        }
+    }
+
     /// Stores (or replaces) the entry for a source.
     /// - Parameters:
     ///   - entry: The validator, header facts and optional placeholder.
     ///   - source: A path or URL exactly as probed.
     /// - Throws: ``ProbeCacheError``.
     public func store(_ entry: CachedProbe, for source: String) throws(ProbeCacheError) {
+        try store([(source, entry)])
+    }
+
+    /// Stores (or replaces) several entries in one transaction: one commit per entry would cost more
+    /// than probing the image.
+    /// - Parameter entries: Sources (paths or URLs exactly as probed) and their entries; a later entry for
+    ///   the same source replaces an earlier one.
+    /// - Throws: ``ProbeCacheError``; then none of the entries is stored.
+    public func store(_ entries: [(source: String, entry: CachedProbe)]) throws(ProbeCacheError) {
+        guard !entries.isEmpty else { return }
+        let storedAt = Date().timeIntervalSince1970
+        do {
+            try database.write { db in
+                let statement = try db.cachedStatement(
+                    sql: """
+                        INSERT OR REPLACE INTO probe (source, fileSize, fileModified, entityTag, lastModified, format,
+                            width, height, orientation, bytesRead, flags, bitDepth, warnings, placeholderColor,
+                            placeholderHash, storedAt)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """)
+                for (source, entry) in entries {
+                    try statement.execute(arguments: Self.arguments(entry, source: source, storedAt: storedAt))
+                }
+            }
+        } catch {
+            throw Self.translate(error, path: path)
+        }
+    }
+
+    private static func arguments(_ entry: CachedProbe, source: String, storedAt: Double) -> StatementArguments {
         var fileSize: Int?
         var fileModified: Int64?
         var entityTag: String?
@@ -168,24 +219,11 @@ public final class ProbeCache: Sendable {
             let c = placeholder.averageColor
             return Int64(c.red) << 24 | Int64(c.green) << 16 | Int64(c.blue) << 8 | Int64(c.alpha)
         }
-        let arguments: StatementArguments = [
+        return [
             source, fileSize, fileModified, entityTag, lastModified, info.format.rawValue, info.width, info.height,
             info.orientation, info.bytesRead, flags, info.bitDepth, info.warnings.joined(separator: "\n"), color,
-            entry.placeholder.map { Data($0.thumbHash) }, Date().timeIntervalSince1970,
+            entry.placeholder.map { Data($0.thumbHash) }, storedAt,
         ]
-        do {
-            try database.write { db in
-                try db.execute(
-                    sql: """
-                        INSERT OR REPLACE INTO probe (source, fileSize, fileModified, entityTag, lastModified, format,
-                            width, height, orientation, bytesRead, flags, bitDepth, warnings, placeholderColor,
-                            placeholderHash, storedAt)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """, arguments: arguments)
-            }
-        } catch {
-            throw Self.translate(error, path: path)
-        }
     }
 
     /// How many entries the cache holds.

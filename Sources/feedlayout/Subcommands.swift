@@ -202,6 +202,7 @@ extension FeedLayoutCommand {
 
     struct Probe: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "probe",
             abstract: "Read image sizes and EXIF orientation from file headers (NDJSON, one record per image).",
             discussion: """
                 Inputs are file paths, - for standard input, or http(s) URLs (fetched with Range requests, \
@@ -272,11 +273,45 @@ extension FeedLayoutCommand {
                 throw LayoutError(
                     .invalidOptions, "--input-list \(inputList): cannot be read (\(error.localizedDescription))")
             }
-            let listed = text.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
+            let listed = Self.lines(of: text)
             if listed.contains("-") && (inputList == "-" || images.contains("-")) {
                 throw LayoutError(.invalidOptions, "--input-list \(inputList): standard input (-) can be used once")
             }
             return images + listed
+        }
+
+        /// The non-empty lines of a list, split where `Character.isNewline` splits (LF, CR, CRLF, VT, FF, NEL,
+        /// U+2028, U+2029) but over UTF-8 bytes: splitting thousands of paths by Character costs more than
+        /// probing them.
+        static func lines(of text: String) -> [String] {
+            var text = text
+            return text.withUTF8 { bytes in
+                var lines: [String] = []
+                var start = 0
+                var index = 0
+                func endLine(before end: Int, resumingAt next: Int) {
+                    if end > start {
+                        lines.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self))
+                    }
+                    (start, index) = (next, next)
+                }
+                while index < bytes.count {
+                    let byte = bytes[index]
+                    if (0x0A...0x0D).contains(byte) {
+                        endLine(before: index, resumingAt: index + 1)
+                    } else if byte == 0xC2, index + 1 < bytes.count, bytes[index + 1] == 0x85 {
+                        endLine(before: index, resumingAt: index + 2)
+                    } else if byte == 0xE2, index + 2 < bytes.count, bytes[index + 1] == 0x80,
+                        bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9
+                    {
+                        endLine(before: index, resumingAt: index + 3)
+                    } else {
+                        index += 1
+                    }
+                }
+                endLine(before: bytes.count, resumingAt: bytes.count)
+                return lines
+            }
         }
 
         func run() async throws {
@@ -306,51 +341,96 @@ extension FeedLayoutCommand {
         {
             let verify = verify
             let placeholders = placeholders
+            typealias Probed = (ProbeResult, Result<PixelDecodeReport, ImageProbeError>?)
+            let batches = Self.batches(
+                images, headerOnly: !verify && !placeholders,
+                workers: min(concurrency, ProcessInfo.processInfo.activeProcessorCount))
             var json = JSONWriter(reservingCapacity: 1 << 16)
             var failures = 0
-            var pending: [Int: (ProbeResult, Result<PixelDecodeReport, ImageProbeError>?)] = [:]
+            // Finished batches that wait for an earlier one, by their first index.
+            var pending: [Int: [Probed]] = [:]
             var nextToPrint = 0
-            await withTaskGroup(of: (Int, ProbeResult, Result<PixelDecodeReport, ImageProbeError>?).self) { group in
-                var nextToStart = 0
+            await withTaskGroup(of: (Int, [Probed]).self) { group in
+                var nextBatch = 0
                 func startNext() {
-                    guard nextToStart < images.count else { return }
-                    let index = nextToStart
-                    let source = images[index]
-                    nextToStart += 1
+                    guard nextBatch < batches.count else { return }
+                    let batch = batches[nextBatch]
+                    nextBatch += 1
                     group.addTask {
-                        let result = await prober.probe(source, withPlaceholder: placeholders)
-                        guard verify, case .success(let header) = result.info else { return (index, result, nil) }
-                        do throws(ImageProbeError) {
-                            let report = try await prober.prober.verifyDecodable(
-                                source, options: decodeOptions, header: header)
-                            return (index, result, .success(report))
-                        } catch {
-                            return (index, result, .failure(error))
+                        let results = await prober.probe(Array(images[batch]), withPlaceholder: placeholders)
+                        guard verify else { return (batch.lowerBound, results.map { ($0, nil) as Probed }) }
+                        var probed: [Probed] = []
+                        for (source, result) in zip(images[batch], results) {
+                            guard case .success(let header) = result.info else {
+                                probed.append((result, nil))
+                                continue
+                            }
+                            do throws(ImageProbeError) {
+                                let report = try await prober.prober.verifyDecodable(
+                                    source, options: decodeOptions, header: header)
+                                probed.append((result, .success(report)))
+                            } catch {
+                                probed.append((result, .failure(error)))
+                            }
                         }
+                        return (batch.lowerBound, probed)
                     }
                 }
                 for _ in 0..<concurrency { startNext() }
-                for await (index, result, decoding) in group {
+                for await (first, probed) in group {
                     startNext()
-                    pending[index] = (result, decoding)
-                    while let (result, decoding) = pending.removeValue(forKey: nextToPrint) {
-                        let source = images[nextToPrint]
-                        if case .failure = result.info {
-                            failures += 1
-                        } else if case .failure(let error) = decoding, !Records.isUnverifiable(error) {
-                            failures += 1
+                    pending[first] = probed
+                    while let batch = pending.removeValue(forKey: nextToPrint) {
+                        for (result, decoding) in batch {
+                            let source = images[nextToPrint]
+                            if case .failure = result.info {
+                                failures += 1
+                            } else if case .failure(let error) = decoding, !Records.isUnverifiable(error) {
+                                failures += 1
+                            }
+                            Records.writeProbe(
+                                source: source, result: result.info, decoding: decoding,
+                                placeholder: result.placeholder, into: &json)
+                            json.appendRaw("\n")
+                            nextToPrint += 1
                         }
-                        Records.writeProbe(
-                            source: source, result: result.info, decoding: decoding, placeholder: result.placeholder,
-                            into: &json)
-                        json.appendRaw("\n")
-                        nextToPrint += 1
                     }
                     if json.bytes.count > 1 << 15 { Terminal.write(json.takeBytes()) }
                 }
             }
             Terminal.write(json.takeBytes())
             return failures
+        }
+
+        /// Splits the inputs into the batches one child task probes in turn.
+        ///
+        /// A child task per image costs more than reading a file's header, so runs of local files are
+        /// probed in batches of up to 64 — small enough that each worker still gets about four batches,
+        /// so the work stays spread over the threads. Each batch is one image in flight, so
+        /// `--concurrency` keeps its meaning. URLs go alone (their time is waiting for the network), and
+        /// so does every image when pixels are decoded.
+        /// - Parameters:
+        ///   - images: The sources, in order.
+        ///   - headerOnly: Whether only headers are read (no `--verify`, no `--placeholders`).
+        ///   - workers: How many threads can probe at once.
+        /// - Returns: Consecutive index ranges covering `images`.
+        static func batches(_ images: [String], headerOnly: Bool, workers: Int) -> [Range<Int>] {
+            let size = headerOnly ? max(1, min(64, images.count / (4 * max(1, workers)))) : 1
+            var batches: [Range<Int>] = []
+            var start = 0
+            for (index, source) in images.enumerated() {
+                let alone = source == "-" || ImageProber.isRemote(source)
+                if alone || index - start == size {
+                    if index > start { batches.append(start..<index) }
+                    start = index
+                }
+                if alone {
+                    batches.append(index..<index + 1)
+                    start = index + 1
+                }
+            }
+            if images.count > start { batches.append(start..<images.count) }
+            return batches
         }
 
         /// Limits for fetching http(s) images and feeds.

@@ -110,6 +110,75 @@ struct ProbeCacheTests {
         #expect(try first.count() == 50)
     }
 
+    @Test func batchesAreStoredAndReadInOneTransactionEach() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let cache = try ProbeCache(path: folder + "/probe.sqlite")
+        var entries: [(source: String, entry: CachedProbe)] = (0..<300).map { index in
+            var entry = Self.sample
+            entry.info.width = index + 1
+            return ("image-\(index).jpg", entry)
+        }
+        // A later entry for the same source replaces the earlier one, as separate stores would.
+        var replacement = Self.sample
+        replacement.info.width = 9999
+        entries.append(("image-7.jpg", replacement))
+        try cache.store(entries)
+        #expect(try cache.count() == 300)
+        let found = try cache.entries(for: ["image-0.jpg", "image-7.jpg", "image-299.jpg", "missing.jpg"])
+        #expect(found.count == 3)
+        #expect(found["image-0.jpg"]?.info.width == 1)
+        #expect(found["image-7.jpg"]?.info.width == 9999)
+        #expect(found["image-299.jpg"] == entries[299].entry)
+        #expect(found["missing.jpg"] == nil)
+        #expect(try cache.entries(for: []).isEmpty)
+        try cache.store([])
+        #expect(try cache.count() == 300)
+    }
+
+    @Test func aBatchProbesLikeOneByOneAndFillsTheCache() async throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let names = [
+            "jpeg-gradient-orientation-6.jpg", "png-rgb.png", "jpeg-baseline.jpg", "gif-static.gif",
+            "jpeg-orientation-8-le.jpg",
+        ]
+        var sources: [String] = []
+        for name in names {
+            try FileManager.default.copyItem(atPath: Self.fixtures + "/" + name, toPath: folder + "/" + name)
+            sources.append(folder + "/" + name)
+        }
+        // A missing file, a URL without a remote prober, and a repeated file, in between.
+        sources.insert(folder + "/missing.jpg", at: 2)
+        sources.insert("https://example.com/a.jpg", at: 4)
+        sources.append(sources[0])
+        let cache = try ProbeCache(path: folder + "/probe.sqlite")
+        let cached = CachingImageProber(prober: ImageProber(remote: nil), cache: cache, logger: Self.logger)
+        let uncached = CachingImageProber(prober: ImageProber(remote: nil), cache: nil, logger: Self.logger)
+
+        let first = await cached.probe(sources, withPlaceholder: false)
+        #expect(first.count == sources.count)
+        #expect(first.allSatisfy { !$0.fromCache })
+        #expect(try cache.count() == names.count)
+        let second = await cached.probe(sources, withPlaceholder: false)
+        let plain = await uncached.probe(sources, withPlaceholder: false)
+        for (index, source) in sources.enumerated() {
+            let single = await uncached.probe(source, withPlaceholder: false)
+            switch (single.info, first[index].info, second[index].info, plain[index].info) {
+            case (.success(let expected), .success(let a), .success(let b), .success(let c)):
+                #expect(a == expected && b == expected && c == expected, "\(source)")
+                #expect(second[index].fromCache, "\(source)")
+            case (.failure(let expected), .failure(let a), .failure(let b), .failure(let c)):
+                #expect(a.code == expected.code && b.code == expected.code && c.code == expected.code, "\(source)")
+                #expect(!second[index].fromCache, "\(source)")
+            default:
+                Issue.record("\(source): the batch and the single probe disagree")
+            }
+        }
+        #expect(throws: ImageProbeError.self) { try first[2].info.get() }
+        #expect(throws: ImageProbeError.self) { try first[4].info.get() }
+    }
+
     @Test func filesAreServedFromTheCacheUntilTheyChange() async throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
