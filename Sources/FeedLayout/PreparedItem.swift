@@ -100,7 +100,8 @@ extension FeedItem {
 }
 
 /// The images one run has probed, by source: a feed that shows the same photo many times (avatars, a photo in
-/// several items, a sample reused) reads it once. Bounded; shared by the run's concurrent tasks.
+/// several items, a sample reused) reads it once; and the texts it has measured. Bounded; shared by the run's
+/// concurrent tasks.
 final class RunProbeMemo: Sendable {
     private let results = Mutex<[String: ProbeResult]>([:])
     private let limit: Int
@@ -115,6 +116,32 @@ final class RunProbeMemo: Sendable {
             if results.count < limit { results[source] = result }
         }
         return result
+    }
+
+    /// What measuring a text gave, by role, width, line limit and text: feeds repeat titles and captions
+    /// (a photographer's caption, a board's title), and measuring costs far more than a lookup. Bounded like the
+    /// probes; texts longer than `maximumTextBytes` are not kept.
+    private let measurements = Mutex<[MeasureKey: TextMeasurement]>([:])
+    private static let maximumTextBytes = 512
+    /// A measurement keeps its text's UTF-16: 2,048 of the longest kept texts stay under 4 MiB.
+    private static let measurementLimit = 2_048
+
+    struct MeasureKey: Hashable, Sendable {
+        var isTitle: Bool
+        var width: Double
+        var maxLines: Int?
+        var text: String
+    }
+
+    /// The measurement for a key, made by `measure` unless this run already has it.
+    func measurement(_ key: MeasureKey, measure: () -> TextMeasurement) -> TextMeasurement {
+        guard key.text.utf8.count <= Self.maximumTextBytes else { return measure() }
+        if let known = measurements.withLock({ $0[key] }) { return known }
+        let measurement = measure()
+        measurements.withLock { measurements in
+            if measurements.count < Self.measurementLimit { measurements[key] = measurement }
+        }
+        return measurement
     }
 }
 
@@ -162,7 +189,7 @@ struct ItemPreparer: Sendable {
         let annotations = grids.map { grid in
             let width = grid.contentWidth(for: span)
             if let done = byWidth.first(where: { $0.width == width }) { return done.annotation }
-            let annotation = measureAnnotation(item, contentWidth: width, grid: grid)
+            let annotation = measureAnnotation(item, contentWidth: width, grid: grid, memo: memo)
             byWidth.append((width, annotation))
             return annotation
         }
@@ -172,19 +199,25 @@ struct ItemPreparer: Sendable {
     }
 
     /// Measures the title and caption at a content width in device pixels.
-    private func measureAnnotation(_ item: FeedItem, contentWidth: Int, grid: WaterfallGrid) -> PreparedAnnotation {
+    private func measureAnnotation(
+        _ item: FeedItem, contentWidth: Int, grid: WaterfallGrid, memo: RunProbeMemo
+    ) -> PreparedAnnotation {
         let annotation = options.annotation
         let width = Double(contentWidth) / grid.scale
         return PreparedAnnotation(
-            title: measure(item.title, with: titleMeasurer, width: width, maxLines: annotation.titleLines, grid: grid),
-            text: measure(item.text, with: textMeasurer, width: width, maxLines: annotation.textLines, grid: grid))
+            title: measure(
+                item.title, isTitle: true, width: width, maxLines: annotation.titleLines, grid: grid, memo: memo),
+            text: measure(
+                item.text, isTitle: false, width: width, maxLines: annotation.textLines, grid: grid, memo: memo))
     }
 
     private func measure(
-        _ text: String?, with measurer: TextMeasurer, width: Double, maxLines: Int?, grid: WaterfallGrid
+        _ text: String?, isTitle: Bool, width: Double, maxLines: Int?, grid: WaterfallGrid, memo: RunProbeMemo
     ) -> MeasuredText? {
         guard let text, !text.isEmpty, maxLines != 0 else { return nil }
-        let measurement = measurer.measure(text, width: width, maxLines: maxLines)
+        let measurer = isTitle ? titleMeasurer : textMeasurer
+        let key = RunProbeMemo.MeasureKey(isTitle: isTitle, width: width, maxLines: maxLines, text: text)
+        let measurement = memo.measurement(key) { measurer.measure(text, width: width, maxLines: maxLines) }
         guard measurement.lines > 0 else { return nil }
         return MeasuredText(
             text: text, measurement: measurement, deviceHeight: grid.deviceLengthRoundingUp(measurement.height))
