@@ -103,17 +103,18 @@ extension FeedItem {
 /// several items, a sample reused) reads it once; and the texts it has measured. Bounded; shared by the run's
 /// concurrent tasks.
 final class RunProbeMemo: Sendable {
-    private let results = Mutex<[String: ProbeResult]>([:])
+    private let results = Mutex<[ExactText: ProbeResult]>([:])
     private let limit: Int
 
     init(limit: Int = 16_384) { self.limit = limit }
 
     /// The result for a source, probed by `prober` unless this run already has it.
     func probe(_ source: String, withPlaceholder: Bool, prober: CachingImageProber) async -> ProbeResult {
-        if let known = results.withLock({ $0[source] }) { return known }
+        let key = ExactText(source)
+        if let known = results.withLock({ $0[key] }) { return known }
         let result = await prober.probe(source, withPlaceholder: withPlaceholder)
         results.withLock { results in
-            if results.count < limit { results[source] = result }
+            if results.count < limit { results[key] = result }
         }
         return result
     }
@@ -130,18 +131,43 @@ final class RunProbeMemo: Sendable {
         var isTitle: Bool
         var width: Double
         var maxLines: Int?
-        var text: String
+        var text: ExactText
+
+        init(isTitle: Bool, width: Double, maxLines: Int?, text: String) {
+            self.isTitle = isTitle
+            self.width = width
+            self.maxLines = maxLines
+            self.text = ExactText(text)
+        }
     }
 
     /// The measurement for a key, made by `measure` unless this run already has it.
     func measurement(_ key: MeasureKey, measure: () -> TextMeasurement) -> TextMeasurement {
-        guard key.text.utf8.count <= Self.maximumTextBytes else { return measure() }
+        guard key.text.text.utf8.count <= Self.maximumTextBytes else { return measure() }
         if let known = measurements.withLock({ $0[key] }) { return known }
         let measurement = measure()
         measurements.withLock { measurements in
             if measurements.count < Self.measurementLimit { measurements[key] = measurement }
         }
         return measurement
+    }
+}
+
+/// A text as a key by its exact UTF-8, not by `String`'s canonical equivalence: a composed and a decomposed "é"
+/// are different file names and may measure differently, so they must not share a memo entry. Hashing the bytes
+/// also skips the normalization `String` hashing does for non-ASCII text (most of a CJK caption's lookup).
+struct ExactText: Hashable, Sendable {
+    let text: String
+
+    init(_ text: String) { self.text = text }
+
+    static func == (lhs: ExactText, rhs: ExactText) -> Bool {
+        lhs.text.utf8.count == rhs.text.utf8.count && lhs.text.utf8.elementsEqual(rhs.text.utf8)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }
 

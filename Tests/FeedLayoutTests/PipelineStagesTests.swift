@@ -123,4 +123,15 @@ import Testing
         #expect(calls == 2)
         #expect(narrower.lines > measured.lines || narrower.truncated)
     }
+
+    @Test func memoKeysTellCanonicallyEquivalentTextsApart() {
+        let composed = "caf\u{E9}.jpg"
+        let decomposed = "cafe\u{301}.jpg"
+        #expect(composed == decomposed, "String calls them equal")
+        #expect(ExactText(composed) != ExactText(decomposed))
+        #expect(ExactText(composed) == ExactText("caf\u{E9}" + ".jpg"))
+        #expect(ExactText(composed).hashValue == ExactText("caf\u{E9}" + ".jpg").hashValue)
+        var memo: Set<ExactText> = [ExactText(composed)]
+        #expect(memo.insert(ExactText(decomposed)).inserted)
+    }
 }
