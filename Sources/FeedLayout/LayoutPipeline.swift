@@ -254,7 +254,8 @@ public struct LayoutPipeline: Sendable {
             _ = await (parsing.value, preparing.value)
             throw error
         }
-        // Stopped early (`--max-pages`): the stages ahead stop at their next send.
+        // At the end of the feed the stages ahead have finished; stopped early (`--max-pages`), they stop at their
+        // next send, and the parser reports the format and warnings of what it read.
         prepared.close()
         parsed.close()
         _ = await preparing.value
