@@ -25,6 +25,14 @@ public struct JSONWriter: Sendable {
         return taken
     }
 
+    /// Forgets the bytes written so far, keeping the buffer's capacity: after the caller has used `bytes` in
+    /// place, the next record is written into the same memory.
+    public mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        containerHasElements.removeAll(keepingCapacity: true)
+        afterKey = false
+    }
+
     /// Appends raw bytes, for example a newline between NDJSON records.
     public mutating func appendRaw(_ raw: String) {
         bytes.append(contentsOf: raw.utf8)

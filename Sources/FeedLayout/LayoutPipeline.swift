@@ -4,6 +4,7 @@ import ImageProbe
 import Logging
 import ProbeCache
 import RemoteFetch
+import Synchronization
 import WaterfallLayout
 
 /// One laid-out pin: its frames and what a client renders in them.
@@ -226,6 +227,9 @@ public struct LayoutPipeline: Sendable {
     ) async throws -> LayoutSummary {
         var run = try RunAssembler(options: options, geometries: geometries, resume: resume)
         let source = try await FeedSource(path: feedPath, fetcher: fetcher, standardInputPrefix: prefix)
+        let reader = source.makeReader(imageRoot: options.imageRoot)
+        // Items before a cursor are only counted and checked: the stages ahead of placement need not prepare them.
+        let resumeIndex = resume.flatMap { try? LayoutCursor(decoding: $0) }?.state.nextIndex ?? 0
         let clock = ContinuousClock()
         // Pages are handed over inside placement: time them apart, so placing and writing are told apart.
         var writeTime = Duration.zero
@@ -235,69 +239,190 @@ public struct LayoutPipeline: Sendable {
             try onPage(page)
         }
         let memo = RunProbeMemo()
-        func add(_ window: [FeedItem]) async throws {
-            let prepared = await prepare(window, prober: prober, memo: memo)
+        func add(_ window: [PreparedItem]) throws {
             let started = clock.now
             let writtenBefore = writeTime
-            try run.add(prepared, onPage: timedOnPage)
+            try run.add(window, onPage: timedOnPage)
             run.summary.stageTimes.place += clock.now - started - (writeTime - writtenBefore)
             onProgress(run.progress)
         }
-        let reader = source.makeReader(imageRoot: options.imageRoot)
-        let windowSize = max(32, options.probeConcurrency * 4)
-        var window: [FeedItem] = []
-        window.reserveCapacity(windowSize)
 
-        do {
-            while !run.isFinished {
-                let parseStarted = clock.now
-                guard let chunk = try await source.nextChunk() else { break }
-                let items = try chunk.withUnsafeBytes { try reader.consume($0) }
-                run.summary.stageTimes.parse += clock.now - parseStarted
-                for item in items {
-                    if run.isBeforeCursor(item) { continue }
-                    window.append(item)
-                    if window.count == windowSize {
-                        try await add(window)
-                        window.removeAll(keepingCapacity: true)
-                    }
-                }
-            }
-            if !run.isFinished {
-                let parseStarted = clock.now
-                let items = try reader.finish()
-                run.summary.stageTimes.parse += clock.now - parseStarted
-                for item in items where !run.isBeforeCursor(item) { window.append(item) }
-            }
-        } catch let error as FeedIngestError {
-            throw LayoutError(.feedInvalid, error.description)
+        // Three stages, each its own task, joined by bounded channels: parsing, preparing (probing and
+        // measuring, itself concurrent) and, here, placing and writing. On two cores parsing overlaps the rest;
+        // the channels keep memory at a few windows.
+        let windowSize = max(32, options.probeConcurrency * 4)
+        let parsed = PipelineChannel<ParsedWindow>(capacity: 8)
+        let prepared = PipelineChannel<PreparedWindow>(capacity: 4)
+        let preparer = preparer
+        let probeConcurrency = options.probeConcurrency
+        let parsing = Task {
+            await Self.parse(source: source, reader: reader, windowSize: windowSize, into: parsed, clock: clock)
         }
-        if !run.isFinished, !window.isEmpty { try await add(window) }
-        run.summary.feedFormat = reader.format.map { "\($0)" }
-        run.summary.feedWarnings = reader.feedWarnings.map(ItemWarning.init)
+        let preparing = Task {
+            await Self.prepare(
+                from: parsed, into: prepared, skippingBefore: resumeIndex, preparer: preparer, prober: prober,
+                memo: memo, concurrency: probeConcurrency)
+        }
+        do {
+            while !run.isFinished, let batch = try await prepared.receive() {
+                var window: [PreparedItem] = []
+                window.reserveCapacity(batch.skipped.count + batch.items.count)
+                var unprepared: [FeedItem] = []
+                for item in batch.skipped where !run.isBeforeCursor(item) { unprepared.append(item) }
+                // Only when the cursor's index and the assembler disagree: prepare here what was skipped.
+                if !unprepared.isEmpty {
+                    window += await Self.prepare(
+                        unprepared, preparer: preparer, prober: prober, memo: memo, concurrency: probeConcurrency)
+                }
+                for item in batch.items where !run.isBeforeCursor(item.item) { window.append(item) }
+                if !window.isEmpty { try add(window) }
+            }
+        } catch {
+            prepared.close()
+            parsed.close()
+            _ = await (parsing.value, preparing.value)
+            throw error
+        }
+        // At the end of the feed the stages ahead have finished; stopped early (`--max-pages`), they stop at their
+        // next send, and the parser reports the format and warnings of what it read.
+        prepared.close()
+        parsed.close()
+        _ = await preparing.value
+        let parse = await parsing.value
+        run.summary.stageTimes.parse = parse.time
+        run.summary.feedFormat = parse.format.map { "\($0)" }
+        run.summary.feedWarnings = parse.feedWarnings.map(ItemWarning.init)
         var summary = try run.finish(onPage: timedOnPage)
         summary.stageTimes.write = writeTime
         return summary
     }
 
-    /// Probes and measures a window of items concurrently, keeping feed order.
-    private func prepare(_ items: [FeedItem], prober: CachingImageProber, memo: RunProbeMemo) async -> [PreparedItem] {
-        let preparer = preparer
-        return await withTaskGroup(of: (Int, PreparedItem).self) { group in
-            var results = [PreparedItem?](repeating: nil, count: items.count)
-            var next = 0
-            func addTask() {
-                let position = next
-                let item = items[position]
-                group.addTask { (position, await preparer.prepare(item, prober: prober, memo: memo)) }
-                next += 1
+    /// A window of parsed items and the feed position of its first.
+    struct ParsedWindow: Sendable {
+        var firstPosition: Int
+        var items: [FeedItem]
+    }
+
+    /// A window on its way to placement: the items before the resume cursor as read, the rest prepared.
+    struct PreparedWindow: Sendable {
+        var skipped: [FeedItem]
+        var items: [PreparedItem]
+    }
+
+    /// What the parsing stage reports once the feed has ended (or the run stopped it).
+    struct ParseOutcome: Sendable {
+        var time: Duration
+        var format: FeedFormat?
+        var feedWarnings: [FeedWarning]
+    }
+
+    /// The parsing stage: reads and parses the feed chunk by chunk and sends its items in windows of
+    /// `windowSize`. A read or parse error ends the channel with that error, after the windows before it.
+    private static func parse(
+        source: FeedSource, reader: FeedReader, windowSize: Int,
+        into channel: PipelineChannel<ParsedWindow>, clock: ContinuousClock
+    ) async -> ParseOutcome {
+        var time = Duration.zero
+        var window: [FeedItem] = []
+        window.reserveCapacity(windowSize)
+        var position = 0
+        func outcome() -> ParseOutcome {
+            ParseOutcome(time: time, format: reader.format, feedWarnings: reader.feedWarnings)
+        }
+        func send(_ items: [FeedItem]) async -> Bool {
+            for item in items {
+                window.append(item)
+                if window.count == windowSize {
+                    let full = ParsedWindow(firstPosition: position, items: window)
+                    position += window.count
+                    window.removeAll(keepingCapacity: true)
+                    guard await channel.send(full) else { return false }
+                }
             }
-            while next < min(options.probeConcurrency, items.count) { addTask() }
-            while let (position, prepared) = await group.next() {
-                results[position] = prepared
-                if next < items.count { addTask() }
+            return true
+        }
+        do {
+            while true {
+                let started = clock.now
+                guard let chunk = try await source.nextChunk() else { break }
+                let items = try chunk.withUnsafeBytes { try reader.consume($0) }
+                time += clock.now - started
+                guard await send(items) else { return outcome() }
+            }
+            let started = clock.now
+            let items = try reader.finish()
+            time += clock.now - started
+            guard await send(items) else { return outcome() }
+            if !window.isEmpty, !(await channel.send(ParsedWindow(firstPosition: position, items: window))) {
+                return outcome()
+            }
+            channel.finish()
+        } catch let error as FeedIngestError {
+            channel.finish(throwing: LayoutError(.feedInvalid, error.description))
+        } catch {
+            channel.finish(throwing: error)
+        }
+        return outcome()
+    }
+
+    /// The preparing stage: probes and measures each window, in order, and sends it on.
+    private static func prepare(
+        from input: PipelineChannel<ParsedWindow>, into output: PipelineChannel<PreparedWindow>,
+        skippingBefore resumeIndex: Int, preparer: ItemPreparer, prober: CachingImageProber, memo: RunProbeMemo,
+        concurrency: Int
+    ) async {
+        do {
+            while let window = try await input.receive() {
+                let skipCount = min(window.items.count, max(0, resumeIndex - window.firstPosition))
+                let items = await prepare(
+                    Array(window.items[skipCount...]), preparer: preparer, prober: prober, memo: memo,
+                    concurrency: concurrency)
+                guard await output.send(PreparedWindow(skipped: Array(window.items[..<skipCount]), items: items)) else {
+                    input.close()
+                    return
+                }
+            }
+            output.finish()
+        } catch {
+            output.finish(throwing: error)
+        }
+    }
+
+    /// Probes and measures a window of items with up to `concurrency` tasks, keeping feed order. Each task takes
+    /// the next unprepared item until none is left, so a slow (remote) probe holds up one task, not the window,
+    /// and a window costs a few tasks, not one per item.
+    private static func prepare(
+        _ items: [FeedItem], preparer: ItemPreparer, prober: CachingImageProber, memo: RunProbeMemo,
+        concurrency: Int
+    ) async -> [PreparedItem] {
+        guard !items.isEmpty else { return [] }
+        let next = PipelineCounter()
+        return await withTaskGroup(of: [(Int, PreparedItem)].self) { group in
+            for _ in 0..<min(concurrency, items.count) {
+                group.addTask {
+                    var done: [(Int, PreparedItem)] = []
+                    while let position = next.take(below: items.count) {
+                        done.append((position, await preparer.prepare(items[position], prober: prober, memo: memo)))
+                    }
+                    return done
+                }
+            }
+            var results = [PreparedItem?](repeating: nil, count: items.count)
+            for await done in group {
+                for (position, prepared) in done { results[position] = prepared }
             }
             return results.map { $0! }
         }
+    }
+}
+
+/// Hands out 0, 1, 2, … to the tasks that prepare a window.
+final class PipelineCounter: Sendable {
+    private let value = Atomic<Int>(0)
+
+    /// The next number, or `nil` once `limit` is reached.
+    func take(below limit: Int) -> Int? {
+        let taken = value.wrappingAdd(1, ordering: .relaxed).oldValue
+        return taken < limit ? taken : nil
     }
 }

@@ -8,6 +8,8 @@ import WaterfallLayout
 public final class PageWriter {
     /// The folder of each layout (one, or one per breakpoint); empty for standard output.
     private let directories: [URL]
+    /// The same folders as paths, so that naming a page file costs no URL work.
+    private let directoryPaths: [String]
     private var json: JSONWriter
     private var lastPageNumbers: [Int]
     private var reachedEnds: [Bool]
@@ -30,6 +32,7 @@ public final class PageWriter {
         reachedEnds = Array(repeating: false, count: layoutCount)
         guard let directory else {
             directories = []
+            directoryPaths = []
             return
         }
         let root = URL(fileURLWithPath: directory, isDirectory: true)
@@ -37,6 +40,7 @@ public final class PageWriter {
             breakpoints.isEmpty
             ? [root] : breakpoints.map { root.appendingPathComponent(Self.folderName(for: $0), isDirectory: true) }
         directories = folders
+        directoryPaths = folders.map(\.path)
         createdDirectories = Array(repeating: false, count: folders.count)
     }
 
@@ -67,45 +71,58 @@ public final class PageWriter {
     public func write(_ page: LayoutPage) throws(LayoutError) {
         Records.write(page, feed: feed, into: &json)
         json.appendRaw("\n")
-        let bytes = json.takeBytes()
+        // The page goes out from the writer's own buffer, which the next page reuses.
+        defer { json.removeAll() }
         lastPageNumbers[page.layoutIndex] = page.index + 1
         reachedEnds[page.layoutIndex] = page.cursor == nil
         guard !directories.isEmpty else {
-            FileHandle.standardOutput.write(Data(bytes))
+            do {
+                try json.bytes.withUnsafeBytes { bytes in try Self.writeAll(bytes, to: STDOUT_FILENO) }
+            } catch {
+                throw LayoutError(.outputFailed, "standard output: cannot write a page: \(error.localizedDescription)")
+            }
             return
         }
         try createDirectory(forLayout: page.layoutIndex)
-        let file = directories[page.layoutIndex].appendingPathComponent(Self.fileName(forPageIndex: page.index))
+        let path = directoryPaths[page.layoutIndex] + "/" + Self.fileName(forPageIndex: page.index)
         do {
-            try Self.writeAtomically(bytes, to: file.path)
+            try json.bytes.withUnsafeBytes { bytes in try Self.writeAtomically(bytes, to: path) }
         } catch {
-            throw LayoutError(.outputFailed, "\(file.path): cannot write the page: \(error.localizedDescription)")
+            throw LayoutError(.outputFailed, "\(path): cannot write the page: \(error.localizedDescription)")
         }
     }
 
     /// Writes a file whole or not at all: a temporary file beside it, then a rename over it. Readers never see a
     /// half-written page. No fsync: a page is cheap to write again, and syncing each of thousands of pages
     /// (Foundation's `.atomic` does) costs more than laying them out.
-    static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
+    static func writeAtomically(_ bytes: UnsafeRawBufferPointer, to path: String) throws {
         let temporary = path + ".tmp-\(getpid())"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        var written = 0
-        while written < bytes.count {
-            let result = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + written, bytes.count - written) }
-            if result < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                close(descriptor)
-                unlink(temporary)
-                throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
-            }
-            written += result
+        do {
+            try writeAll(bytes, to: descriptor)
+        } catch {
+            close(descriptor)
+            unlink(temporary)
+            throw error
         }
         guard close(descriptor) == 0, rename(temporary, path) == 0 else {
             let code = errno
             unlink(temporary)
             throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
+        }
+    }
+
+    /// Writes every byte to a descriptor, in as few calls as the kernel allows (one for a page, normally).
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws {
+        var written = 0
+        while written < bytes.count {
+            let result = Glibc.write(descriptor, bytes.baseAddress! + written, bytes.count - written)
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            }
+            written += result
         }
     }
 

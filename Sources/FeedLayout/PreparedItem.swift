@@ -100,21 +100,74 @@ extension FeedItem {
 }
 
 /// The images one run has probed, by source: a feed that shows the same photo many times (avatars, a photo in
-/// several items, a sample reused) reads it once. Bounded; shared by the run's concurrent tasks.
+/// several items, a sample reused) reads it once; and the texts it has measured. Bounded; shared by the run's
+/// concurrent tasks.
 final class RunProbeMemo: Sendable {
-    private let results = Mutex<[String: ProbeResult]>([:])
+    private let results = Mutex<[ExactText: ProbeResult]>([:])
     private let limit: Int
 
     init(limit: Int = 16_384) { self.limit = limit }
 
     /// The result for a source, probed by `prober` unless this run already has it.
     func probe(_ source: String, withPlaceholder: Bool, prober: CachingImageProber) async -> ProbeResult {
-        if let known = results.withLock({ $0[source] }) { return known }
+        let key = ExactText(source)
+        if let known = results.withLock({ $0[key] }) { return known }
         let result = await prober.probe(source, withPlaceholder: withPlaceholder)
         results.withLock { results in
-            if results.count < limit { results[source] = result }
+            if results.count < limit { results[key] = result }
         }
         return result
+    }
+
+    /// What measuring a text gave, by role, width, line limit and text: feeds repeat titles and captions
+    /// (a photographer's caption, a board's title), and measuring costs far more than a lookup. Bounded like the
+    /// probes; texts longer than `maximumTextBytes` are not kept.
+    private let measurements = Mutex<[MeasureKey: TextMeasurement]>([:])
+    private static let maximumTextBytes = 512
+    /// A measurement keeps its text's UTF-16: 2,048 of the longest kept texts stay under 4 MiB.
+    private static let measurementLimit = 2_048
+
+    struct MeasureKey: Hashable, Sendable {
+        var isTitle: Bool
+        var width: Double
+        var maxLines: Int?
+        var text: ExactText
+
+        init(isTitle: Bool, width: Double, maxLines: Int?, text: String) {
+            self.isTitle = isTitle
+            self.width = width
+            self.maxLines = maxLines
+            self.text = ExactText(text)
+        }
+    }
+
+    /// The measurement for a key, made by `measure` unless this run already has it.
+    func measurement(_ key: MeasureKey, measure: () -> TextMeasurement) -> TextMeasurement {
+        guard key.text.text.utf8.count <= Self.maximumTextBytes else { return measure() }
+        if let known = measurements.withLock({ $0[key] }) { return known }
+        let measurement = measure()
+        measurements.withLock { measurements in
+            if measurements.count < Self.measurementLimit { measurements[key] = measurement }
+        }
+        return measurement
+    }
+}
+
+/// A text as a key by its exact UTF-8, not by `String`'s canonical equivalence: a composed and a decomposed "é"
+/// are different file names and may measure differently, so they must not share a memo entry. Hashing the bytes
+/// also skips the normalization `String` hashing does for non-ASCII text (most of a CJK caption's lookup).
+struct ExactText: Hashable, Sendable {
+    let text: String
+
+    init(_ text: String) { self.text = text }
+
+    static func == (lhs: ExactText, rhs: ExactText) -> Bool {
+        lhs.text.utf8.count == rhs.text.utf8.count && lhs.text.utf8.elementsEqual(rhs.text.utf8)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }
 
@@ -174,7 +227,7 @@ struct ItemPreparer: Sendable {
         let annotations = geometries.map { geometry in
             let width = geometry.annotationWidth(photo: photo.size, span: span)
             if let done = byWidth.first(where: { $0.width == width }) { return done.annotation }
-            let annotation = measureAnnotation(item, contentWidth: width, grid: geometry.grid)
+            let annotation = measureAnnotation(item, contentWidth: width, grid: geometry.grid, memo: memo)
             byWidth.append((width, annotation))
             return annotation
         }
@@ -184,19 +237,25 @@ struct ItemPreparer: Sendable {
     }
 
     /// Measures the title and caption at a content width in device pixels.
-    private func measureAnnotation(_ item: FeedItem, contentWidth: Int, grid: WaterfallGrid) -> PreparedAnnotation {
+    private func measureAnnotation(
+        _ item: FeedItem, contentWidth: Int, grid: WaterfallGrid, memo: RunProbeMemo
+    ) -> PreparedAnnotation {
         let annotation = options.annotation
         let width = Double(contentWidth) / grid.scale
         return PreparedAnnotation(
-            title: measure(item.title, with: titleMeasurer, width: width, maxLines: annotation.titleLines, grid: grid),
-            text: measure(item.text, with: textMeasurer, width: width, maxLines: annotation.textLines, grid: grid))
+            title: measure(
+                item.title, isTitle: true, width: width, maxLines: annotation.titleLines, grid: grid, memo: memo),
+            text: measure(
+                item.text, isTitle: false, width: width, maxLines: annotation.textLines, grid: grid, memo: memo))
     }
 
     private func measure(
-        _ text: String?, with measurer: TextMeasurer, width: Double, maxLines: Int?, grid: WaterfallGrid
+        _ text: String?, isTitle: Bool, width: Double, maxLines: Int?, grid: WaterfallGrid, memo: RunProbeMemo
     ) -> MeasuredText? {
         guard let text, !text.isEmpty, maxLines != 0 else { return nil }
-        let measurement = measurer.measure(text, width: width, maxLines: maxLines)
+        let measurer = isTitle ? titleMeasurer : textMeasurer
+        let key = RunProbeMemo.MeasureKey(isTitle: isTitle, width: width, maxLines: maxLines, text: text)
+        let measurement = memo.measurement(key) { measurer.measure(text, width: width, maxLines: maxLines) }
         guard measurement.lines > 0 else { return nil }
         return MeasuredText(
             text: text, measurement: measurement, deviceHeight: grid.deviceLengthRoundingUp(measurement.height))
