@@ -593,7 +593,9 @@ enum SimpleHTML {
                     output.append(byte)
                     index += 1
                 default:
-                    guard let length = validScalarLength(input, at: index) else { return nil }
+                    guard let length = InputSanitizer.validSequenceLength(input, at: index, rejectingC1: true) else {
+                        return nil
+                    }
                     output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<index + length]))
                     index += length
                 }
@@ -764,29 +766,5 @@ enum SimpleHTML {
         default: return nil
         }
         return nameEnd + 1
-    }
-
-    /// The length of the valid UTF-8 sequence of an ordinary character at `index` (not C1, not U+FFFE/U+FFFF).
-    private static func validScalarLength(_ input: UnsafeBufferPointer<UInt8>, at index: Int) -> Int? {
-        let byte = input[index]
-        let length: Int
-        let minimum: UInt32
-        switch byte {
-        case 0xC2...0xDF: (length, minimum) = (2, 0x80)
-        case 0xE0...0xEF: (length, minimum) = (3, 0x800)
-        case 0xF0...0xF4: (length, minimum) = (4, 0x10000)
-        default: return nil
-        }
-        guard index + length <= input.count else { return nil }
-        var scalar = UInt32(byte) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
-        for offset in 1..<length {
-            let continuation = input[index + offset]
-            guard continuation & 0xC0 == 0x80 else { return nil }
-            scalar = scalar << 6 | UInt32(continuation & 0x3F)
-        }
-        guard scalar >= minimum, scalar <= 0x10FFFF, !(0xD800...0xDFFF).contains(scalar), scalar >= 0xA0,
-            scalar != 0xFFFE, scalar != 0xFFFF
-        else { return nil }
-        return length
     }
 }

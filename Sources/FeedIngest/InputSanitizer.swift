@@ -351,14 +351,19 @@ struct InputSanitizer {
     }
 
     /// The length of the complete, valid UTF-8 sequence at `index` (the same rules as
-    /// `decodeNonASCII`), or nil when it is invalid or runs past the end of `input`.
+    /// `decodeNonASCII`: no overlong forms, surrogates, values past U+10FFFF or U+FFFE / U+FFFF),
+    /// or nil when it is invalid or runs past the end of `input`.
+    /// - Parameter rejectingC1: also refuse U+0080–U+009F, which the HTML reader treats as
+    ///   windows-1252 mistakes rather than characters.
     @inline(__always)
-    private static func validSequenceLength(_ input: UnsafeBufferPointer<UInt8>, at index: Int) -> Int? {
+    static func validSequenceLength(
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, rejectingC1: Bool = false
+    ) -> Int? {
         let byte = input[index]
         let length: Int
         let minimum: UInt32
         switch byte {
-        case 0xC2...0xDF: (length, minimum) = (2, 0x80)
+        case 0xC2...0xDF: (length, minimum) = (2, rejectingC1 ? 0xA0 : 0x80)
         case 0xE0...0xEF: (length, minimum) = (3, 0x800)
         case 0xF0...0xF4: (length, minimum) = (4, 0x10000)
         default: return nil
