@@ -429,6 +429,18 @@ final class HTMLTextConverter {
     }
 
     /// Collapses runs of ASCII whitespace and U+00A0 into one space and trims the ends.
+    /// Whether any of eight bytes is below 0x21 or equal to 0xC2 (the classic "has less than" and
+    /// "has zero" word tricks, valid for any byte values with a bound of at most 0x80).
+    @inline(__always)
+    private static func hasByteBelow0x21OrC2(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let below = (word &- ones &* 0x21) & ~word & highs
+        let c2 = word ^ (ones &* 0xC2)
+        let equal = (c2 &- ones) & ~c2 & highs
+        return below | equal != 0
+    }
+
     static func collapseWhitespace(_ bytes: [UInt8]) -> String {
         bytes.withUnsafeBufferPointer { input in
             // Built in place: runs of other bytes are copied whole (most text has one space per word).
@@ -459,6 +471,17 @@ final class HTMLTextConverter {
                         output[written] = byte
                         written += 1
                         index += 1
+                        // Then eight bytes at a time while none is a space, a control or a
+                        // no-break space's lead byte (0xC2): words are copied whole.
+                        let source = UnsafeRawPointer(input.baseAddress!)
+                        let target = UnsafeMutableRawPointer(output.baseAddress!)
+                        while index &+ 8 <= count {
+                            let word = source.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                            guard !Self.hasByteBelow0x21OrC2(word) else { break }
+                            target.storeBytes(of: word, toByteOffset: written, as: UInt64.self)
+                            written &+= 8
+                            index &+= 8
+                        }
                     }
                     return written
                 })

@@ -205,9 +205,31 @@ struct InputSanitizer {
                     if Self.isOrdinary(next) || next == 0x2D || next == 0x5D {
                         if next == 0x0A { newLine(at: runEnd) }
                         runEnd += 1
-                    } else if next >= 0xC2, decoding == .utf8, let length = Self.validSequenceLength(input, at: runEnd)
-                    {
-                        runEnd += length
+                    } else if next >= 0xC2, decoding == .utf8 {
+                        // Runs of two- and three-byte sequences whose lead byte rules out every
+                        // special case (overlong, surrogate, U+FFFE/U+FFFF: only E0, ED and EF
+                        // leads can make those) need only their continuation bytes checked:
+                        // Cyrillic, Arabic, CJK captions stay in this loop.
+                        var sequenceEnd = runEnd
+                        while sequenceEnd &+ 3 <= count {
+                            let lead = input[sequenceEnd]
+                            if lead >= 0xC2 && lead <= 0xDF && input[sequenceEnd &+ 1] & 0xC0 == 0x80 {
+                                sequenceEnd &+= 2
+                            } else if (lead >= 0xE1 && lead <= 0xEC || lead == 0xEE)
+                                && input[sequenceEnd &+ 1] & 0xC0 == 0x80 && input[sequenceEnd &+ 2] & 0xC0 == 0x80
+                            {
+                                sequenceEnd &+= 3
+                            } else {
+                                break
+                            }
+                        }
+                        if sequenceEnd > runEnd {
+                            runEnd = sequenceEnd
+                        } else if let length = Self.validSequenceLength(input, at: runEnd) {
+                            runEnd += length
+                        } else {
+                            break
+                        }
                     } else {
                         break
                     }
