@@ -10,9 +10,69 @@ enum FeedDate {
     /// - Returns: the UTC timestamp, or nil.
     static func iso8601(from raw: String) -> String? {
         let bytes = Array(raw.utf8)
-        guard let parts = parseISO(bytes) ?? parseFree(bytes) else { return nil }
+        guard let parts = parseRFC822(bytes) ?? parseISO(bytes) ?? parseFree(bytes) else { return nil }
         return format(parts)
     }
+
+    /// The strict RFC 822 form almost every RSS date has, `Fri, 02 Feb 2022 11:29:11 -0700` (or
+    /// `GMT`), read without the free parser's words and lists; anything else returns nil and goes
+    /// to the other parsers, which read this form the same way.
+    static func parseRFC822(_ bytes: [UInt8]) -> Parts? {
+        // "Ddd, D Mmm YYYY HH:MM:SS " is 25 or 26 bytes, then the zone.
+        guard bytes.count >= 28, bytes[3] == UInt8(ascii: ","), bytes[4] == 0x20 else { return nil }
+        let weekday = UInt32(bytes[0]) << 16 | UInt32(bytes[1]) << 8 | UInt32(bytes[2])
+        guard weekdays.contains(weekday) else { return nil }
+        func digit(_ index: Int) -> Int? {
+            let byte = bytes[index]
+            return isDigit(byte) ? Int(byte - 0x30) : nil
+        }
+        var index = 5
+        guard let firstDigit = digit(index) else { return nil }
+        var day = firstDigit
+        index += 1
+        if let second = digit(index) {
+            day = day * 10 + second
+            index += 1
+        }
+        guard day >= 1, day <= 31, bytes.count >= index + 22, bytes[index] == 0x20 else { return nil }
+        let monthKey = UInt32(bytes[index + 1]) << 16 | UInt32(bytes[index + 2]) << 8 | UInt32(bytes[index + 3])
+        guard let monthIndex = months.firstIndex(of: monthKey), bytes[index + 4] == 0x20,
+            let y1 = digit(index + 5), let y2 = digit(index + 6), let y3 = digit(index + 7), let y4 = digit(index + 8),
+            bytes[index + 9] == 0x20, let h1 = digit(index + 10), let h2 = digit(index + 11),
+            bytes[index + 12] == UInt8(ascii: ":"), let m1 = digit(index + 13), let m2 = digit(index + 14),
+            bytes[index + 15] == UInt8(ascii: ":"), let s1 = digit(index + 16), let s2 = digit(index + 17),
+            bytes[index + 18] == 0x20
+        else { return nil }
+        index += 19
+        let offset: Int
+        if bytes.count == index + 3, bytes[index] == UInt8(ascii: "G"), bytes[index + 1] == UInt8(ascii: "M"),
+            bytes[index + 2] == UInt8(ascii: "T")
+        {
+            offset = 0
+        } else if bytes.count == index + 5, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-"),
+            let o1 = digit(index + 1), let o2 = digit(index + 2), let o3 = digit(index + 3), let o4 = digit(index + 4)
+        {
+            let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            offset = sign * ((o1 * 10 + o2) * 60 + o3 * 10 + o4)
+        } else {
+            return nil
+        }
+        var parts = Parts(year: y1 * 1000 + y2 * 100 + y3 * 10 + y4, month: monthIndex + 1, day: day)
+        (parts.hour, parts.minute, parts.second) = (h1 * 10 + h2, m1 * 10 + m2, s1 * 10 + s2)
+        parts.offsetMinutes = offset
+        return isValid(parts) ? parts : nil
+    }
+
+    private static func key(_ name: StaticString) -> UInt32 {
+        UInt32(name.utf8Start[0]) << 16 | UInt32(name.utf8Start[1]) << 8 | UInt32(name.utf8Start[2])
+    }
+    private static let weekdays: [UInt32] = [
+        key("Mon"), key("Tue"), key("Wed"), key("Thu"), key("Fri"), key("Sat"), key("Sun"),
+    ]
+    private static let months: [UInt32] = [
+        key("Jan"), key("Feb"), key("Mar"), key("Apr"), key("May"), key("Jun"), key("Jul"), key("Aug"), key("Sep"),
+        key("Oct"), key("Nov"), key("Dec"),
+    ]
 
     /// The broken-down time, with the offset from UTC in minutes.
     struct Parts: Equatable {

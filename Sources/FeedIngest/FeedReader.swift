@@ -51,7 +51,9 @@ public final class FeedReader {
     /// Depth of an Atom `<source>` being skipped: its title, id and links describe the feed the
     /// entry was copied from, not the entry.
     private var skippedDepth: Int?
-    private var capture: Capture?
+    /// The field being captured, behind a pointer: text arrives in many small SAX events, and a
+    /// class property would cost a retain, a release and exclusivity checks on each.
+    private let capture: UnsafeMutablePointer<Capture>
     /// Whether the channel / feed title was read (the first one counts).
     private var feedTitleSeen = false
     private var rootSeen = false
@@ -64,9 +66,15 @@ public final class FeedReader {
     /// Sanitiser repairs the parser has not reached yet (at most one chunk's worth).
     private var pendingRepairs: [InputSanitizer.Repair] = []
     private var pendingRepairsHead = 0
+    /// Whether `pendingRepairs` holds repairs not yet given out, read on every SAX event: behind a
+    /// pointer, so that the check costs no exclusivity bookkeeping.
+    private let repairsWaiting: UnsafeMutablePointer<Bool>
     /// Where each repair kind's summary warning sits in the feed warnings, and its count.
     private var feedRepairSummaries = RepairSummaries()
-    private var nameCache: [UnsafeRawPointer: String] = [:]
+    /// Element names by libxml2's interned pointer, direct-mapped (a collision just makes the
+    /// String again): a hashed dictionary lookup per element showed up in profiles.
+    private let nameCache: UnsafeMutablePointer<(key: UnsafeRawPointer?, name: String)>
+    private static let nameCacheSize = 512  // the hash below keeps its top 9 bits
 
     /// The detected format, once the root element (or the first JSON byte) has been seen.
     public private(set) var format: FeedFormat?
@@ -98,9 +106,21 @@ public final class FeedReader {
         self.options = options
         self.resolver = URLResolver(feedURL: baseURL, feedDirectory: feedDirectory, imageRoot: options.imageRoot)
         self.finisher = ItemFinisher(resolver: resolver, converter: converter, options: options)
+        capture = .allocate(capacity: 1)
+        capture.initialize(to: Capture())
+        repairsWaiting = .allocate(capacity: 1)
+        repairsWaiting.initialize(to: false)
+        nameCache = .allocate(capacity: Self.nameCacheSize)
+        nameCache.initialize(repeating: (nil, ""), count: Self.nameCacheSize)
     }
 
     deinit {
+        capture.pointee.release()
+        capture.deinitialize(count: 1)
+        capture.deallocate()
+        repairsWaiting.deallocate()
+        nameCache.deinitialize(count: Self.nameCacheSize)
+        nameCache.deallocate()
         if let parser {
             if let document = parser.pointee.myDoc { xmlFreeDoc(document) }
             xmlFreeParserCtxt(parser)
@@ -365,6 +385,7 @@ public final class FeedReader {
             }
             if !sanitizer.repairs.isEmpty {
                 pendingRepairs.append(contentsOf: sanitizer.repairs)
+                repairsWaiting.pointee = true
                 sanitizer.repairs.removeAll(keepingCapacity: true)
             }
             self.sanitizer = sanitizer
@@ -413,13 +434,14 @@ public final class FeedReader {
         if pendingRepairsHead == pendingRepairs.count {
             pendingRepairs.removeAll(keepingCapacity: true)
             pendingRepairsHead = 0
+            repairsWaiting.pointee = false
         }
     }
 
     /// Called from SAX events: cheap unless a repair is waiting.
     @inline(__always)
     private func attributeRepairsIfAny() {
-        guard pendingRepairsHead < pendingRepairs.count, let parser else { return }
+        guard repairsWaiting.pointee, pendingRepairsHead < pendingRepairs.count, let parser else { return }
         attributeRepairs(upTo: Int(xmlByteConsumed(parser)))
     }
 
@@ -509,8 +531,8 @@ public final class FeedReader {
             return
         }
 
-        if let capture {
-            capture.appendStartTag(name: name, attributes: attributeList)
+        if capture.pointee.isActive {
+            capture.pointee.appendStartTag(name: name, attributes: attributeList)
             return
         }
 
@@ -535,7 +557,7 @@ public final class FeedReader {
                 let parent, parent.name == "channel" || (parent.name == "feed" && depth == 2)
             {
                 let kind: TextKind = format == .atom ? textKind(attributeList, default: .plain) : .maybeHTML
-                self.capture = Capture(
+                capture.pointee.begin(
                     field: nil, depth: depth, kind: kind, limit: options.maxFieldBytes, line: currentLine)
             }
             return
@@ -553,7 +575,8 @@ public final class FeedReader {
         namespace: Namespace, name: String, parent: (namespace: Namespace, name: String)?, attributes: Attributes
     ) {
         func captureField(_ field: ItemField, _ kind: TextKind) {
-            capture = Capture(field: field, depth: depth, kind: kind, limit: options.maxFieldBytes, line: currentLine)
+            capture.pointee.begin(
+                field: field, depth: depth, kind: kind, limit: options.maxFieldBytes, line: currentLine)
         }
         let line = currentLine
         let base = baseStack.last?.base
@@ -641,7 +664,8 @@ public final class FeedReader {
 
     private func startAtomChild(name: String, parent: (namespace: Namespace, name: String)?, attributes: Attributes) {
         func captureField(_ field: ItemField, _ kind: TextKind) {
-            capture = Capture(field: field, depth: depth, kind: kind, limit: options.maxFieldBytes, line: currentLine)
+            capture.pointee.begin(
+                field: field, depth: depth, kind: kind, limit: options.maxFieldBytes, line: currentLine)
         }
         switch name {
         case "title": captureField(.title, textKind(attributes, default: .plain))
@@ -705,12 +729,13 @@ public final class FeedReader {
             depth -= 1
             if depth == 0 { rootClosed = true }
         }
-        if let capture {
-            if depth > capture.depth {
-                capture.appendEndTag(name: self.name(localName))
+        if capture.pointee.isActive {
+            if depth > capture.pointee.depth {
+                capture.pointee.appendEndTag(name: self.name(localName))
                 return
             }
-            self.capture = nil
+            capture.pointee.isActive = false
+            let capture = self.capture.pointee
             if let field = capture.field {
                 if capture.truncated {
                     warn(
@@ -741,7 +766,7 @@ public final class FeedReader {
     private func closeItem() {
         guard let builder = item else { return }
         item = nil
-        capture = nil
+        capture.pointee.isActive = false
         skippedDepth = nil
         completed.append(finisher.finish(builder, index: nextIndex))
         nextIndex += 1
@@ -749,11 +774,12 @@ public final class FeedReader {
 
     fileprivate func characters(_ bytes: UnsafePointer<xmlChar>, count: Int) {
         attributeRepairsIfAny()
-        capture?.appendText(UnsafeBufferPointer(start: bytes, count: count))
+        guard capture.pointee.isActive else { return }
+        capture.pointee.appendText(UnsafeBufferPointer(start: bytes, count: count))
     }
 
     fileprivate func reference(_ name: UnsafePointer<xmlChar>) {
-        guard let capture, let parser else { return }
+        guard capture.pointee.isActive, let parser else { return }
         if let entity = xmlGetDocEntity(parser.pointee.myDoc, name) {
             // libxml2 has already delivered an internal entity's replacement text as events;
             // external ones are never loaded (XXE), which deserves a warning.
@@ -772,7 +798,7 @@ public final class FeedReader {
             pointer += 1
         }
         literal.append(UInt8(ascii: ";"))
-        literal.withUnsafeBufferPointer { capture.appendText($0) }
+        literal.withUnsafeBufferPointer { capture.pointee.appendText($0) }
     }
 
     private var currentLine: Int? {
@@ -785,11 +811,12 @@ public final class FeedReader {
 
     private func name(_ pointer: UnsafePointer<xmlChar>) -> String {
         let key = UnsafeRawPointer(pointer)
-        if let cached = nameCache[key] { return cached }
+        // libxml2 interns names in its dictionary, so pointers repeat. They are packed, not
+        // aligned: a multiplicative hash spreads neighbours over the slots.
+        let slot = Int(truncatingIfNeeded: (UInt64(UInt(bitPattern: key)) &* 0x9E37_79B9_7F4A_7C15) >> 55)
+        if nameCache[slot].key == key { return nameCache[slot].name }
         let value = String(cString: pointer)
-        // libxml2 interns names in its dictionary, so pointers repeat; the bound is for hostile
-        // feeds with millions of distinct names.
-        if nameCache.count < 4096 { nameCache[key] = value }
+        nameCache[slot] = (key, value)
         return value
     }
 
@@ -850,40 +877,58 @@ public final class FeedReader {
     }
 }
 
-/// The text being collected for one field (a class so that appends mutate in place).
-final class Capture {
-    let field: ItemField?
-    let depth: Int
-    let kind: TextKind
-    let limit: Int
+/// The text being collected for one field. One per reader, reused for every field: its buffer
+/// is allocated once (a class and a buffer per captured field showed up in profiles).
+struct Capture {
+    /// Whether a field is being collected.
+    var isActive = false
+    private(set) var field: ItemField?
+    private(set) var depth = 0
+    private(set) var kind = TextKind.plain
+    private(set) var limit = 0
     /// The line the element starts on, for warnings about its value.
-    let line: Int?
-    /// The text so far, in a buffer of its own: libxml2 delivers text in many small pieces (one per
-    /// character reference), and appending them to an `Array` stored in a class paid for an
-    /// exclusivity check and a generic append each time.
+    private(set) var line: Int?
+    /// The text so far: libxml2 delivers text in many small pieces (one per character reference).
     private var storage: UnsafeMutablePointer<UInt8>
     private var capacity: Int
     private var count = 0
     private(set) var truncated = false
 
+    /// A buffer larger than this is given back when the next field begins (one huge field must
+    /// not keep its memory for the rest of the feed).
+    private static let keptCapacity = 1 << 16
+
     /// The text collected, as a new array.
     var bytes: [UInt8] { Array(UnsafeBufferPointer(start: storage, count: count)) }
 
-    init(field: ItemField?, depth: Int, kind: TextKind, limit: Int, line: Int?) {
+    init() {
+        capacity = 256
+        storage = .allocate(capacity: capacity)
+    }
+
+    /// Frees the buffer (the owner calls this once, before deallocating).
+    func release() {
+        storage.deallocate()
+    }
+
+    /// Starts collecting a field's text.
+    mutating func begin(field: ItemField?, depth: Int, kind: TextKind, limit: Int, line: Int?) {
+        isActive = true
         self.field = field
         self.depth = depth
         self.kind = kind
         self.limit = limit
         self.line = line
-        capacity = 256
-        storage = .allocate(capacity: capacity)
+        count = 0
+        truncated = false
+        if capacity > Self.keptCapacity {
+            storage.deallocate()
+            capacity = 256
+            storage = .allocate(capacity: capacity)
+        }
     }
 
-    deinit {
-        storage.deallocate()
-    }
-
-    func appendText(_ text: UnsafeBufferPointer<UInt8>) {
+    mutating func appendText(_ text: UnsafeBufferPointer<UInt8>) {
         guard kind == .xhtml else {
             append(text)
             return
@@ -904,7 +949,7 @@ final class Capture {
 
     /// Markup nested in a captured field is kept as markup (Atom XHTML, or raw XHTML pasted into an
     /// RSS description), so that the HTML converter sees paragraphs and images.
-    func appendStartTag(name: String, attributes: Attributes) {
+    mutating func appendStartTag(name: String, attributes: Attributes) {
         var tag = "<" + name
         for (attributeName, value) in attributes.all() {
             tag += " " + attributeName + "=\""
@@ -923,12 +968,12 @@ final class Capture {
         utf8.withUnsafeMutableBufferPointer { append(UnsafeBufferPointer($0)) }
     }
 
-    func appendEndTag(name: String) {
+    mutating func appendEndTag(name: String) {
         let utf8 = Array("</\(name)>".utf8)
         utf8.withUnsafeBufferPointer { append($0) }
     }
 
-    private func append(_ text: UnsafeBufferPointer<UInt8>) {
+    private mutating func append(_ text: UnsafeBufferPointer<UInt8>) {
         let room = max(0, limit - count)
         let taken = min(text.count, room)
         if taken < text.count { truncated = true }
@@ -952,7 +997,9 @@ final class Capture {
 struct Attributes {
     let pointer: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
     let count: Int
-    unowned let reader: FeedReader
+    /// Unowned and unchecked: an `Attributes` lives only inside the reader's own SAX callback, and
+    /// a checked unowned reference cost a reference-count operation per element.
+    unowned(unsafe) let reader: FeedReader
 
     /// The value of the attribute with this local name in this namespace (`.none`: unprefixed).
     func value(namespace: Namespace = .none, name: String) -> String? {

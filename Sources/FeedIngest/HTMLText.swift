@@ -429,6 +429,18 @@ final class HTMLTextConverter {
     }
 
     /// Collapses runs of ASCII whitespace and U+00A0 into one space and trims the ends.
+    /// Whether any of eight bytes is below 0x21 or equal to 0xC2 (the classic "has less than" and
+    /// "has zero" word tricks, valid for any byte values with a bound of at most 0x80).
+    @inline(__always)
+    private static func hasByteBelow0x21OrC2(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let below = (word &- ones &* 0x21) & ~word & highs
+        let c2 = word ^ (ones &* 0xC2)
+        let equal = (c2 &- ones) & ~c2 & highs
+        return below | equal != 0
+    }
+
     static func collapseWhitespace(_ bytes: [UInt8]) -> String {
         bytes.withUnsafeBufferPointer { input in
             // Built in place: runs of other bytes are copied whole (most text has one space per word).
@@ -459,6 +471,17 @@ final class HTMLTextConverter {
                         output[written] = byte
                         written += 1
                         index += 1
+                        // Then eight bytes at a time while none is a space, a control or a
+                        // no-break space's lead byte (0xC2): words are copied whole.
+                        let source = UnsafeRawPointer(input.baseAddress!)
+                        let target = UnsafeMutableRawPointer(output.baseAddress!)
+                        while index &+ 8 <= count {
+                            let word = source.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                            guard !Self.hasByteBelow0x21OrC2(word) else { break }
+                            target.storeBytes(of: word, toByteOffset: written, as: UInt64.self)
+                            written &+= 8
+                            index &+= 8
+                        }
                     }
                     return written
                 })
@@ -593,7 +616,9 @@ enum SimpleHTML {
                     output.append(byte)
                     index += 1
                 default:
-                    guard let length = validScalarLength(input, at: index) else { return nil }
+                    guard let length = InputSanitizer.validSequenceLength(input, at: index, rejectingC1: true) else {
+                        return nil
+                    }
                     output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<index + length]))
                     index += length
                 }
@@ -764,29 +789,5 @@ enum SimpleHTML {
         default: return nil
         }
         return nameEnd + 1
-    }
-
-    /// The length of the valid UTF-8 sequence of an ordinary character at `index` (not C1, not U+FFFE/U+FFFF).
-    private static func validScalarLength(_ input: UnsafeBufferPointer<UInt8>, at index: Int) -> Int? {
-        let byte = input[index]
-        let length: Int
-        let minimum: UInt32
-        switch byte {
-        case 0xC2...0xDF: (length, minimum) = (2, 0x80)
-        case 0xE0...0xEF: (length, minimum) = (3, 0x800)
-        case 0xF0...0xF4: (length, minimum) = (4, 0x10000)
-        default: return nil
-        }
-        guard index + length <= input.count else { return nil }
-        var scalar = UInt32(byte) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
-        for offset in 1..<length {
-            let continuation = input[index + offset]
-            guard continuation & 0xC0 == 0x80 else { return nil }
-            scalar = scalar << 6 | UInt32(continuation & 0x3F)
-        }
-        guard scalar >= minimum, scalar <= 0x10FFFF, !(0xD800...0xDFFF).contains(scalar), scalar >= 0xA0,
-            scalar != 0xFFFE, scalar != 0xFFFF
-        else { return nil }
-        return length
     }
 }

@@ -205,9 +205,31 @@ struct InputSanitizer {
                     if Self.isOrdinary(next) || next == 0x2D || next == 0x5D {
                         if next == 0x0A { newLine(at: runEnd) }
                         runEnd += 1
-                    } else if next >= 0xC2, decoding == .utf8, let length = Self.validSequenceLength(input, at: runEnd)
-                    {
-                        runEnd += length
+                    } else if next >= 0xC2, decoding == .utf8 {
+                        // Runs of two- and three-byte sequences whose lead byte rules out every
+                        // special case (overlong, surrogate, U+FFFE/U+FFFF: only E0, ED and EF
+                        // leads can make those) need only their continuation bytes checked:
+                        // Cyrillic, Arabic, CJK captions stay in this loop.
+                        var sequenceEnd = runEnd
+                        while sequenceEnd &+ 3 <= count {
+                            let lead = input[sequenceEnd]
+                            if lead >= 0xC2 && lead <= 0xDF && input[sequenceEnd &+ 1] & 0xC0 == 0x80 {
+                                sequenceEnd &+= 2
+                            } else if (lead >= 0xE1 && lead <= 0xEC || lead == 0xEE)
+                                && input[sequenceEnd &+ 1] & 0xC0 == 0x80 && input[sequenceEnd &+ 2] & 0xC0 == 0x80
+                            {
+                                sequenceEnd &+= 3
+                            } else {
+                                break
+                            }
+                        }
+                        if sequenceEnd > runEnd {
+                            runEnd = sequenceEnd
+                        } else if let length = Self.validSequenceLength(input, at: runEnd) {
+                            runEnd += length
+                        } else {
+                            break
+                        }
                     } else {
                         break
                     }
@@ -351,14 +373,19 @@ struct InputSanitizer {
     }
 
     /// The length of the complete, valid UTF-8 sequence at `index` (the same rules as
-    /// `decodeNonASCII`), or nil when it is invalid or runs past the end of `input`.
+    /// `decodeNonASCII`: no overlong forms, surrogates, values past U+10FFFF or U+FFFE / U+FFFF),
+    /// or nil when it is invalid or runs past the end of `input`.
+    /// - Parameter rejectingC1: also refuse U+0080–U+009F, which the HTML reader treats as
+    ///   windows-1252 mistakes rather than characters.
     @inline(__always)
-    private static func validSequenceLength(_ input: UnsafeBufferPointer<UInt8>, at index: Int) -> Int? {
+    static func validSequenceLength(
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, rejectingC1: Bool = false
+    ) -> Int? {
         let byte = input[index]
         let length: Int
         let minimum: UInt32
         switch byte {
-        case 0xC2...0xDF: (length, minimum) = (2, 0x80)
+        case 0xC2...0xDF: (length, minimum) = (2, rejectingC1 ? 0xA0 : 0x80)
         case 0xE0...0xEF: (length, minimum) = (3, 0x800)
         case 0xF0...0xF4: (length, minimum) = (4, 0x10000)
         default: return nil

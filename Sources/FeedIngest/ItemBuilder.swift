@@ -118,7 +118,8 @@ struct ItemFinisher {
         let title = (plain(.title) ?? plain(.mediaTitle)).map { truncateText($0, limit: options.maxTextLength) }
         // RSS 2.0: a permalink guid is the item's URL when there is no <link> (feedparser does the
         // same, but for any guid; only an http(s) one is taken here, "item-7" is not a link).
-        let permalink = builder.guidIsPermaLink ? raw(.guid).flatMap { URLResolver.isHTTP($0) ? $0 : nil } : nil
+        let guid = raw(.guid)
+        let permalink = builder.guidIsPermaLink ? guid.flatMap { URLResolver.isHTTP($0) ? $0 : nil } : nil
         let linkRaw = raw(.link) ?? builder.alternateLink ?? permalink
         let link = linkRaw.map { resolver.resolveLink($0, bases: [builder.base]) }
 
@@ -138,7 +139,15 @@ struct ItemFinisher {
 
         var published: String?
         let dateFields: [ItemField] = [.pubDate, .published, .issued, .dcDate, .created, .updated, .modified]
-        if let dateField = dateFields.first(where: { raw($0) != nil }), let dateText = raw(dateField) {
+        var dateField: ItemField?
+        var dateText: String?
+        for field in dateFields {
+            if let text = raw(field) {
+                (dateField, dateText) = (field, text)
+                break
+            }
+        }
+        if let dateField, let dateText {
             published = FeedDate.iso8601(from: dateText)
             if published == nil {
                 builder.warn(
@@ -150,11 +159,11 @@ struct ItemFinisher {
 
         // Images declared by elements; caption <img> only when there are none.
         var images: [FeedImage] = []
-        var kinds: [(image: FeedImage, raw: RawImage)] = []
+        var kinds: [Candidate] = []
         for rawImage in builder.images where isImage(rawImage) {
-            guard let image = resolve(rawImage, link: link, builder: &builder) else { continue }
-            images.append(image)
-            kinds.append((image, rawImage))
+            guard let candidate = resolve(rawImage, link: link, builder: &builder) else { continue }
+            images.append(candidate.image)
+            kinds.append(candidate)
         }
         if images.isEmpty {
             let htmlFields: [ItemField] = [.contentEncoded, .atomContent, .description, .summary]
@@ -169,18 +178,16 @@ struct ItemFinisher {
                 let rawImage = RawImage(
                     origin: "html:img", url: reference.source, width: reference.width, height: reference.height,
                     base: builder.base)
-                guard let image = resolve(rawImage, link: link, builder: &builder) else { continue }
-                images.append(image)
-                kinds.append((image, rawImage))
+                guard let candidate = resolve(rawImage, link: link, builder: &builder) else { continue }
+                images.append(candidate.image)
+                kinds.append(candidate)
             }
         }
         let chosen = choose(kinds)
 
         let id =
-            [raw(.guid), raw(.atomID), raw(.dcIdentifier)].lazy.compactMap { $0 }.first
-            ?? link ?? builder.about
-            ?? Self.stableHash(
-                title: title, date: published ?? dateFields.lazy.compactMap({ raw($0) }).first, text: text)
+            guid ?? raw(.atomID) ?? raw(.dcIdentifier) ?? link ?? builder.about
+            ?? Self.stableHash(title: title, date: published ?? dateText, text: text)
 
         if builder.suppressedWarnings > 0 {
             builder.warnings.append(
@@ -258,7 +265,16 @@ struct ItemFinisher {
         }
     }
 
-    private func resolve(_ raw: RawImage, link: String?, builder: inout ItemBuilder) -> FeedImage? {
+    /// An image of the item with what it was declared as, and whether it can be used (a refused
+    /// local path is kept by reference, but an image that can be read wins the choice over it).
+    struct Candidate {
+        var image: FeedImage
+        var raw: RawImage
+        var usable = true
+    }
+
+    /// The image and whether it is usable (not refused), or nil when the reference is empty or `data:`.
+    private func resolve(_ raw: RawImage, link: String?, builder: inout ItemBuilder) -> Candidate? {
         let url = raw.url.trimmingASCIIWhitespace()
         guard !url.isEmpty, !url.lowercased().hasPrefix("data:") else { return nil }
         let resolved = resolver.resolveImage(url, bases: [raw.base, link])
@@ -267,12 +283,13 @@ struct ItemFinisher {
             // still use the declared size; the warning says why it was not read.
             builder.warn(FeedWarning(code: "refused-path", message: refusal, line: raw.line))
         }
-        return FeedImage(
+        let image = FeedImage(
             url: resolved.url, localPath: resolved.localPath,
             width: size(raw.width, name: "width", raw: raw, builder: &builder),
             height: size(raw.height, name: "height", raw: raw, builder: &builder),
             type: raw.type.map { $0.trimmingASCIIWhitespace() }.flatMap { $0.isEmpty ? nil : $0 },
             origin: raw.origin)
+        return Candidate(image: image, raw: raw, usable: resolved.refusal == nil)
     }
 
     private func size(_ text: String?, name: String, raw: RawImage, builder: inout ItemBuilder) -> Int? {
@@ -286,8 +303,17 @@ struct ItemFinisher {
     }
 
     /// The choice order: media:content (isDefault, else largest), media:thumbnail (largest),
-    /// image enclosure / Atom enclosure link (first), itunes:image, caption `<img>` (first).
-    func choose(_ candidates: [(image: FeedImage, raw: RawImage)]) -> FeedImage? {
+    /// image enclosure / Atom enclosure link (first), itunes:image, caption `<img>` (first); among
+    /// the usable candidates first, so that a refused `media:content` does not hide a readable
+    /// thumbnail; a refused one is chosen only when nothing else is left.
+    func choose(_ candidates: [Candidate]) -> FeedImage? {
+        if candidates.contains(where: { !$0.usable }), let chosen = chooseInOrder(candidates.filter(\.usable)) {
+            return chosen
+        }
+        return chooseInOrder(candidates)
+    }
+
+    private func chooseInOrder(_ candidates: [Candidate]) -> FeedImage? {
         func area(_ image: FeedImage) -> Int { (image.width ?? 0) * (image.height ?? image.width.map { _ in 1 } ?? 0) }
         func largest(_ origin: String) -> FeedImage? {
             var best: FeedImage?

@@ -21,11 +21,17 @@ struct URLResolver {
     let feedDirectory: String?
     /// An extra allowed directory (absolute, normalised).
     let imageRoot: String?
+    /// The allowed roots, each with its physical path (symbolic links followed), found once.
+    private let roots: [(lexical: String, physical: String)]
+    /// Physical paths of the directories images were found in: a whole `realpath` per image (one
+    /// `lstat` per path component) was a tenth of a local feed's layout.
+    private let directories = PhysicalDirectoryCache()
 
     init(feedURL: String?, feedDirectory: String?, imageRoot: String?) {
         self.feedURL = feedURL.flatMap { Self.isHTTP($0) ? $0 : nil }
         self.feedDirectory = feedDirectory.map { Self.absoluteNormalised($0) }
         self.imageRoot = imageRoot.map { Self.absoluteNormalised($0) }
+        roots = [self.feedDirectory, self.imageRoot].compactMap { $0 }.map { ($0, Self.realPath($0) ?? $0) }
     }
 
     /// An image reference after resolution.
@@ -42,13 +48,13 @@ struct URLResolver {
     /// - Returns: the absolute URL when a base allowed it, else the reference (trimmed).
     func resolveLink(_ reference: String, bases: [String?]) -> String {
         let trimmed = reference.trimmingASCIIWhitespace()
-        if trimmed.isEmpty || Self.scheme(of: trimmed) != nil { return trimmed }
+        if trimmed.isEmpty || Self.schemeLength(of: trimmed) != nil { return trimmed }
         let base = bases.lazy.compactMap { $0 }.first ?? feedURL
         if trimmed.hasPrefix("//") {
             return (base.flatMap { Self.scheme(of: $0) }.map { $0 == "http" ? "http" : "https" } ?? "https") + ":"
                 + trimmed
         }
-        guard let base, Self.scheme(of: base) != nil else {
+        guard let base, Self.schemeLength(of: base) != nil else {
             // Both relative (a relative xml:base in a local feed): join the paths.
             if let base, !trimmed.hasPrefix("/") { return Self.directoryPart(of: base) + trimmed }
             return trimmed
@@ -61,8 +67,7 @@ struct URLResolver {
         let resolved = resolveLink(reference, bases: bases)
         if feedURL != nil && feedDirectory == nil {
             // A feed fetched over http(s) must not make this machine read its own files.
-            let scheme = Self.scheme(of: resolved)
-            if scheme == nil || scheme == "file" {
+            if Self.schemeLength(of: resolved) == nil || Self.hasScheme(resolved, "file") {
                 return ResolvedImage(
                     url: reference,
                     refusal: "local image '\(reference)' in a feed fetched from \(feedURL!); "
@@ -70,8 +75,8 @@ struct URLResolver {
             }
             return ResolvedImage(url: resolved)
         }
-        if let scheme = Self.scheme(of: resolved) {
-            if scheme == "file" {
+        if Self.schemeLength(of: resolved) != nil {
+            if Self.hasScheme(resolved, "file") {
                 var path = String(resolved.dropFirst("file:".count))
                 if path.hasPrefix("//") {
                     // file://host/path: only an empty host or localhost names this machine.
@@ -100,9 +105,8 @@ struct URLResolver {
     private func localImage(absolutePath: String, reference: String) -> ResolvedImage {
         let lexical = Self.absoluteNormalised(absolutePath)
         // Follow symbolic links when the file exists, so a link cannot lead outside the root.
-        let physical = Self.realPath(lexical) ?? lexical
-        for root in [feedDirectory, imageRoot].compactMap({ $0 }) {
-            let physicalRoot = Self.realPath(root) ?? root
+        let physical = physicalPath(lexical) ?? lexical
+        for (root, physicalRoot) in roots {
             guard let physicalRelative = Self.relativePath(physical, inside: physicalRoot) else { continue }
             let relative = Self.relativePath(lexical, inside: root) ?? physicalRelative
             return ResolvedImage(url: relative, localPath: lexical)
@@ -113,23 +117,52 @@ struct URLResolver {
                 + (imageRoot == nil ? "" : " and the image root") + "; it is kept as written but not read")
     }
 
+    /// `realpath` of an absolute, normalised path, from the cached physical path of its directory
+    /// when the file itself is no symbolic link (the same answer, with one `lstat` instead of one
+    /// per component); nil when the file does not exist.
+    private func physicalPath(_ lexical: String) -> String? {
+        guard let slash = lexical.utf8.lastIndex(of: UInt8(ascii: "/")) else { return Self.realPath(lexical) }
+        var status = stat()
+        guard lstat(lexical, &status) == 0 else { return nil }
+        if status.st_mode & 0o170000 == 0o120000 { return Self.realPath(lexical) }  // S_IFLNK
+        let directory = String(lexical[..<slash])
+        guard let physicalDirectory = directories.physical(directory.isEmpty ? "/" : directory) else {
+            return Self.realPath(lexical)
+        }
+        let name = lexical[lexical.utf8.index(after: slash)...]
+        return physicalDirectory == "/" ? "/" + name : physicalDirectory + "/" + name
+    }
+
     // MARK: Helpers
 
     static func isHTTP(_ text: String) -> Bool {
-        let scheme = scheme(of: text)
-        return scheme == "http" || scheme == "https"
+        hasScheme(text, "http") || hasScheme(text, "https")
+    }
+
+    /// Whether `text` has this (lowercase) scheme, compared in place: making the scheme a String
+    /// for the comparison was most of the check.
+    static func hasScheme(_ text: String, _ scheme: StaticString) -> Bool {
+        guard schemeLength(of: text) == scheme.utf8CodeUnitCount else { return false }
+        for (index, byte) in text.utf8.prefix(scheme.utf8CodeUnitCount).enumerated() {
+            let lowered = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            if lowered != scheme.utf8Start[index] { return false }
+        }
+        return true
     }
 
     /// The lowercased scheme (`http`, `file`, `data`), or nil for a relative reference.
     static func scheme(of text: String) -> String? {
+        guard let length = schemeLength(of: text) else { return nil }
+        // ASCII only: lowercasing the bytes is the whole job.
+        return String(
+            decoding: text.utf8.prefix(length).map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+
+    /// The length of the scheme before the first `:`, or nil for a relative reference.
+    static func schemeLength(of text: String) -> Int? {
         var length = 0
         for character in text.utf8 {
-            if character == UInt8(ascii: ":") {
-                guard length > 0 else { return nil }
-                // ASCII only: lowercasing the bytes is the whole job.
-                return String(
-                    decoding: text.utf8.prefix(length).map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
-            }
+            if character == UInt8(ascii: ":") { return length > 0 ? length : nil }
             let isLetter = (character | 0x20) >= 0x61 && (character | 0x20) <= 0x7A
             let isOther =
                 (character >= 0x30 && character <= 0x39) || character == 0x2B || character == 0x2D || character == 0x2E
@@ -221,6 +254,20 @@ struct URLResolver {
         let prefix = root.hasSuffix("/") ? root : root + "/"
         guard path.hasPrefix(prefix), path.count > prefix.count else { return nil }
         return String(path.dropFirst(prefix.count))
+    }
+}
+
+/// `realpath` results of directories, for one reader's lifetime.
+final class PhysicalDirectoryCache {
+    private var entries: [String: String] = [:]
+
+    func physical(_ directory: String) -> String? {
+        if let cached = entries[directory] { return cached }
+        guard let resolved = URLResolver.realPath(directory) else { return nil }
+        // Bounded: a hostile feed can name any number of directories.
+        if entries.count >= 1024 { entries.removeAll(keepingCapacity: true) }
+        entries[directory] = resolved
+        return resolved
     }
 }
 

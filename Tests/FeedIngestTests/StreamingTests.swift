@@ -136,6 +136,26 @@ struct LocalFeedTests {
         #expect(items.first?.warnings.map(\.code) == ["refused-path"])
     }
 
+    @Test func usableImagesWinOverRefusedOnes() throws {
+        var items: [FeedItem] = []
+        _ = try FeedReader.read(path: directory + "/refused-content.xml") { items.append($0) }
+        try #require(items.count == 3)
+        // The larger media:content escapes the feed's directory; the thumbnail inside it is chosen.
+        #expect(
+            items[0].image
+                == FeedImage(
+                    url: "photos/c.jpg", localPath: directory + "/photos/c.jpg", width: 150, height: 100,
+                    origin: "media:thumbnail"))
+        #expect(items[0].images.map(\.url) == ["../../../etc/passwd", "photos/c.jpg"])
+        #expect(items[0].warnings.map(\.code) == ["refused-path"])
+        // isDefault on a refused file URL does not beat a usable remote media:content.
+        #expect(items[1].image?.url == "https://remote.example.com/r.jpg")
+        #expect(items[1].images.count == 2)
+        // Nothing usable: the choice order applies to the refused references, as before.
+        #expect(items[2].image == FeedImage(url: "../outside.jpg", width: 4000, height: 3000, origin: "media:content"))
+        #expect(items[2].warnings.map(\.code) == ["refused-path", "refused-path"])
+    }
+
     @Test func missingFileIsAReadError() {
         #expect {
             _ = try FeedReader.read(path: fixturesDirectory + "/does-not-exist.xml") { _ in }
