@@ -28,7 +28,10 @@ public final class FeedReader {
     let options: FeedIngestOptions
     let resolver: URLResolver
     let converter = HTMLTextConverter()
+    /// Finishes items for `consume` and `finish`, and JSON Feed items.
     let finisher: ItemFinisher
+    /// What a ``FeedItemFinisher`` for this feed's captured items needs.
+    public let finishing: FeedItemFinisher.Settings
 
     private var parser: xmlParserCtxtPtr?
     private var sanitizer: InputSanitizer?
@@ -59,7 +62,7 @@ public final class FeedReader {
     private var rootSeen = false
     private var rootClosed = false
     private var nextIndex = 0
-    private var completed: [FeedItem] = []
+    private var completed: [CapturedFeedItem] = []
     private var feedWarningList: [FeedWarning] = []
     private var suppressedFeedWarnings = 0
     private var namespaceCache: [UnsafeRawPointer: Namespace] = [:]
@@ -106,6 +109,7 @@ public final class FeedReader {
         self.options = options
         self.resolver = URLResolver(feedURL: baseURL, feedDirectory: feedDirectory, imageRoot: options.imageRoot)
         self.finisher = ItemFinisher(resolver: resolver, converter: converter, options: options)
+        self.finishing = FeedItemFinisher.Settings(baseURL: baseURL, feedDirectory: feedDirectory, options: options)
         capture = .allocate(capacity: 1)
         capture.initialize(to: Capture())
         repairsWaiting = .allocate(capacity: 1)
@@ -137,6 +141,15 @@ public final class FeedReader {
     /// - Throws: `FeedIngestError` when the input is not a feed, too large, an entity bomb, or the
     ///   reader was already finished or failed.
     public func consume(_ bytes: UnsafeRawBufferPointer) throws(FeedIngestError) -> [FeedItem] {
+        try captureItems(bytes).map(finisher.finish)
+    }
+
+    /// Parses the next chunk like ``consume(_:)``, but hands out the items as captured, for a
+    /// ``FeedItemFinisher`` made from ``finishing`` to finish, on another task if wanted.
+    /// - Parameter bytes: the chunk; any size, split anywhere.
+    /// - Returns: the items that closed within this chunk, in feed order.
+    /// - Throws: as ``consume(_:)``.
+    public func captureItems(_ bytes: UnsafeRawBufferPointer) throws(FeedIngestError) -> [CapturedFeedItem] {
         try checkUsable()
         inputByteCount += bytes.count
         if inputByteCount > options.maxInputBytes {
@@ -162,13 +175,20 @@ public final class FeedReader {
     /// - Returns: the items completed by the end of input.
     /// - Throws: `FeedIngestError` when the input had no feed in it at all.
     public func finish() throws(FeedIngestError) -> [FeedItem] {
+        try captureRemainingItems().map(finisher.finish)
+    }
+
+    /// Ends the feed like ``finish()``, handing out the last items as captured.
+    /// - Returns: the items completed by the end of input.
+    /// - Throws: as ``finish()``.
+    public func captureRemainingItems() throws(FeedIngestError) -> [CapturedFeedItem] {
         try checkUsable()
         if !decided { try decide() }
         if isJSON {
             finished = true
             let items = try JSONFeedDecoder(reader: self).decode(pending)
             pending = []
-            return items
+            return items.map(CapturedFeedItem.init(finished:))
         }
         try feed(UnsafeBufferPointer(start: nil, count: 0), isFinal: true)
         try checkUsable()
@@ -207,7 +227,7 @@ public final class FeedReader {
         if let parser { xmlStopParser(parser) }
     }
 
-    private func takeCompleted() -> [FeedItem] {
+    private func takeCompleted() -> [CapturedFeedItem] {
         defer { completed.removeAll(keepingCapacity: true) }
         return completed
     }
@@ -768,7 +788,7 @@ public final class FeedReader {
         item = nil
         capture.pointee.isActive = false
         skippedDepth = nil
-        completed.append(finisher.finish(builder, index: nextIndex))
+        completed.append(CapturedFeedItem(raw: builder, index: nextIndex))
         nextIndex += 1
     }
 

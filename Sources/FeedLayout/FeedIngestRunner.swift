@@ -39,26 +39,35 @@ public func ingestFeed(
 }
 
 private func ingestFeed(
-    from source: FeedSource, imageRoot: String?, onItem: (FeedItem) throws -> Void
+    from source: sending FeedSource, imageRoot: String?, onItem: (FeedItem) throws -> Void
 ) async throws -> IngestSummary {
     let reader = source.makeReader(imageRoot: imageRoot)
+    let finisher = FeedItemFinisher(reader.finishing)
+    // The parser runs in its own task and hands over items as captured; this task finishes and delivers them, so
+    // on two cores libxml2 has a core nearly to itself.
+    let captured = PipelineChannel<FeedParsingStage.Window>(capacity: 8)
+    let parsing = Task {
+        await FeedParsingStage.run(
+            source: source, reader: reader, windowSize: 256, into: captured, clock: ContinuousClock())
+    }
     var summary = IngestSummary()
-    func deliver(_ items: [FeedItem]) throws {
-        for item in items {
-            summary.items += 1
-            if !item.warnings.isEmpty { summary.itemsWithWarnings += 1 }
-            try onItem(item)
-        }
-    }
     do {
-        while let chunk = try await source.nextChunk() {
-            try deliver(try chunk.withUnsafeBytes { try reader.consume($0) })
+        while let window = try await captured.receive() {
+            for item in window.items {
+                let record = finisher.finish(item)
+                summary.items += 1
+                if !record.warnings.isEmpty { summary.itemsWithWarnings += 1 }
+                try onItem(record)
+            }
         }
-        try deliver(try reader.finish())
-    } catch let error as FeedIngestError {
-        throw LayoutError(.feedInvalid, error.description)
+    } catch {
+        // A failed delivery (a closed pipe) stops the parser too.
+        captured.close()
+        _ = await parsing.value
+        throw error
     }
-    summary.format = reader.format.map { "\($0)" }
-    summary.feedWarnings = reader.feedWarnings.map(ItemWarning.init)
+    let outcome = await parsing.value
+    summary.format = outcome.format.map { "\($0)" }
+    summary.feedWarnings = outcome.feedWarnings.map(ItemWarning.init)
     return summary
 }

@@ -251,16 +251,17 @@ public struct LayoutPipeline: Sendable {
         // measuring, itself concurrent) and, here, placing and writing. On two cores parsing overlaps the rest;
         // the channels keep memory at a few windows.
         let windowSize = max(32, options.probeConcurrency * 4)
-        let parsed = PipelineChannel<ParsedWindow>(capacity: 8)
+        let parsed = PipelineChannel<FeedParsingStage.Window>(capacity: 8)
         let prepared = PipelineChannel<PreparedWindow>(capacity: 4)
         let preparer = preparer
+        let finishing = reader.finishing
         let probeConcurrency = options.probeConcurrency
         let parsing = Task {
-            await Self.parse(source: source, reader: reader, windowSize: windowSize, into: parsed, clock: clock)
+            await FeedParsingStage.run(source: source, reader: reader, windowSize: windowSize, into: parsed, clock: clock)
         }
         let preparing = Task {
             await Self.prepare(
-                from: parsed, into: prepared, skippingBefore: resumeIndex, preparer: preparer, prober: prober,
+                from: parsed, into: prepared, finishing: finishing, skippingBefore: resumeIndex, preparer: preparer, prober: prober,
                 memo: memo, concurrency: probeConcurrency)
         }
         do {
@@ -297,87 +298,28 @@ public struct LayoutPipeline: Sendable {
         return summary
     }
 
-    /// A window of parsed items and the feed position of its first.
-    struct ParsedWindow: Sendable {
-        var firstPosition: Int
-        var items: [FeedItem]
-    }
-
     /// A window on its way to placement: the items before the resume cursor as read, the rest prepared.
     struct PreparedWindow: Sendable {
         var skipped: [FeedItem]
         var items: [PreparedItem]
     }
 
-    /// What the parsing stage reports once the feed has ended (or the run stopped it).
-    struct ParseOutcome: Sendable {
-        var time: Duration
-        var format: FeedFormat?
-        var feedWarnings: [FeedWarning]
-    }
-
-    /// The parsing stage: reads and parses the feed chunk by chunk and sends its items in windows of
-    /// `windowSize`. A read or parse error ends the channel with that error, after the windows before it.
-    private static func parse(
-        source: FeedSource, reader: FeedReader, windowSize: Int,
-        into channel: PipelineChannel<ParsedWindow>, clock: ContinuousClock
-    ) async -> ParseOutcome {
-        var time = Duration.zero
-        var window: [FeedItem] = []
-        window.reserveCapacity(windowSize)
-        var position = 0
-        func outcome() -> ParseOutcome {
-            ParseOutcome(time: time, format: reader.format, feedWarnings: reader.feedWarnings)
-        }
-        func send(_ items: [FeedItem]) async -> Bool {
-            for item in items {
-                window.append(item)
-                if window.count == windowSize {
-                    let full = ParsedWindow(firstPosition: position, items: window)
-                    position += window.count
-                    window.removeAll(keepingCapacity: true)
-                    guard await channel.send(full) else { return false }
-                }
-            }
-            return true
-        }
-        do {
-            while true {
-                let started = clock.now
-                guard let chunk = try await source.nextChunk() else { break }
-                let items = try chunk.withUnsafeBytes { try reader.consume($0) }
-                time += clock.now - started
-                guard await send(items) else { return outcome() }
-            }
-            let started = clock.now
-            let items = try reader.finish()
-            time += clock.now - started
-            guard await send(items) else { return outcome() }
-            if !window.isEmpty, !(await channel.send(ParsedWindow(firstPosition: position, items: window))) {
-                return outcome()
-            }
-            channel.finish()
-        } catch let error as FeedIngestError {
-            channel.finish(throwing: LayoutError(.feedInvalid, error.description))
-        } catch {
-            channel.finish(throwing: error)
-        }
-        return outcome()
-    }
-
-    /// The preparing stage: probes and measures each window, in order, and sends it on.
+    /// The preparing stage: finishes the items of each window (HTML to text, URLs, dates), probes and measures them,
+    /// in order, and sends the window on.
     private static func prepare(
-        from input: PipelineChannel<ParsedWindow>, into output: PipelineChannel<PreparedWindow>,
-        skippingBefore resumeIndex: Int, preparer: ItemPreparer, prober: CachingImageProber, memo: RunProbeMemo,
-        concurrency: Int
+        from input: PipelineChannel<FeedParsingStage.Window>, into output: PipelineChannel<PreparedWindow>,
+        finishing: FeedItemFinisher.Settings, skippingBefore resumeIndex: Int, preparer: ItemPreparer,
+        prober: CachingImageProber, memo: RunProbeMemo, concurrency: Int
     ) async {
+        let finisher = FeedItemFinisher(finishing)
         do {
             while let window = try await input.receive() {
-                let skipCount = min(window.items.count, max(0, resumeIndex - window.firstPosition))
+                let finished = window.items.map(finisher.finish)
+                let skipCount = min(finished.count, max(0, resumeIndex - window.firstPosition))
                 let items = await prepare(
-                    Array(window.items[skipCount...]), preparer: preparer, prober: prober, memo: memo,
+                    Array(finished[skipCount...]), preparer: preparer, prober: prober, memo: memo,
                     concurrency: concurrency)
-                guard await output.send(PreparedWindow(skipped: Array(window.items[..<skipCount]), items: items)) else {
+                guard await output.send(PreparedWindow(skipped: Array(finished[..<skipCount]), items: items)) else {
                     input.close()
                     return
                 }
