@@ -120,7 +120,7 @@ extension TextMeasurer {
         var offset = 0
         for cluster in text {
             let length = cluster.utf16.count
-            let scalars = Substring(String(cluster)).unicodeScalars
+            let scalars = cluster.unicodeScalars
             let bidi = scalars.first.map(bidiClass(of:)) ?? .neutral
             clusters.append((offset..<(offset + length), fonts.face(for: scalars), bidi))
             offset += length

@@ -54,22 +54,29 @@ final class FontSet: Sendable {
     /// otherwise fontconfig's fallback for the cluster's first visible character (asking
     /// for colour emoji when the cluster wants emoji presentation). When nothing covers
     /// it, the primary face, which then shows its .notdef glyph as a browser does.
-    func face(for cluster: Substring.UnicodeScalarView) -> LoadedFont {
-        let wantsEmoji = Self.wantsEmojiPresentation(cluster)
-        let visible = cluster.filter { !Self.isDefaultIgnorable($0.value) }
-        guard let first = visible.first else { return primary }
+    func face<Cluster: Collection<Unicode.Scalar>>(for cluster: Cluster) -> LoadedFont {
+        // One pass and no allocation: every line's shaping asks this once per cluster, and the
+        // ellipsis search shapes a line several times.
+        var firstVisible: Unicode.Scalar?
+        var primaryHasVisible = true
+        var asksForEmojiVariation = false
+        for scalar in cluster {
+            if scalar.value == 0xFE0F { asksForEmojiVariation = true }
+            if Self.isDefaultIgnorable(scalar.value) { continue }
+            if firstVisible == nil { firstVisible = scalar }
+            if primaryHasVisible && !primary.hasGlyph(for: scalar.value) { primaryHasVisible = false }
+        }
+        guard let first = firstVisible else { return primary }
         // The font the author chose wins whenever it covers the cluster, emoji included:
         // Chromium only asks the system for a colour emoji font when it falls back. An
         // explicit emoji variation selector counts as part of the cluster: the font must
         // list the sequence, as Chromium's variation-selector-aware fallback requires.
-        let asksForEmojiVariation = cluster.contains { $0.value == 0xFE0F }
-        let primaryCovers =
-            visible.allSatisfy { primary.hasGlyph(for: $0.value) }
+        if primaryHasVisible
             && (!asksForEmojiVariation || primary.hasVariationGlyph(for: first.value, selector: 0xFE0F))
-        if primaryCovers {
+        {
             return primary
         }
-        return fallbackFace(for: first.value, wantsEmoji: wantsEmoji) ?? primary
+        return fallbackFace(for: first.value, wantsEmoji: Self.wantsEmojiPresentation(cluster)) ?? primary
     }
 
     private func fallbackFace(for codePoint: UInt32, wantsEmoji: Bool) -> LoadedFont? {
@@ -120,7 +127,7 @@ final class FontSet: Sendable {
     /// Emoji presentation as Blink's run segmenter decides it, simplified: an explicit
     /// U+FE0F, a code point that defaults to emoji presentation, a skin-tone modifier,
     /// a keycap, or a flag (regional indicators); U+FE0E asks for text.
-    static func wantsEmojiPresentation(_ cluster: Substring.UnicodeScalarView) -> Bool {
+    static func wantsEmojiPresentation<Cluster: Collection<Unicode.Scalar>>(_ cluster: Cluster) -> Bool {
         var sawPictographic = false
         for scalar in cluster {
             switch scalar.value {
@@ -205,7 +212,7 @@ enum Shaper {
         var offset = range.lowerBound
         for cluster in piece {
             let length = cluster.utf16.count
-            let face = fonts.face(for: Substring(String(cluster)).unicodeScalars)
+            let face = fonts.face(for: cluster.unicodeScalars)
             if let last = runs.last, last.face === face {
                 runs[runs.count - 1].range = last.range.lowerBound..<(offset + length)
             } else {

@@ -351,32 +351,46 @@ public final class TextMeasurer: Sendable {
         _ units: UnsafeBufferPointer<UInt16>, _ contentRange: Range<Int>, available: Int
     ) -> EllipsisCut {
         let start = contentRange.lowerBound
-        let fullWidth = Self.shape(units, contentRange, fonts: fonts).width
-        if Self.fits(fullWidth + ellipsisMetrics.width, available) {
-            return EllipsisCut(keptLength: contentRange.count, keptWidth: fullWidth)
-        }
-        // Widths grow with the prefix, so binary search the grapheme boundaries for the
-        // longest prefix (hanging spaces dropped) that leaves room for the ellipsis.
+        // Cuts at grapheme boundaries, hanging spaces dropped.
         let prefixEnds = Self.graphemeBoundaries(units, contentRange).map { boundary in
             var end = boundary
             while end > start, TextPreparation.hangsAtLineEnd(units[end - 1]) { end -= 1 }
             return end
         }
-        // Blink keeps at least one character on the line (`leave_one_character`), even
-        // when it and the ellipsis overflow.
-        var cut = EllipsisCut(
-            keptLength: prefixEnds[0] - start, keptWidth: Self.shape(units, start..<prefixEnds[0], fonts: fonts).width)
-        var low = 1
-        var high = prefixEnds.count - 1
-        while low <= high {
-            let middle = (low + high) / 2
-            let width = Self.shape(units, start..<prefixEnds[middle], fonts: fonts).width
-            if Self.fits(width + ellipsisMetrics.width, available) {
-                cut = EllipsisCut(keptLength: prefixEnds[middle] - start, keptWidth: width)
-                low = middle + 1
-            } else {
-                high = middle - 1
-            }
+        // One shaping of the whole line gives its width and, summing the advances before each cut, every prefix's
+        // width to within the kerning or ligature at the cut. The estimate finds the cut; shaping the prefixes
+        // around it on their own (what the width of a kept prefix is) confirms or moves it. Widths grow with the
+        // prefix, so this lands where a binary search over exact shapings would, with about two of them instead of
+        // one per halving.
+        let shaped = Shaper.measure(
+            units, range: contentRange, boundaries: prefixEnds + [contentRange.upperBound],
+            fontsUpTo: contentRange.upperBound, fonts: fonts)
+        let fullWidth = shaped.widths[prefixEnds.count]
+        if Self.fits(fullWidth + ellipsisMetrics.width, available) {
+            return EllipsisCut(keptLength: contentRange.count, keptWidth: fullWidth)
+        }
+        func exactCut(_ index: Int) -> EllipsisCut {
+            EllipsisCut(
+                keptLength: prefixEnds[index] - start,
+                keptWidth: Self.shape(units, start..<prefixEnds[index], fonts: fonts).width)
+        }
+        func fitsWithEllipsis(_ cut: EllipsisCut) -> Bool { Self.fits(cut.keptWidth + ellipsisMetrics.width, available) }
+        // Blink keeps at least one character on the line (`leave_one_character`), even when it and the ellipsis
+        // overflow: index 0 is the floor.
+        var index = 0
+        while index + 1 < prefixEnds.count, Self.fits(shaped.widths[index + 1] + ellipsisMetrics.width, available) {
+            index += 1
+        }
+        var cut = exactCut(index)
+        while index > 0, !fitsWithEllipsis(cut) {
+            index -= 1
+            cut = exactCut(index)
+        }
+        while index + 1 < prefixEnds.count {
+            let longer = exactCut(index + 1)
+            guard fitsWithEllipsis(longer) else { break }
+            index += 1
+            cut = longer
         }
         return cut
     }
@@ -517,7 +531,7 @@ public final class TextMeasurer: Sendable {
         let last = String(
             decoding: UnsafeBufferPointer(rebasing: units[lastStart..<segment.contentEnd]), as: UTF16.self)
         guard let scalar = last.unicodeScalars.first,
-            fonts.face(for: Substring(last).unicodeScalars).hanKerning != nil,
+            fonts.face(for: last.unicodeScalars).hanKerning != nil,
             HanKerning.characterClass(of: scalar.value) == .close
         else { return 0 }
         return Self.shape(units, lastStart..<segment.contentEnd, fonts: fonts).width / 2
