@@ -25,7 +25,14 @@ struct URLResolver {
     private let roots: [(lexical: String, physical: String)]
     /// Physical paths of the directories images were found in: a whole `realpath` per image (one
     /// `lstat` per path component) was a tenth of a local feed's layout.
-    private let directories = PhysicalDirectoryCache()
+    private let directories = BoundedMemo<String, String?>(limit: 1024)
+    /// Local images by path and reference: a feed shows the same few photos many times, and each
+    /// answer costs a normalisation and an `lstat`.
+    private let localImages = BoundedMemo<LocalImageKey, ResolvedImage>(limit: 4096)
+    private struct LocalImageKey: Hashable {
+        var absolutePath: String
+        var reference: String
+    }
 
     init(feedURL: String?, feedDirectory: String?, imageRoot: String?) {
         self.feedURL = feedURL.flatMap { Self.isHTTP($0) ? $0 : nil }
@@ -103,6 +110,12 @@ struct URLResolver {
     }
 
     private func localImage(absolutePath: String, reference: String) -> ResolvedImage {
+        localImages.value(for: LocalImageKey(absolutePath: absolutePath, reference: reference)) {
+            checkedLocalImage(absolutePath: absolutePath, reference: reference)
+        }
+    }
+
+    private func checkedLocalImage(absolutePath: String, reference: String) -> ResolvedImage {
         let lexical = Self.absoluteNormalised(absolutePath)
         // Follow symbolic links when the file exists, so a link cannot lead outside the root.
         let physical = physicalPath(lexical) ?? lexical
@@ -126,7 +139,9 @@ struct URLResolver {
         guard lstat(lexical, &status) == 0 else { return nil }
         if status.st_mode & 0o170000 == 0o120000 { return Self.realPath(lexical) }  // S_IFLNK
         let directory = String(lexical[..<slash])
-        guard let physicalDirectory = directories.physical(directory.isEmpty ? "/" : directory) else {
+        let directoryKey = directory.isEmpty ? "/" : directory
+        guard let physicalDirectory = directories.value(for: directoryKey, compute: { Self.realPath(directoryKey) })
+        else {
             return Self.realPath(lexical)
         }
         let name = lexical[lexical.utf8.index(after: slash)...]
@@ -257,17 +272,22 @@ struct URLResolver {
     }
 }
 
-/// `realpath` results of directories, for one reader's lifetime.
-final class PhysicalDirectoryCache {
-    private var entries: [String: String] = [:]
+/// Answers remembered for one resolver's lifetime (one reader's or one finisher's), at most `limit`
+/// of them: a hostile feed can name any number of paths, so past the limit it starts over.
+final class BoundedMemo<Key: Hashable, Value> {
+    private var entries: [Key: Value] = [:]
+    private let limit: Int
 
-    func physical(_ directory: String) -> String? {
-        if let cached = entries[directory] { return cached }
-        guard let resolved = URLResolver.realPath(directory) else { return nil }
-        // Bounded: a hostile feed can name any number of directories.
-        if entries.count >= 1024 { entries.removeAll(keepingCapacity: true) }
-        entries[directory] = resolved
-        return resolved
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    func value(for key: Key, compute: () -> Value) -> Value {
+        if let known = entries[key] { return known }
+        let value = compute()
+        if entries.count >= limit { entries.removeAll(keepingCapacity: true) }
+        entries[key] = value
+        return value
     }
 }
 
