@@ -192,6 +192,7 @@ struct InputSanitizer {
             // complete, valid UTF-8 sequences is copied in one append. Text in any script stays on this path.
             if markup == .content && !inCDATA {
                 var runEnd = index
+                var rewroteReference = false
                 let base = UnsafeRawPointer(input.baseAddress!)
                 while runEnd < count {
                     // Eight bytes at a time while they are plain text (most of a feed's bytes).
@@ -230,6 +231,14 @@ struct InputSanitizer {
                         } else {
                             break
                         }
+                    } else if next == 0x26, let reference = Self.predefinedReference(base, at: runEnd, count: count) {
+                        // Escaped markup in captions is mostly `&lt;`, `&gt;` and `&quot;`: rewritten here
+                        // without leaving the run (see `predefinedAsCharacterReference` for why).
+                        output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
+                        output.append(contentsOf: reference.replacement)
+                        runEnd &+= reference.length
+                        index = runEnd
+                        rewroteReference = true
                     } else {
                         break
                     }
@@ -239,6 +248,7 @@ struct InputSanitizer {
                     index = runEnd
                     continue
                 }
+                if rewroteReference { continue }
             }
             // A run of ordinary printable ASCII (and tab / newline / carriage return) is copied in
             // one append.
@@ -551,6 +561,33 @@ struct InputSanitizer {
         // An entity the document declares itself: libxml2 decides.
         for offset in index...end { output.append(input[offset]) }
         return end - index + 1
+    }
+
+    private static let lessThanReference = Array("&#60;".utf8)
+    private static let greaterThanReference = Array("&#62;".utf8)
+    private static let ampersandReference = Array("&#38;".utf8)
+    private static let quoteReference = Array("&#34;".utf8)
+    private static let apostropheReference = Array("&#39;".utf8)
+
+    /// The predefined entity reference starting at `offset` (an `&`), complete within `count` bytes: its length
+    /// and its character reference, as `appendPredefinedAsCharacterReference` writes it; nil for anything else.
+    @inline(__always)
+    private static func predefinedReference(_ base: UnsafeRawPointer, at offset: Int, count: Int)
+        -> (length: Int, replacement: [UInt8])?
+    {
+        guard offset &+ 6 <= count else { return nil }  // near the end the general path waits for more bytes
+        // Four bytes little-endian: "&lt;", "&gt;", "&amp", "&quo", "&apo".
+        switch base.loadUnaligned(fromByteOffset: offset, as: UInt32.self) {
+        case 0x3B74_6C26: return (4, lessThanReference)
+        case 0x3B74_6726: return (4, greaterThanReference)
+        case 0x706D_6126 where base.load(fromByteOffset: offset &+ 4, as: UInt8.self) == 0x3B:
+            return (5, ampersandReference)
+        case 0x6F75_7126 where base.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt16.self) == 0x3B74:
+            return (6, quoteReference)
+        case 0x6F70_6126 where base.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt16.self) == 0x3B73:
+            return (6, apostropheReference)
+        default: return nil
+        }
     }
 
     /// The five XML entities as character references. After its first well-formedness error
