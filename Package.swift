@@ -39,6 +39,8 @@ let package = Package(
         systemLibrary("CLibJPEG", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
         systemLibrary("CFreeType", pkgConfig: "freetype2", apt: "libfreetype-dev"),
         systemLibrary("CHarfBuzz", pkgConfig: "harfbuzz", apt: "libharfbuzz-dev"),
+        // The executable's allocator (see Sources/CJemalloc/shim.h); the libraries never depend on it.
+        systemLibrary("CJemalloc", pkgConfig: "jemalloc", apt: "libjemalloc-dev"),
         systemLibrary("CICU", pkgConfig: "icu-uc", apt: "libicu-dev"),
         systemLibrary("CFontconfig", pkgConfig: "fontconfig", apt: "libfontconfig-dev"),
 
@@ -112,7 +114,7 @@ let package = Package(
             name: "feedlayout",
             dependencies: [
                 "FeedLayout", "PreviewRender", "TextMeasure", "WaterfallLayout", "ImageProbe", "ProbeCache",
-                "RemoteFetch",
+                "RemoteFetch", "CJemalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -1,4 +1,6 @@
 import ArgumentParser
+// Linked for its malloc, which replaces glibc's in this process (Sources/CJemalloc/shim.h says why).
+import CJemalloc
 import FeedLayout
 import Foundation
 
