@@ -34,8 +34,11 @@ public final class FeedReader {
     public let finishing: FeedItemFinisher.Settings
 
     private var parser: xmlParserCtxtPtr?
-    private var sanitizer: InputSanitizer?
-    /// Bytes held back before the encoding decision, or a sanitizer tail split across chunks.
+    /// The sanitizer, when the encoding allows one, until `detachSanitizer()` hands it out.
+    private var sanitizing: SanitizingStream?
+    /// Whether the sanitizer was handed out: from then on only sanitized chunks come in.
+    private var sanitizerDetached = false
+    /// Bytes held back before the encoding decision (all of a JSON feed).
     private var pending: [UInt8] = []
     /// Reused output buffer of the sanitizer.
     private var cleanBytes: [UInt8] = []
@@ -150,15 +153,11 @@ public final class FeedReader {
     /// - Returns: the items that closed within this chunk, in feed order.
     /// - Throws: as ``consume(_:)``.
     public func captureItems(_ bytes: UnsafeRawBufferPointer) throws(FeedIngestError) -> [CapturedFeedItem] {
+        precondition(!sanitizerDetached, "the sanitizer was detached: pass its sanitized chunks")
         try checkUsable()
         inputByteCount += bytes.count
         if inputByteCount > options.maxInputBytes {
-            fail(
-                FeedIngestError(
-                    code: .inputTooLarge,
-                    message:
-                        "the input is larger than the limit of \(options.maxInputBytes) bytes (passed at byte offset \(options.maxInputBytes)); raise maxInputBytes if the feed is trusted",
-                    source: sourceName))
+            fail(FeedIngestError.inputTooLarge(limit: options.maxInputBytes, source: sourceName))
             try checkUsable()
         }
         if isJSON || !decided {
@@ -169,6 +168,41 @@ public final class FeedReader {
         }
         try checkUsable()
         return takeCompleted()
+    }
+
+    /// Hands out the input sanitizer, so that another task can clean the rest of the input ahead of
+    /// this reader (see ``FeedInputSanitizer``). From then on the reader takes only its chunks:
+    /// ``captureItems(sanitized:)``, and ``captureRemainingItems(sanitized:)`` at the end.
+    /// - Returns: the sanitizer, once the reader has decided how to read the feed and when that
+    ///   decision uses one (not for JSON, UTF-16 or other encodings libxml2 decodes itself); else nil.
+    public func detachSanitizer() -> FeedInputSanitizer? {
+        guard decided, !isJSON, !finished, failure == nil, let stream = sanitizing else { return nil }
+        sanitizing = nil
+        sanitizerDetached = true
+        return FeedInputSanitizer(
+            stream: stream, sourceName: sourceName, maxInputBytes: options.maxInputBytes,
+            inputByteCount: inputByteCount)
+    }
+
+    /// Parses a chunk the detached sanitizer cleaned.
+    /// - Returns: the items that closed within it, in feed order.
+    /// - Throws: as ``consume(_:)``.
+    public func captureItems(sanitized chunk: SanitizedChunk) throws(FeedIngestError) -> [CapturedFeedItem] {
+        precondition(sanitizerDetached && !chunk.isFinal, "pass the final chunk to captureRemainingItems(sanitized:)")
+        try checkUsable()
+        parse(sanitized: chunk)
+        try checkUsable()
+        return takeCompleted()
+    }
+
+    /// Ends the feed with the detached sanitizer's last chunk (``FeedInputSanitizer/finish()``).
+    /// - Returns: the items completed by the end of input.
+    /// - Throws: as ``finish()``.
+    public func captureRemainingItems(sanitized last: SanitizedChunk) throws(FeedIngestError) -> [CapturedFeedItem] {
+        precondition(sanitizerDetached && last.isFinal, "the last chunk comes from FeedInputSanitizer.finish()")
+        try checkUsable()
+        parse(sanitized: last)
+        return try endOfInput()
     }
 
     /// Ends the feed: flushes held-back bytes, closes an unclosed item, reports the rest.
@@ -190,7 +224,13 @@ public final class FeedReader {
             pending = []
             return items.map(CapturedFeedItem.init(finished:))
         }
+        precondition(!sanitizerDetached, "the sanitizer was detached: end with captureRemainingItems(sanitized:)")
         try feed(UnsafeBufferPointer(start: nil, count: 0), isFinal: true)
+        return try endOfInput()
+    }
+
+    /// After the last bytes were parsed: closes an unclosed item and checks that there was a feed.
+    private func endOfInput() throws(FeedIngestError) -> [CapturedFeedItem] {
         try checkUsable()
         if item != nil {
             warn(
@@ -289,26 +329,26 @@ public final class FeedReader {
         var options = Int32(XML_PARSE_RECOVER.rawValue | XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue)
         switch declared {
         case "utf-8", "utf8":
-            sanitizer = InputSanitizer(decoding: .utf8)
+            sanitizing = SanitizingStream(InputSanitizer(decoding: .utf8))
         case "iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1", "us-ascii", "ascii", "windows-1252", "cp1252",
             "iso_8859-1", "x-cp1252":
-            sanitizer = InputSanitizer(decoding: .windows1252)
+            sanitizing = SanitizingStream(InputSanitizer(decoding: .windows1252))
         default:
             if Self.libxml2KnowsEncoding(declared) {
-                sanitizer = nil  // libxml2 (iconv) decodes UTF-16, Shift_JIS, KOI8-R…
+                sanitizing = nil  // libxml2 (iconv) decodes UTF-16, Shift_JIS, KOI8-R…
             } else {
                 // An unknown label ("utf8mb4", "UTF-8lies") would stop libxml2 before the root.
                 warn(
                     code: "unknown-encoding", message: "unknown encoding '\(declared.prefix(40))' was read as UTF-8",
                     line: 1, column: nil)
-                sanitizer = InputSanitizer(decoding: .utf8)
+                sanitizing = SanitizingStream(InputSanitizer(decoding: .utf8))
             }
         }
-        if sanitizer != nil { options |= Int32(XML_PARSE_IGNORE_ENC.rawValue) }
+        if sanitizing != nil { options |= Int32(XML_PARSE_IGNORE_ENC.rawValue) }
         let held = pending
         pending = []
         // Nothing in the document names a transport-declared encoding for libxml2: say it.
-        try createParser(options: options, encoding: sanitizer == nil ? transportEncoding : nil)
+        try createParser(options: options, encoding: sanitizing == nil ? transportEncoding : nil)
         try held.withUnsafeBufferPointer { (buffer) throws(FeedIngestError) in
             try feed(UnsafeBufferPointer(rebasing: buffer[start...]), isFinal: false)
         }
@@ -382,38 +422,32 @@ public final class FeedReader {
         }
         context.pointee._private = Unmanaged.passUnretained(self).toOpaque()
         xmlCtxtUseOptions(context, options)
-        if sanitizer != nil { xmlSwitchEncoding(context, XML_CHAR_ENCODING_UTF8) }
+        if sanitizing != nil { xmlSwitchEncoding(context, XML_CHAR_ENCODING_UTF8) }
         parser = context
     }
 
     /// Sanitises (when the encoding allows) and parses bytes.
     private func feed(_ bytes: UnsafeBufferPointer<UInt8>, isFinal: Bool) throws(FeedIngestError) {
         guard let parser else { return }
-        if var sanitizer {
+        if sanitizing != nil {
             cleanBytes.removeAll(keepingCapacity: true)
-            if pending.isEmpty {
-                let consumed = sanitizer.process(bytes, isFinal: isFinal, output: &cleanBytes)
-                if consumed < bytes.count {
-                    pending.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[consumed...]))
-                }
-            } else {
-                pending.append(contentsOf: bytes)
-                let consumed = pending.withUnsafeBufferPointer {
-                    sanitizer.process($0, isFinal: isFinal, output: &cleanBytes)
-                }
-                pending.removeFirst(consumed)
-            }
-            if !sanitizer.repairs.isEmpty {
-                pendingRepairs.append(contentsOf: sanitizer.repairs)
-                repairsWaiting.pointee = true
-                sanitizer.repairs.removeAll(keepingCapacity: true)
-            }
-            self.sanitizer = sanitizer
+            sanitizing!.clean(bytes, isFinal: isFinal, into: &cleanBytes, repairs: &pendingRepairs)
+            if pendingRepairsHead < pendingRepairs.count { repairsWaiting.pointee = true }
             parse(cleanBytes, isFinal: isFinal, parser: parser)
             if isFinal { attributeRepairs(upTo: Int.max) }
         } else {
             parse(Array(bytes), isFinal: isFinal, parser: parser)
         }
+    }
+
+    /// Parses bytes the detached sanitizer cleaned.
+    private func parse(sanitized chunk: SanitizedChunk) {
+        inputByteCount = chunk.inputByteCount
+        guard let parser else { return }
+        pendingRepairs.append(contentsOf: chunk.repairs)
+        if pendingRepairsHead < pendingRepairs.count { repairsWaiting.pointee = true }
+        parse(chunk.bytes, isFinal: chunk.isFinal, parser: parser)
+        if chunk.isFinal { attributeRepairs(upTo: Int.max) }
     }
 
     private func parse(_ bytes: [UInt8], isFinal: Bool, parser: xmlParserCtxtPtr) {

@@ -22,6 +22,9 @@ enum FeedParsingStage {
 
     /// Parses the whole feed into `channel`, in windows of `windowSize` items. A read or parse error ends the channel
     /// with a `LayoutError` after the windows before it; a receiver that closes the channel stops the stage.
+    ///
+    /// Once the reader has decided how to read the feed, sanitizing moves to a task of its own (``FeedInputSanitizer``):
+    /// this one reads chunks and keeps two of them with the sanitizer, so cleaning one overlaps parsing the other.
     static func run(
         source: FeedSource, reader: FeedReader, windowSize: Int, into channel: PipelineChannel<Window>,
         clock: ContinuousClock
@@ -45,18 +48,78 @@ enum FeedParsingStage {
             }
             return true
         }
+        func timed<Result>(_ body: () throws(FeedIngestError) -> Result) throws(FeedIngestError) -> Result {
+            let started = clock.now
+            defer { time += clock.now - started }
+            return try body()
+        }
+        var toSanitize: PipelineChannel<[UInt8]>?
+        var sanitized: PipelineChannel<SanitizedChunk>?
+        var sanitizing: Task<Void, Never>?
+        defer {
+            // Stopped early or failed: the sanitizing task ends at its next receive or send.
+            toSanitize?.finish()
+            sanitized?.close()
+        }
         do {
-            while true {
+            var detached: FeedInputSanitizer?
+            var ended = false
+            while detached == nil {
                 let started = clock.now
-                guard let chunk = try await source.nextChunk() else { break }
+                guard let chunk = try await source.nextChunk() else {
+                    time += clock.now - started
+                    ended = true
+                    break
+                }
                 let items = try chunk.withUnsafeBytes { try reader.captureItems($0) }
+                detached = reader.detachSanitizer()
                 time += clock.now - started
                 guard await send(items) else { return outcome() }
             }
-            let started = clock.now
-            let items = try reader.captureRemainingItems()
-            time += clock.now - started
-            guard await send(items) else { return outcome() }
+            if let detached, !ended {
+                let raw = PipelineChannel<[UInt8]>(capacity: 2)
+                let clean = PipelineChannel<SanitizedChunk>(capacity: 2)
+                (toSanitize, sanitized) = (raw, clean)
+                sanitizing = Task { await sanitize(from: raw, with: detached, into: clean) }
+                // Each raw chunk comes back clean, and the end of the input as one final chunk.
+                var inFlight = 0
+                var inputEnded = false
+                func refill() async throws {
+                    while !inputEnded && inFlight < 2 {
+                        let started = clock.now
+                        let chunk = try await source.nextChunk()
+                        time += clock.now - started
+                        if let chunk {
+                            guard await raw.send(chunk) else { return }
+                        } else {
+                            raw.finish()
+                            inputEnded = true
+                        }
+                        inFlight += 1
+                    }
+                }
+                try await refill()
+                while let chunk = try await clean.receive() {
+                    inFlight -= 1
+                    try await refill()
+                    let items =
+                        try chunk.isFinal
+                        ? timed { () throws(FeedIngestError) in try reader.captureRemainingItems(sanitized: chunk) }
+                        : timed { () throws(FeedIngestError) in try reader.captureItems(sanitized: chunk) }
+                    guard await send(items) else { return outcome() }
+                }
+            } else if let detached {
+                // Decided with the last chunk: what the sanitizer still holds ends the feed here.
+                var last = detached
+                let final = last.finish()
+                let items = try timed { () throws(FeedIngestError) in try reader.captureRemainingItems(sanitized: final) }
+                guard await send(items) else { return outcome() }
+            } else {
+                precondition(ended, "the parsing loop ends by detaching the sanitizer or at the end of the input")
+                let items = try timed { () throws(FeedIngestError) in try reader.captureRemainingItems() }
+                guard await send(items) else { return outcome() }
+            }
+            await sanitizing?.value
             if !window.isEmpty, !(await channel.send(Window(firstPosition: position, items: window))) {
                 return outcome()
             }
@@ -67,5 +130,29 @@ enum FeedParsingStage {
             channel.finish(throwing: error)
         }
         return outcome()
+    }
+
+    /// Sanitizes the chunks it receives, in order, into `output`, ending with the final chunk.
+    private static func sanitize(
+        from input: PipelineChannel<[UInt8]>, with sanitizer: FeedInputSanitizer,
+        into output: PipelineChannel<SanitizedChunk>
+    ) async {
+        var sanitizer = sanitizer
+        do {
+            while let chunk = try await input.receive() {
+                let clean = try chunk.withUnsafeBytes { (bytes) throws(FeedIngestError) in
+                    try sanitizer.sanitize(bytes)
+                }
+                guard await output.send(clean) else {
+                    input.close()
+                    return
+                }
+            }
+            guard await output.send(sanitizer.finish()) else { return }
+            output.finish()
+        } catch {
+            input.close()
+            output.finish(throwing: error)
+        }
     }
 }

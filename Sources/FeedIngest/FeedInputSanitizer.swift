@@ -1,0 +1,90 @@
+/// The input sanitizer over a stream of chunks: a UTF-8 sequence, reference or marker split by a
+/// chunk's end is held back until the next.
+struct SanitizingStream: Sendable {
+    var sanitizer: InputSanitizer
+    private var tail: [UInt8] = []
+
+    init(_ sanitizer: InputSanitizer) {
+        self.sanitizer = sanitizer
+    }
+
+    /// Cleans `bytes`, after what the last call held back, into `output`.
+    /// - Parameters:
+    ///   - isFinal: true for the end of the input: nothing is held back.
+    ///   - repairs: receives the repairs made, in input order.
+    mutating func clean(
+        _ bytes: UnsafeBufferPointer<UInt8>, isFinal: Bool, into output: inout [UInt8],
+        repairs: inout [InputSanitizer.Repair]
+    ) {
+        if tail.isEmpty {
+            let consumed = sanitizer.process(bytes, isFinal: isFinal, output: &output)
+            if consumed < bytes.count { tail.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[consumed...])) }
+        } else {
+            tail.append(contentsOf: bytes)
+            let consumed = tail.withUnsafeBufferPointer { sanitizer.process($0, isFinal: isFinal, output: &output) }
+            tail.removeFirst(consumed)
+        }
+        repairs.append(contentsOf: sanitizer.repairs)
+        sanitizer.repairs.removeAll(keepingCapacity: true)
+    }
+}
+
+/// A feed's bytes as a ``FeedInputSanitizer`` cleaned them, for ``FeedReader/captureItems(sanitized:)``.
+public struct SanitizedChunk: Sendable {
+    let bytes: [UInt8]
+    let repairs: [InputSanitizer.Repair]
+    /// Input bytes sanitized so far, this chunk's included (the reader's errors quote it).
+    let inputByteCount: Int
+    /// Whether this is the end of the input (from ``FeedInputSanitizer/finish()``).
+    public let isFinal: Bool
+}
+
+/// Repairs a feed's bytes (invalid UTF-8, control characters, bare `&`, HTML entities; see the
+/// reader's documentation) ahead of its reader.
+///
+/// Sanitizing is a pass over every byte that libxml2 must wait for. Once a reader has decided how
+/// to read the feed, ``FeedReader/detachSanitizer()`` hands this pass out, so that another task can
+/// run it a chunk ahead while the reader parses: on two cores, libxml2 then has one to itself.
+public struct FeedInputSanitizer: Sendable {
+    var stream: SanitizingStream
+    let sourceName: String
+    let maxInputBytes: Int
+    var inputByteCount: Int
+
+    /// Cleans the next chunk of the input.
+    /// - Parameter bytes: the chunk; any size, split anywhere.
+    /// - Returns: the clean bytes for the reader.
+    /// - Throws: `FeedIngestError` `.inputTooLarge` past the reader's input limit.
+    public mutating func sanitize(_ bytes: UnsafeRawBufferPointer) throws(FeedIngestError) -> SanitizedChunk {
+        inputByteCount += bytes.count
+        if inputByteCount > maxInputBytes {
+            throw FeedIngestError.inputTooLarge(limit: maxInputBytes, source: sourceName)
+        }
+        return clean(bytes.bindMemory(to: UInt8.self), isFinal: false)
+    }
+
+    /// Cleans what was held back at the end of the input; pass it to
+    /// ``FeedReader/captureRemainingItems(sanitized:)``.
+    public mutating func finish() -> SanitizedChunk {
+        clean(UnsafeBufferPointer(start: nil, count: 0), isFinal: true)
+    }
+
+    private mutating func clean(_ bytes: UnsafeBufferPointer<UInt8>, isFinal: Bool) -> SanitizedChunk {
+        var output: [UInt8] = []
+        // Room for the usual growth (`&lt;` becomes `&#60;`), so that the output is not copied as it grows.
+        output.reserveCapacity(bytes.count + bytes.count / 4 + 64)
+        var repairs: [InputSanitizer.Repair] = []
+        stream.clean(bytes, isFinal: isFinal, into: &output, repairs: &repairs)
+        return SanitizedChunk(bytes: output, repairs: repairs, inputByteCount: inputByteCount, isFinal: isFinal)
+    }
+}
+
+extension FeedIngestError {
+    static func inputTooLarge(limit: Int, source: String) -> FeedIngestError {
+        FeedIngestError(
+            code: .inputTooLarge,
+            message:
+                "the input is larger than the limit of \(limit) bytes (passed at byte offset \(limit)); raise maxInputBytes if the feed is trusted",
+            source: source)
+    }
+}
