@@ -48,7 +48,7 @@ enum FeedParsingStage {
             }
             return true
         }
-        func timed<Result>(_ body: () throws(FeedIngestError) -> Result) throws(FeedIngestError) -> Result {
+        func timed<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
             let started = clock.now
             defer { time += clock.now - started }
             return try body()
@@ -63,12 +63,10 @@ enum FeedParsingStage {
         }
         do {
             var detached: FeedInputSanitizer?
-            var ended = false
             while detached == nil {
                 let started = clock.now
                 guard let chunk = try await source.nextChunk() else {
                     time += clock.now - started
-                    ended = true
                     break
                 }
                 let items = try chunk.withUnsafeBytes { try reader.captureItems($0) }
@@ -76,7 +74,7 @@ enum FeedParsingStage {
                 time += clock.now - started
                 guard await send(items) else { return outcome() }
             }
-            if let detached, !ended {
+            if let detached {
                 let raw = PipelineChannel<[UInt8]>(capacity: 2)
                 let clean = PipelineChannel<SanitizedChunk>(capacity: 2)
                 (toSanitize, sanitized) = (raw, clean)
@@ -102,21 +100,15 @@ enum FeedParsingStage {
                 while let chunk = try await clean.receive() {
                     inFlight -= 1
                     try await refill()
-                    let items =
+                    let items = try timed {
                         try chunk.isFinal
-                        ? timed { () throws(FeedIngestError) in try reader.captureRemainingItems(sanitized: chunk) }
-                        : timed { () throws(FeedIngestError) in try reader.captureItems(sanitized: chunk) }
+                            ? reader.captureRemainingItems(sanitized: chunk) : reader.captureItems(sanitized: chunk)
+                    }
                     guard await send(items) else { return outcome() }
                 }
-            } else if let detached {
-                // Decided with the last chunk: what the sanitizer still holds ends the feed here.
-                var last = detached
-                let final = last.finish()
-                let items = try timed { () throws(FeedIngestError) in try reader.captureRemainingItems(sanitized: final) }
-                guard await send(items) else { return outcome() }
             } else {
-                precondition(ended, "the parsing loop ends by detaching the sanitizer or at the end of the input")
-                let items = try timed { () throws(FeedIngestError) in try reader.captureRemainingItems() }
+                // The input ended before the reader detached a sanitizer (or it uses none).
+                let items = try timed { try reader.captureRemainingItems() }
                 guard await send(items) else { return outcome() }
             }
             await sanitizing?.value
