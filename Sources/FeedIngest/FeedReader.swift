@@ -818,8 +818,7 @@ public final class FeedReader {
     }
 
     private func closeItem() {
-        guard let builder = item else { return }
-        item = nil
+        guard let builder = item.take() else { return }
         capture.pointee.isActive = false
         skippedDepth = nil
         completed.append(CapturedFeedItem(raw: builder, index: nextIndex))
