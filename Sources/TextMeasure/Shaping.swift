@@ -196,16 +196,21 @@ enum Shaper {
     ///   - fontsUpTo: Faces of runs starting at or after this offset do not count
     ///     towards the line box (they shape look-ahead context only).
     ///   - fonts: The primary and fallback faces.
+    ///   - reportingExactPrefixes: Also say, per boundary, whether the width before it is exactly what shaping
+    ///     `range.lowerBound..<boundary` on its own gives (see `exactPrefixes`); otherwise every answer is false.
     static func measure(
         _ units: UnsafeBufferPointer<UInt16>, range: Range<Int>, countingFrom countStart: Int? = nil, boundaries: [Int],
-        fontsUpTo: Int, fonts: FontSet
-    ) -> (widths: [Double], lineBoxAbove: Int, lineBoxBelow: Int) {
+        fontsUpTo: Int, fonts: FontSet, reportingExactPrefixes: Bool = false
+    ) -> (widths: [Double], lineBoxAbove: Int, lineBoxBelow: Int, exactPrefixes: [Bool]) {
         let countStart = countStart ?? range.lowerBound
         let primaryBox = fonts.primary.metrics.halfLeadingBox
         var above = primaryBox.above
         var below = primaryBox.below
         var sums = [Int64](repeating: 0, count: boundaries.count)
-        guard !range.isEmpty, let base = units.baseAddress else { return (sums.map { _ in 0 }, above, below) }
+        var exactPrefixes = [Bool](repeating: false, count: boundaries.count)
+        guard !range.isEmpty, let base = units.baseAddress else {
+            return (sums.map { _ in 0 }, above, below, exactPrefixes)
+        }
         let piece = String(decoding: UnsafeBufferPointer(rebasing: units[range]), as: UTF16.self)
 
         var runs: [(face: LoadedFont, range: Range<Int>)] = []
@@ -221,8 +226,11 @@ enum Shaper {
             offset += length
         }
 
-        guard let buffer = hb_buffer_create() else { return (sums.map { _ in 0 }, above, below) }
+        guard let buffer = hb_buffer_create() else { return (sums.map { _ in 0 }, above, below, exactPrefixes) }
         defer { hb_buffer_destroy(buffer) }
+        // Whether each cluster start may be cut without reshaping: see `exactPrefixes` below.
+        let tracksCuts = reportingExactPrefixes && runs.count == 1 && runs[0].face.hanKerning == nil
+        var cutIsSafe: [Int: Bool] = [:]
         for run in runs {
             hb_buffer_clear_contents(buffer)
             hb_buffer_add_utf16(
@@ -259,6 +267,10 @@ enum Shaper {
                 // Clusters are offsets into the text handed to HarfBuzz, which starts at
                 // range.lowerBound.
                 let cluster = Int(infos[index].cluster) + range.lowerBound
+                if tracksCuts {
+                    let unsafe = infos[index].mask & UInt32(HB_GLYPH_FLAG_UNSAFE_TO_BREAK.rawValue) != 0
+                    cutIsSafe[cluster] = (cutIsSafe[cluster] ?? true) && !unsafe
+                }
                 guard cluster >= countStart else { continue }
                 for (boundaryIndex, boundary) in boundaries.enumerated() where cluster < boundary {
                     sums[boundaryIndex] += advance
@@ -270,6 +282,38 @@ enum Shaper {
                 below = max(below, box.below)
             }
         }
-        return (sums.map { Double($0) / 65536 }, above, below)
+        if reportingExactPrefixes {
+            // A prefix shaped on its own gives the same glyphs as the whole range up to a boundary when HarfBuzz
+            // marks no glyph of the cluster starting there unsafe to break, the range is one font run without
+            // Han kerning (whose features depend on the neighbours, which HarfBuzz cannot see), and the prefix
+            // holds the range's first character of a real script (so HarfBuzz guesses the same script and
+            // direction for both). The whole range is its own prefix.
+            let firstScriptedOffset = tracksCuts ? Self.firstScriptedCharacter(units, range) : nil
+            for (index, boundary) in boundaries.enumerated() {
+                if boundary == range.upperBound {
+                    exactPrefixes[index] = true
+                } else if tracksCuts, cutIsSafe[boundary] == true,
+                    firstScriptedOffset.map({ boundary > $0 }) ?? true
+                {
+                    exactPrefixes[index] = true
+                }
+            }
+        }
+        return (sums.map { Double($0) / 65536 }, above, below, exactPrefixes)
+    }
+
+    /// The offset of the first character in `units[range]` whose script is neither Common, Inherited nor
+    /// Unknown: the one `hb_buffer_guess_segment_properties` takes the script from.
+    private static func firstScriptedCharacter(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>) -> Int? {
+        let functions = hb_unicode_funcs_get_default()
+        var offset = range.lowerBound
+        for scalar in String(decoding: UnsafeBufferPointer(rebasing: units[range]), as: UTF16.self).unicodeScalars {
+            let script = hb_unicode_script(functions, scalar.value)
+            if script != HB_SCRIPT_COMMON && script != HB_SCRIPT_INHERITED && script != HB_SCRIPT_UNKNOWN {
+                return offset
+            }
+            offset += scalar.utf16.count
+        }
+        return nil
     }
 }

@@ -359,20 +359,22 @@ public final class TextMeasurer: Sendable {
         }
         // One shaping of the whole line gives its width and, summing the advances before each cut, every prefix's
         // width to within the kerning or ligature at the cut. The estimate finds the cut; shaping the prefixes
-        // around it on their own (what the width of a kept prefix is) confirms or moves it. Widths grow with the
-        // prefix, so this lands where a binary search over exact shapings would, with about two of them instead of
-        // one per halving.
+        // around it on their own (what the width of a kept prefix is) confirms or moves it, unless HarfBuzz says the
+        // estimate is already exact there. Widths grow with the prefix, so this lands where a binary search over
+        // exact shapings would, with at most about two of them instead of one per halving.
         let shaped = Shaper.measure(
             units, range: contentRange, boundaries: prefixEnds + [contentRange.upperBound],
-            fontsUpTo: contentRange.upperBound, fonts: fonts)
+            fontsUpTo: contentRange.upperBound, fonts: fonts, reportingExactPrefixes: true)
         let fullWidth = shaped.widths[prefixEnds.count]
         if Self.fits(fullWidth + ellipsisMetrics.width, available) {
             return EllipsisCut(keptLength: contentRange.count, keptWidth: fullWidth)
         }
         func exactCut(_ index: Int) -> EllipsisCut {
+            // Where HarfBuzz says cutting there changes nothing, the line's own shaping is the prefix's.
             EllipsisCut(
                 keptLength: prefixEnds[index] - start,
-                keptWidth: Self.shape(units, start..<prefixEnds[index], fonts: fonts).width)
+                keptWidth: shaped.exactPrefixes[index]
+                    ? shaped.widths[index] : Self.shape(units, start..<prefixEnds[index], fonts: fonts).width)
         }
         func fitsWithEllipsis(_ cut: EllipsisCut) -> Bool { Self.fits(cut.keptWidth + ellipsisMetrics.width, available) }
         // Blink keeps at least one character on the line (`leave_one_character`), even when it and the ellipsis

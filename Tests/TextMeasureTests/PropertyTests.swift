@@ -59,3 +59,45 @@ struct PropertyTests {
         }
     }
 }
+
+@Suite("The ellipsis search's shortcut")
+struct ExactPrefixTests {
+    /// Where `Shaper.measure` reports a boundary's width as exact, shaping the text up to it on its own gives exactly
+    /// that width (the ellipsis search then skips that shaping). Texts mix ligature-prone Latin, kerning pairs, RTL,
+    /// CJK (with its Han-kerning features), marks, emoji and fallback fonts; a wrong flag shows as a width difference.
+    @Test(arguments: [11 as UInt64, 12, 13, 14, 15, 16])
+    func exactPrefixesShapeAlikeAlone(seed: UInt64) throws {
+        var generator = SeededGenerator(state: seed)
+        let pieces = PropertyTests.pieces + ["ffi", "fl", "AV", "To", "Wa", "office", "e\u{301}e\u{308}", "لا", "ـ"]
+        var exactSeen = 0
+        for size in [12.0, 14.0, 17.0] {
+            let fonts = try measurer(size: size).fonts
+            for _ in 0..<120 {
+                let text = (0..<Int.random(in: 1...12, using: &generator))
+                    .map { _ in pieces.randomElement(using: &generator)! }.joined()
+                let units = Array(text.utf16)
+                var boundaries: [Int] = []
+                var offset = 0
+                for character in text {
+                    offset += character.utf16.count
+                    boundaries.append(offset)
+                }
+                units.withUnsafeBufferPointer { buffer in
+                    let whole = Shaper.measure(
+                        buffer, range: 0..<units.count, boundaries: boundaries, fontsUpTo: units.count, fonts: fonts,
+                        reportingExactPrefixes: true)
+                    for (index, boundary) in boundaries.enumerated() where whole.exactPrefixes[index] {
+                        exactSeen += 1
+                        let alone = Shaper.measure(buffer, range: 0..<boundary, fonts: fonts)
+                        #expect(
+                            alone.width == whole.widths[index],
+                            "\(text.debugDescription) up to \(boundary) at \(size) px")
+                    }
+                    #expect(whole.exactPrefixes.last == true, "the whole text is its own exact prefix")
+                }
+            }
+        }
+        // The shortcut must actually be taken, or this test checks nothing.
+        #expect(exactSeen > 500)
+    }
+}
