@@ -197,7 +197,7 @@ enum Shaper {
     ///     towards the line box (they shape look-ahead context only).
     ///   - fonts: The primary and fallback faces.
     ///   - reportingExactPrefixes: Also say, per boundary, whether the width before it is exactly what shaping
-    ///     `range.lowerBound..<boundary` on its own gives (see `exactPrefixes`); otherwise every answer is false.
+    ///     `range.lowerBound..<boundary` on its own gives; otherwise `exactPrefixes` is empty.
     static func measure(
         _ units: UnsafeBufferPointer<UInt16>, range: Range<Int>, countingFrom countStart: Int? = nil, boundaries: [Int],
         fontsUpTo: Int, fonts: FontSet, reportingExactPrefixes: Bool = false
@@ -207,7 +207,8 @@ enum Shaper {
         var above = primaryBox.above
         var below = primaryBox.below
         var sums = [Int64](repeating: 0, count: boundaries.count)
-        var exactPrefixes = [Bool](repeating: false, count: boundaries.count)
+        // Only the ellipsis search asks; segment measurement, the hot path, allocates nothing for it.
+        var exactPrefixes = reportingExactPrefixes ? [Bool](repeating: false, count: boundaries.count) : []
         guard !range.isEmpty, let base = units.baseAddress else {
             return (sums.map { _ in 0 }, above, below, exactPrefixes)
         }
