@@ -4,8 +4,8 @@ import Synchronization
 ///
 /// The sender waits while `capacity` elements are queued, so a fast stage never runs more than `capacity`
 /// elements ahead of a slow one and memory stays bounded by the queue, not by the feed. The sender ends the
-/// stream with ``finish(throwing:)``; the receiver can ``close()`` it early (the run stops at `--max-pages`, or
-/// fails), after which sends are refused and the sender stops.
+/// stream with ``finish(throwing:)``; the receiver, or the task that runs both stages, can ``close()`` it early
+/// (the run stops at `--max-pages`, or fails), after which sends are refused and receives end.
 final class PipelineChannel<Element: Sendable>: Sendable {
     private struct State {
         /// At most `capacity` elements, so taking the first (and moving the rest) costs next to nothing; a taken
@@ -155,19 +155,26 @@ final class PipelineChannel<Element: Sendable>: Sendable {
             return .element(state.takeFirstOrPending(), resumingSender: sender)
         }
         if let finished = state.finished { return .end(finished) }
+        if state.closed { return .end(.success(())) }
         if let continuation { state.waitingReceiver = continuation }
         return .waiting
     }
 
-    /// Stops the stream from the receiving side: queued elements are dropped and the sender's next (or waiting)
-    /// send returns `false`.
+    /// Stops the stream from the receiving side, or for both sides when a third task ends the run: queued elements
+    /// are dropped, the sender's next (or waiting) send returns `false`, and a receiver waiting now or receiving later
+    /// gets the end of the stream (a stage cannot wait forever for one that stopped).
     func close() {
-        let sender = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+        let (sender, receiver) = state.withLock {
+            state -> (CheckedContinuation<Bool, Never>?, CheckedContinuation<Element?, any Error>?) in
             state.closed = true
             state.buffer.removeAll()
-            defer { state.pendingSend = nil }
-            return state.pendingSend?.continuation
+            defer {
+                state.pendingSend = nil
+                state.waitingReceiver = nil
+            }
+            return (state.pendingSend?.continuation, state.waitingReceiver)
         }
         sender?.resume(returning: false)
+        receiver?.resume(returning: nil)
     }
 }

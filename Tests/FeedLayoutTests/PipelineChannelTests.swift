@@ -78,6 +78,30 @@ import Testing
         #expect(try await receiver.value == nil)
     }
 
+    /// The pipeline's own task closes a channel between two other stages when a run stops early (`--max-pages`): a
+    /// receiver waiting on it then, or receiving later, must see the end, or the run waits for it forever.
+    @Test func closingEndsTheStreamForAWaitingReceiver() async throws {
+        let channel = PipelineChannel<Int>(capacity: 2)
+        let waiting = Self.receiveEnds(channel)
+        for _ in 0..<50 { await Task.yield() }
+        channel.close()
+        #expect(try await Self.within(seconds: 5, waiting), "the waiting receiver was not told that the stream ended")
+        #expect(try await Self.within(seconds: 5, Self.receiveEnds(channel)), "a receive after close ends at once")
+    }
+
+    /// Receives once in a task of its own; its flag is set when that receive returned the end of the stream.
+    private static func receiveEnds(_ channel: PipelineChannel<Int>) -> Flag {
+        let ended = Flag()
+        Task { if try await channel.receive() == nil { ended.set() } }
+        return ended
+    }
+
+    /// Whether `flag` is set within `seconds`: a receiver left waiting fails the test instead of hanging the suite.
+    private static func within(seconds: Int, _ flag: Flag) async throws -> Bool {
+        for _ in 0..<(seconds * 100) where !flag.isSet { try await Task.sleep(for: .milliseconds(10)) }
+        return flag.isSet
+    }
+
     @Test func theCounterHandsOutEachNumberOnce() async {
         let counter = PipelineCounter()
         let taken = await withTaskGroup(of: [Int].self) { group in
@@ -95,4 +119,11 @@ import Testing
         #expect(taken.sorted() == Array(0..<1_000))
         #expect(counter.take(below: 1_000) == nil)
     }
+}
+
+/// A flag one task sets and another reads.
+final class Flag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
 }
