@@ -432,9 +432,7 @@ public final class FeedReader {
         if sanitizing != nil {
             cleanBytes.removeAll(keepingCapacity: true)
             sanitizing!.clean(bytes, isFinal: isFinal, into: &cleanBytes, repairs: &pendingRepairs)
-            if pendingRepairsHead < pendingRepairs.count { repairsWaiting.pointee = true }
-            parse(cleanBytes, isFinal: isFinal, parser: parser)
-            if isFinal { attributeRepairs(upTo: Int.max) }
+            parseSanitized(cleanBytes, isFinal: isFinal, parser: parser)
         } else {
             parse(Array(bytes), isFinal: isFinal, parser: parser)
         }
@@ -445,9 +443,15 @@ public final class FeedReader {
         inputByteCount = chunk.inputByteCount
         guard let parser else { return }
         pendingRepairs.append(contentsOf: chunk.repairs)
+        parseSanitized(chunk.bytes, isFinal: chunk.isFinal, parser: parser)
+    }
+
+    /// Parses clean bytes whose repairs are already in `pendingRepairs`, handing each repair to the item the
+    /// parser is in when it gets there (the rest at the end of the input).
+    private func parseSanitized(_ bytes: [UInt8], isFinal: Bool, parser: xmlParserCtxtPtr) {
         if pendingRepairsHead < pendingRepairs.count { repairsWaiting.pointee = true }
-        parse(chunk.bytes, isFinal: chunk.isFinal, parser: parser)
-        if chunk.isFinal { attributeRepairs(upTo: Int.max) }
+        parse(bytes, isFinal: isFinal, parser: parser)
+        if isFinal { attributeRepairs(upTo: Int.max) }
     }
 
     private func parse(_ bytes: [UInt8], isFinal: Bool, parser: xmlParserCtxtPtr) {

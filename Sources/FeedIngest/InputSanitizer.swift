@@ -12,7 +12,7 @@ internal import CLibXML2
 ///   "?a=1&b=2" survive, in text and in attribute values;
 /// - HTML named entities (`&nbsp;`, `&eacute;`), which feeds use without declaring, become
 ///   their characters; the five XML entities become character references (see
-///   `predefinedAsCharacterReference`); other names are kept as text unless the document
+///   `predefinedReference`); other names are kept as text unless the document
 ///   declares entities itself;
 /// - attribute values longer than a megabyte are cut (libxml2 would halt on the tag);
 /// - CDATA sections pass through untouched (an `&` there is literal), split every megabyte;
@@ -233,7 +233,7 @@ struct InputSanitizer {
                         }
                     } else if next == 0x26, let reference = Self.predefinedReference(base, at: runEnd, count: count) {
                         // Escaped markup in captions is mostly `&lt;`, `&gt;` and `&quot;`: rewritten here
-                        // without leaving the run (see `predefinedAsCharacterReference` for why).
+                        // without leaving the run (see `predefinedReference` for why).
                         output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
                         output.append(contentsOf: reference.replacement)
                         runEnd &+= reference.length
@@ -540,10 +540,13 @@ struct InputSanitizer {
             for offset in index...end { output.append(input[offset]) }
             return end - index + 1
         }
-        let name = UnsafeBufferPointer(rebasing: input[nameStart..<end])
-        if Self.appendPredefinedAsCharacterReference(name, to: &output) {
-            return end - index + 1
+        if let reference = Self.predefinedReference(UnsafeRawPointer(input.baseAddress!), at: index, count: end + 1),
+            reference.length == end - index + 1
+        {
+            output.append(contentsOf: reference.replacement)
+            return reference.length
         }
+        let name = UnsafeBufferPointer(rebasing: input[nameStart..<end])
         var nameBytes = Array(name)
         nameBytes.append(0)
         if let entity = htmlEntityLookup(nameBytes) {
@@ -569,62 +572,33 @@ struct InputSanitizer {
     private static let quoteReference = Array("&#34;".utf8)
     private static let apostropheReference = Array("&#39;".utf8)
 
-    /// The predefined entity reference starting at `offset` (an `&`), complete within `count` bytes: its length
-    /// and its character reference, as `appendPredefinedAsCharacterReference` writes it; nil for anything else.
+    /// The predefined entity reference starting at `offset` (an `&`) and ending within `count` bytes: its length
+    /// and the character reference it becomes; nil for anything else (or a reference cut off at `count`).
+    ///
+    /// The five XML entities become character references: after its first well-formedness error libxml2 (2.9)
+    /// silently drops every entity reference in content, even `&amp;`, but still honours character references;
+    /// a recovering reader must not lose every "&" after one slip. Compared a word at a time: Flickr-style
+    /// captions carry dozens of `&lt;` / `&quot;` per item, and the content fast path calls this at each `&`.
     @inline(__always)
     private static func predefinedReference(_ base: UnsafeRawPointer, at offset: Int, count: Int)
         -> (length: Int, replacement: [UInt8])?
     {
-        guard offset &+ 6 <= count else { return nil }  // near the end the general path waits for more bytes
-        // Four bytes little-endian: "&lt;", "&gt;", "&amp", "&quo", "&apo".
+        guard offset &+ 4 <= count else { return nil }
+        let available = count &- offset
+        // The first four bytes little-endian: "&lt;", "&gt;", "&amp", "&quo", "&apo".
         switch base.loadUnaligned(fromByteOffset: offset, as: UInt32.self) {
         case 0x3B74_6C26: return (4, lessThanReference)
         case 0x3B74_6726: return (4, greaterThanReference)
-        case 0x706D_6126 where base.load(fromByteOffset: offset &+ 4, as: UInt8.self) == 0x3B:
+        case 0x706D_6126 where available >= 5 && base.load(fromByteOffset: offset &+ 4, as: UInt8.self) == 0x3B:
             return (5, ampersandReference)
-        case 0x6F75_7126 where base.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt16.self) == 0x3B74:
+        case 0x6F75_7126
+        where available >= 6 && base.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt16.self) == 0x3B74:
             return (6, quoteReference)
-        case 0x6F70_6126 where base.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt16.self) == 0x3B73:
+        case 0x6F70_6126
+        where available >= 6 && base.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt16.self) == 0x3B73:
             return (6, apostropheReference)
         default: return nil
         }
     }
 
-    /// The five XML entities as character references. After its first well-formedness error
-    /// libxml2 (2.9) silently drops every entity reference in content, even `&amp;`, but still
-    /// honours character references; a recovering reader must not lose every "&" after one slip.
-    /// Compared byte by byte: Flickr-style captions carry dozens of `&lt;` / `&quot;` per item.
-    /// - Returns: whether `name` was one of the five (and its reference was appended).
-    private static func appendPredefinedAsCharacterReference(
-        _ name: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]
-    )
-        -> Bool
-    {
-        let code: UInt8  // the two decimal digits of the code point
-        let second: UInt8
-        switch name.count {
-        case 2 where name[1] == UInt8(ascii: "t") && name[0] == UInt8(ascii: "l"):
-            (code, second) = (UInt8(ascii: "6"), UInt8(ascii: "0"))
-        case 2 where name[1] == UInt8(ascii: "t") && name[0] == UInt8(ascii: "g"):
-            (code, second) = (UInt8(ascii: "6"), UInt8(ascii: "2"))
-        case 3 where name[0] == UInt8(ascii: "a") && name[1] == UInt8(ascii: "m") && name[2] == UInt8(ascii: "p"):
-            (code, second) = (UInt8(ascii: "3"), UInt8(ascii: "8"))
-        case 4
-        where name[0] == UInt8(ascii: "q") && name[1] == UInt8(ascii: "u") && name[2] == UInt8(ascii: "o")
-            && name[3] == UInt8(ascii: "t"):
-            (code, second) = (UInt8(ascii: "3"), UInt8(ascii: "4"))
-        case 4
-        where name[0] == UInt8(ascii: "a") && name[1] == UInt8(ascii: "p") && name[2] == UInt8(ascii: "o")
-            && name[3] == UInt8(ascii: "s"):
-            (code, second) = (UInt8(ascii: "3"), UInt8(ascii: "9"))
-        default:
-            return false
-        }
-        output.append(UInt8(ascii: "&"))
-        output.append(UInt8(ascii: "#"))
-        output.append(code)
-        output.append(second)
-        output.append(UInt8(ascii: ";"))
-        return true
-    }
 }

@@ -157,7 +157,8 @@ public struct LayoutPipeline: Sendable {
         }
         if options.flow != nil, options.breakpoints.contains(where: { $0.columns != 1 }) {
             throw LayoutError(
-                .invalidOptions, "--breakpoints in flow mode: give widths with 1 column (e.g. 375:1,768:1); rows have no columns")
+                .invalidOptions,
+                "--breakpoints in flow mode: give widths with 1 column (e.g. 375:1,768:1); rows have no columns")
         }
         if options.waterfall.axis == .horizontal, !options.breakpoints.isEmpty {
             throw LayoutError(.invalidOptions, "--breakpoints vary the width: they do not apply to --axis horizontal")
@@ -165,14 +166,16 @@ public struct LayoutPipeline: Sendable {
         var preparer = try ItemPreparer(options: options)
         if options.waterfall.axis == .horizontal, preparer.annotationBand == nil {
             throw LayoutError(
-                .invalidOptions, "--axis horizontal reserves a band for the annotation: it needs title and caption line limits")
+                .invalidOptions,
+                "--axis horizontal reserves a band for the annotation: it needs title and caption line limits")
         }
         var geometries: [LayoutGeometry] = []
         for (layout, breakpoint) in zip(options.layouts, options.breakpoints.map(Optional.some) + [nil]) {
             do {
                 geometries.append(try LayoutGeometry(options: layout, annotationBand: preparer.annotationBand))
             } catch {
-                throw LayoutError(.invalidOptions, (breakpoint.map { "--breakpoints \($0): " } ?? "") + error.description)
+                throw LayoutError(
+                    .invalidOptions, (breakpoint.map { "--breakpoints \($0): " } ?? "") + error.description)
             }
         }
         preparer.geometries = geometries
@@ -206,7 +209,8 @@ public struct LayoutPipeline: Sendable {
         if resume != nil, grids.count > 1 {
             throw LayoutError(
                 .invalidOptions,
-                "--resume continues one layout: pass the cursor with that breakpoint's --width and --columns instead of --breakpoints")
+                "--resume continues one layout: pass the cursor with that breakpoint's --width and --columns instead of --breakpoints"
+            )
         }
         // The HTTP client for remote images lives exactly as long as the run.
         return try await RemoteFetcher.withFetcher(
@@ -257,11 +261,13 @@ public struct LayoutPipeline: Sendable {
         let finishing = reader.finishing
         let probeConcurrency = options.probeConcurrency
         let parsing = Task {
-            await FeedParsingStage.run(source: source, reader: reader, windowSize: windowSize, into: parsed, clock: clock)
+            await FeedParsingStage.run(
+                source: source, reader: reader, windowSize: windowSize, into: parsed, clock: clock)
         }
         let preparing = Task {
             await Self.prepare(
-                from: parsed, into: prepared, finishing: finishing, skippingBefore: resumeIndex, preparer: preparer, prober: prober,
+                from: parsed, into: prepared, finishing: finishing, skippingBefore: resumeIndex, preparer: preparer,
+                prober: prober,
                 memo: memo, concurrency: probeConcurrency)
         }
         do {

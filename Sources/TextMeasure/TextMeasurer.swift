@@ -376,7 +376,9 @@ public final class TextMeasurer: Sendable {
                 keptWidth: shaped.exactPrefixes[index]
                     ? shaped.widths[index] : Self.shape(units, start..<prefixEnds[index], fonts: fonts).width)
         }
-        func fitsWithEllipsis(_ cut: EllipsisCut) -> Bool { Self.fits(cut.keptWidth + ellipsisMetrics.width, available) }
+        func fitsWithEllipsis(_ cut: EllipsisCut) -> Bool {
+            Self.fits(cut.keptWidth + ellipsisMetrics.width, available)
+        }
         // Blink keeps at least one character on the line (`leave_one_character`), even when it and the ellipsis
         // overflow: index 0 is the floor.
         var index = 0

@@ -45,8 +45,12 @@ func paddedForEarlyDecision(_ bytes: [UInt8]) -> [UInt8] {
     // After the declaration wherever it is: junk before it must stay within the bytes the reader decides on.
     var insertAt = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
     let opening = Array("<?xml".utf8)
-    if let start = (0..<max(0, bytes.count - opening.count)).first(where: { bytes[$0..<$0 + opening.count].elementsEqual(opening) }),
-        let end = (start..<bytes.count - 1).first(where: { bytes[$0] == UInt8(ascii: "?") && bytes[$0 + 1] == UInt8(ascii: ">") })
+    if let start = (0..<max(0, bytes.count - opening.count)).first(where: {
+        bytes[$0..<$0 + opening.count].elementsEqual(opening)
+    }),
+        let end = (start..<bytes.count - 1).first(where: {
+            bytes[$0] == UInt8(ascii: "?") && bytes[$0 + 1] == UInt8(ascii: ">")
+        })
     {
         insertAt = end + 2
     }
@@ -124,7 +128,8 @@ let fixturesWithoutSanitizer: Set = ["utf16-bom.xml", "shift-jis.xml", "shift-ji
         let bytes = Array(("<?xml version=\"1.0\"?>" + String(repeating: "<!-- nothing -->\n", count: 300)).utf8)
         let error = #expect(throws: FeedIngestError.self) { try parseSplit(bytes, chunkSize: 1100) }
         #expect(error?.code == .malformedDocument)
-        #expect(error?.message.contains("no root element in \(bytes.count) bytes") == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains("no root element in \(bytes.count) bytes") == true, "\(String(describing: error))")
     }
 
     /// The input limit holds when the sanitizer counts the bytes.
