@@ -67,6 +67,8 @@ public enum SectionEvent: Sendable, Hashable {
 /// before that batch makes the resumed run make the same change again.
 struct PageAssembler {
     let options: LayoutOptions
+    /// `options.fingerprint`, which every cursor carries: computed once, it formats a dozen strings.
+    private let fingerprint: UInt64
     let geometry: LayoutGeometry
     var grid: WaterfallGrid { geometry.grid }
     /// Which layout of the run this is; its prepared annotation is `annotations[layoutIndex]`.
@@ -100,11 +102,12 @@ struct PageAssembler {
 
     init(options: LayoutOptions, geometry: LayoutGeometry, layoutIndex: Int = 0, resume: String?) throws(LayoutError) {
         self.options = options
+        fingerprint = options.fingerprint
         self.geometry = geometry
         self.layoutIndex = layoutIndex
         if let resume {
             let cursor = try LayoutCursor(decoding: resume)
-            guard cursor.fingerprint == options.fingerprint else {
+            guard cursor.fingerprint == fingerprint else {
                 throw LayoutError(
                     .cursorMismatch,
                     "--resume: the cursor was made with other layout options; pass the same options as the run that wrote it")
@@ -221,7 +224,7 @@ struct PageAssembler {
         if !pageItems.isEmpty, startsNewPage(top: scrollPosition(first.frame), adding: cells.count) {
             try emitPage(
                 cursor: LayoutCursor(
-                    fingerprint: options.fingerprint, feedDigest: boundaryDigest.value, pageIndex: pageIndex + 1,
+                    fingerprint: fingerprint, feedDigest: boundaryDigest.value, pageIndex: pageIndex + 1,
                     state: boundaryState, sectionKey: boundarySectionKey, qualityTotals: qualityTotals),
                 onPage: onPage)
             if let maximum = options.maximumPages, pagesWritten >= maximum {

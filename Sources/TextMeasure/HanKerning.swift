@@ -55,8 +55,17 @@ enum HanKerning {
         case 0x3001, 0x3002, 0xFF0C, 0xFF0E: return .dot
         case 0xFF1A: return .colon
         case 0xFF1B: return .semicolon
-        default: break
+        // ASCII, kana, ideographs and Hangul syllables are most of CJK text: their only opening and closing
+        // punctuation are ASCII brackets, so they need no ICU lookup (`HanKerningTests` checks this against ICU).
+        case 0x28, 0x5B, 0x7B: return .openNarrow
+        case 0x29, 0x5D, 0x7D: return .closeNarrow
+        case 0..<0x80, 0x3040...0x30FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xAC00...0xD7A3: return .other
+        default: return classFromICU(of: codePoint)
         }
+    }
+
+    /// `characterClass(of:)` for punctuation the explicit cases leave out: from ICU's general category.
+    static func classFromICU(of codePoint: UInt32) -> CharacterClass {
         let category = fl_icu_char_type(Int32(bitPattern: codePoint))
         let startPunctuation: Int32 = 20  // U_START_PUNCTUATION
         let endPunctuation: Int32 = 21  // U_END_PUNCTUATION
@@ -96,22 +105,66 @@ enum HanKerning {
     static func features(
         for text: UnsafeBufferPointer<UInt16>, runRange: Range<Int>, data: FontData
     ) -> [hb_feature_t] {
-        var scalars: [(offset: Int, value: UInt32)] = []
+        var scalars: [(offset: Int, kind: CharacterClass)] = []
         var offset = 0
-        for scalar in String(decoding: text, as: UTF16.self).unicodeScalars {
-            scalars.append((offset, scalar.value))
-            offset += UTF16.width(scalar)
+        var remaining = text.makeIterator()
+        var decoder = UTF16()
+        decoding: while true {
+            switch decoder.decode(&remaining) {
+            case .scalarValue(let scalar):
+                scalars.append((offset, resolvedClass(of: scalar.value, in: data)))
+                offset += UTF16.width(scalar)
+            case .error:
+                scalars.append((offset, .other))  // a lone surrogate: U+FFFD
+                offset += 1
+            case .emptyInput:
+                break decoding
+            }
         }
-        var trimmed = Set<Int>()
-        for index in 1..<max(scalars.count, 1) {
-            let previous = resolvedClass(of: scalars[index - 1].value, in: data)
-            let current = resolvedClass(of: scalars[index].value, in: data)
-            if trimsSecond(previous: previous, current: current) { trimmed.insert(scalars[index].offset) }
-            if trimsFirst(previous: previous, current: current) { trimmed.insert(scalars[index - 1].offset) }
+        var trimmed = [Bool](repeating: false, count: scalars.count)
+        for index in scalars.indices.dropFirst() {
+            let previous = scalars[index - 1].kind
+            let current = scalars[index].kind
+            if trimsSecond(previous: previous, current: current) { trimmed[index] = true }
+            if trimsFirst(previous: previous, current: current) { trimmed[index - 1] = true }
         }
-        return trimmed.filter { runRange.contains($0) }.sorted().map { cluster in
-            hb_feature_t(tag: halfWidthTag, value: 1, start: UInt32(cluster), end: UInt32(cluster + 1))
+        return scalars.indices.compactMap { index in
+            let cluster = scalars[index].offset
+            guard trimmed[index], runRange.contains(cluster) else { return nil }
+            return hb_feature_t(tag: halfWidthTag, value: 1, start: UInt32(cluster), end: UInt32(cluster + 1))
         }
+    }
+
+    /// Whether the mark just before `boundary` in `units[range]` loses its trailing half to the mark after it:
+    /// the one `halt` feature that shaping the text up to `boundary` on its own would not give.
+    static func trimsLast(
+        before boundary: Int, in units: UnsafeBufferPointer<UInt16>, range: Range<Int>, data: FontData
+    ) -> Bool {
+        guard boundary > range.lowerBound, boundary < range.upperBound,
+            let last = scalar(endingAt: boundary, in: units, from: range.lowerBound),
+            let next = scalar(startingAt: boundary, in: units, before: range.upperBound)
+        else { return false }
+        return trimsFirst(previous: resolvedClass(of: last, in: data), current: resolvedClass(of: next, in: data))
+    }
+
+    private static func scalar(endingAt end: Int, in units: UnsafeBufferPointer<UInt16>, from start: Int) -> UInt32? {
+        let unit = units[end - 1]
+        if UTF16.isTrailSurrogate(unit), end - 2 >= start, UTF16.isLeadSurrogate(units[end - 2]) {
+            return Self.combine(lead: units[end - 2], trail: unit)
+        }
+        return Unicode.Scalar(unit)?.value
+    }
+
+    private static func scalar(startingAt start: Int, in units: UnsafeBufferPointer<UInt16>, before end: Int) -> UInt32? {
+        let unit = units[start]
+        if UTF16.isLeadSurrogate(unit), start + 1 < end, UTF16.isTrailSurrogate(units[start + 1]) {
+            return Self.combine(lead: unit, trail: units[start + 1])
+        }
+        return Unicode.Scalar(unit)?.value
+    }
+
+    private static func combine(lead: UInt16, trail: UInt16) -> UInt32 {
+        0x10000 + (UInt32(lead - 0xD800) << 10) + UInt32(trail - 0xDC00)
     }
 
     private static func glyph(of codePoint: UInt32, in font: OpaquePointer) -> hb_codepoint_t? {

@@ -206,32 +206,23 @@ enum Shaper {
         let primaryBox = fonts.primary.metrics.halfLeadingBox
         var above = primaryBox.above
         var below = primaryBox.below
-        var sums = [Int64](repeating: 0, count: boundaries.count)
         // Only the ellipsis search asks; segment measurement, the hot path, allocates nothing for it.
         var exactPrefixes = reportingExactPrefixes ? [Bool](repeating: false, count: boundaries.count) : []
         guard !range.isEmpty, let base = units.baseAddress else {
-            return (sums.map { _ in 0 }, above, below, exactPrefixes)
+            return ([Double](repeating: 0, count: boundaries.count), above, below, exactPrefixes)
         }
-        let piece = String(decoding: UnsafeBufferPointer(rebasing: units[range]), as: UTF16.self)
-
-        var runs: [(face: LoadedFont, range: Range<Int>)] = []
-        var offset = range.lowerBound
-        for cluster in piece {
-            let length = cluster.utf16.count
-            let face = fonts.face(for: cluster.unicodeScalars)
-            if let last = runs.last, last.face === face {
-                runs[runs.count - 1].range = last.range.lowerBound..<(offset + length)
-            } else {
-                runs.append((face, offset..<(offset + length)))
-            }
-            offset += length
+        let runs = fontRuns(units, range, fonts: fonts)
+        guard let buffer = hb_buffer_create() else {
+            return ([Double](repeating: 0, count: boundaries.count), above, below, exactPrefixes)
         }
-
-        guard let buffer = hb_buffer_create() else { return (sums.map { _ in 0 }, above, below, exactPrefixes) }
         defer { hb_buffer_destroy(buffer) }
-        // Whether each cluster start may be cut without reshaping: see `exactPrefixes` below.
-        let tracksCuts = reportingExactPrefixes && runs.count == 1 && runs[0].face.hanKerning == nil
-        var cutIsSafe: [Int: Bool] = [:]
+        // The advance of the glyphs of each cluster, by the cluster's offset from `range.lowerBound`; a boundary's
+        // width is then a prefix sum (16.16 integers, so the order of the additions changes nothing).
+        var advanceAt = [Int64](repeating: 0, count: range.count)
+        // Whether each cluster start may be cut without reshaping (see `exactPrefixes` below): 0 no glyph starts
+        // there, 1 every glyph there is safe to break, 2 one is not.
+        let tracksCuts = reportingExactPrefixes && runs.count == 1
+        var cutState = [UInt8](repeating: 0, count: tracksCuts ? range.count : 0)
         for run in runs {
             hb_buffer_clear_contents(buffer)
             hb_buffer_add_utf16(
@@ -241,41 +232,42 @@ enum Shaper {
             // Chromium's default `text-spacing-trim: normal` collapses the space between
             // adjacent CJK punctuation: through the font's `chws` feature when it has one,
             // else by setting single marks half-width with `halt`, as Blink's HanKerning.
-            var features = [Self.contextualHalfWidthSpacing]
             if let hanKerning = run.face.hanKerning {
-                features += HanKerning.features(
-                    for: UnsafeBufferPointer(rebasing: units[range]),
-                    runRange: (run.range.lowerBound - range.lowerBound)..<(run.range.upperBound - range.lowerBound),
-                    data: hanKerning)
+                let features =
+                    [Self.contextualHalfWidthSpacing]
+                    + HanKerning.features(
+                        for: UnsafeBufferPointer(rebasing: units[range]),
+                        runRange: (run.range.lowerBound - range.lowerBound)..<(run.range.upperBound - range.lowerBound),
+                        data: hanKerning)
+                hb_shape(run.face.harfBuzzFont, buffer, features, UInt32(features.count))
+            } else {
+                withUnsafePointer(to: Self.contextualHalfWidthSpacing) { hb_shape(run.face.harfBuzzFont, buffer, $0, 1) }
             }
-            hb_shape(run.face.harfBuzzFont, buffer, features, UInt32(features.count))
             var glyphCount: UInt32 = 0
             guard let positions = hb_buffer_get_glyph_positions(buffer, &glyphCount),
                 let infos = hb_buffer_get_glyph_infos(buffer, &glyphCount)
             else { continue }
+            let face = run.face
             for index in 0..<Int(glyphCount) {
                 var advance = Int64(positions[index].x_advance)
-                let glyph = Int(infos[index].codepoint)
-                if let strike = run.face.bitmapAdvances, glyph < strike.count {
+                let glyph = infos[index].codepoint
+                if let strike = face.bitmapAdvances, Int(glyph) < strike.count {
                     // Keep HarfBuzz's adjustments, swap its hmtx advance for the strike's.
-                    advance += Int64(strike[glyph]) - Int64(run.face.nominalAdvance(ofGlyph: UInt32(glyph)))
+                    advance += Int64(strike[Int(glyph)]) - Int64(face.nominalAdvance(ofGlyph: glyph))
                 }
-                if !run.face.subpixelPositioning {
-                    let nominal = Int64(run.face.nominalAdvance(ofGlyph: infos[index].codepoint))
+                if !face.subpixelPositioning {
+                    let nominal = Int64(face.nominalAdvance(ofGlyph: glyph))
                     let rounded = ((nominal + 0x8000) >> 16) << 16
                     advance += rounded - nominal
                 }
-                // Clusters are offsets into the text handed to HarfBuzz, which starts at
-                // range.lowerBound.
-                let cluster = Int(infos[index].cluster) + range.lowerBound
+                // Clusters are offsets into the text handed to HarfBuzz, which starts at range.lowerBound.
+                let cluster = Int(infos[index].cluster)
                 if tracksCuts {
                     let unsafe = infos[index].mask & UInt32(HB_GLYPH_FLAG_UNSAFE_TO_BREAK.rawValue) != 0
-                    cutIsSafe[cluster] = (cutIsSafe[cluster] ?? true) && !unsafe
+                    cutState[cluster] = max(cutState[cluster], unsafe ? 2 : 1)
                 }
-                guard cluster >= countStart else { continue }
-                for (boundaryIndex, boundary) in boundaries.enumerated() where cluster < boundary {
-                    sums[boundaryIndex] += advance
-                }
+                guard cluster + range.lowerBound >= countStart else { continue }
+                advanceAt[cluster] += advance
             }
             if run.face !== fonts.primary && run.range.lowerBound < fontsUpTo && run.range.upperBound > countStart {
                 let box = run.face.metrics.halfLeadingBox
@@ -283,24 +275,59 @@ enum Shaper {
                 below = max(below, box.below)
             }
         }
+        // sumBefore[k]: the advance of every glyph whose cluster starts before range.lowerBound + k.
+        var sumBefore = [Int64](repeating: 0, count: range.count + 1)
+        for offset in 0..<range.count { sumBefore[offset + 1] = sumBefore[offset] + advanceAt[offset] }
+        let widths = boundaries.map { boundary in
+            Double(sumBefore[min(max(boundary - range.lowerBound, 0), range.count)]) / 65536
+        }
         if reportingExactPrefixes {
             // A prefix shaped on its own gives the same glyphs as the whole range up to a boundary when HarfBuzz
-            // marks no glyph of the cluster starting there unsafe to break, the range is one font run without
-            // Han kerning (whose features depend on the neighbours, which HarfBuzz cannot see), and the prefix
+            // marks no glyph of the cluster starting there unsafe to break, the range is one font run, the prefix
             // holds the range's first character of a real script (so HarfBuzz guesses the same script and
-            // direction for both). The whole range is its own prefix.
+            // direction for both), and Han kerning gives the prefix the same features: they depend on the
+            // neighbours, which HarfBuzz cannot see, and only the prefix's last mark can lose its trailing half
+            // to what follows it. The whole range is its own prefix.
             let firstScriptedOffset = tracksCuts ? Self.firstScriptedCharacter(units, range) : nil
+            let hanKerning = tracksCuts ? runs[0].face.hanKerning : nil
             for (index, boundary) in boundaries.enumerated() {
                 if boundary == range.upperBound {
                     exactPrefixes[index] = true
-                } else if tracksCuts, cutIsSafe[boundary] == true,
-                    firstScriptedOffset.map({ boundary > $0 }) ?? true
+                } else if tracksCuts, range.contains(boundary), cutState[boundary - range.lowerBound] == 1,
+                    firstScriptedOffset.map({ boundary > $0 }) ?? true,
+                    hanKerning.map({ !HanKerning.trimsLast(before: boundary, in: units, range: range, data: $0) })
+                        ?? true
                 {
                     exactPrefixes[index] = true
                 }
             }
         }
-        return (sums.map { Double($0) / 65536 }, above, below, exactPrefixes)
+        return (widths, above, below, exactPrefixes)
+    }
+
+    /// Splits `units[range]` into runs of grapheme clusters that use the same face.
+    private static func fontRuns(
+        _ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>, fonts: FontSet
+    ) -> [(face: LoadedFont, range: Range<Int>)] {
+        var runs: [(face: LoadedFont, range: Range<Int>)] = []
+        var start = range.lowerBound
+        for end in GraphemeClusters.ends(units, range) {
+            let face: LoadedFont
+            if end == start + 1, let scalar = Unicode.Scalar(units[start]) {
+                face = fonts.face(for: CollectionOfOne(scalar))
+            } else {
+                face = fonts.face(
+                    for: String(decoding: UnsafeBufferPointer(rebasing: units[start..<end]), as: UTF16.self)
+                        .unicodeScalars)
+            }
+            if let last = runs.last, last.face === face {
+                runs[runs.count - 1].range = last.range.lowerBound..<end
+            } else {
+                runs.append((face, start..<end))
+            }
+            start = end
+        }
+        return runs
     }
 
     /// The offset of the first character in `units[range]` whose script is neither Common, Inherited nor
@@ -308,13 +335,21 @@ enum Shaper {
     private static func firstScriptedCharacter(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>) -> Int? {
         let functions = hb_unicode_funcs_get_default()
         var offset = range.lowerBound
-        for scalar in String(decoding: UnsafeBufferPointer(rebasing: units[range]), as: UTF16.self).unicodeScalars {
-            let script = hb_unicode_script(functions, scalar.value)
-            if script != HB_SCRIPT_COMMON && script != HB_SCRIPT_INHERITED && script != HB_SCRIPT_UNKNOWN {
-                return offset
+        var remaining = UnsafeBufferPointer(rebasing: units[range]).makeIterator()
+        var decoder = UTF16()
+        while true {
+            switch decoder.decode(&remaining) {
+            case .scalarValue(let scalar):
+                let script = hb_unicode_script(functions, scalar.value)
+                if script != HB_SCRIPT_COMMON && script != HB_SCRIPT_INHERITED && script != HB_SCRIPT_UNKNOWN {
+                    return offset
+                }
+                offset += scalar.utf16.count
+            case .error:
+                offset += 1  // a lone surrogate: U+FFFD, of no script
+            case .emptyInput:
+                return nil
             }
-            offset += scalar.utf16.count
         }
-        return nil
     }
 }

@@ -563,14 +563,8 @@ public final class TextMeasurer: Sendable {
     /// UTF-16 offsets of the grapheme-cluster boundaries after the start of a range,
     /// ending with the range's end.
     private static func graphemeBoundaries(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>) -> [Int] {
-        var boundaries: [Int] = []
-        var offset = range.lowerBound
-        for cluster in String(decoding: UnsafeBufferPointer(rebasing: units[range]), as: UTF16.self) {
-            offset += cluster.utf16.count
-            boundaries.append(offset)
-        }
-        if boundaries.isEmpty { boundaries.append(range.upperBound) }
-        return boundaries
+        let boundaries = GraphemeClusters.ends(units, range)
+        return boundaries.isEmpty ? [range.upperBound] : boundaries
     }
 
     // MARK: - LayoutUnit arithmetic

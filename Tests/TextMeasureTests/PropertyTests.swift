@@ -101,4 +101,39 @@ struct ExactPrefixTests {
         // The shortcut must actually be taken, or this test checks nothing.
         #expect(exactSeen > 500)
     }
+
+    /// The same over CJK text alone: one run in a face with Han kerning, whose `halt` features depend on the
+    /// neighbouring marks, so a prefix shaped alone may set its last mark differently.
+    @Test(.enabled(if: fontInstalled(for: 0x300C)), arguments: [21 as UInt64, 22, 23])
+    func exactPrefixesShapeAlikeAloneWithHanKerning(seed: UInt64) throws {
+        var generator = SeededGenerator(state: seed)
+        let pieces = ["漢", "字", "本", "笑", "は", "ラ", "ー", "「", "」", "『", "』", "（", "）", "。", "、", "，", "．",
+            "：", "；", "！", "？", "“", "”", "‘", "’", "・", "　", "【", "】", "〈", "〉"]
+        var exactSeen = 0
+        var hanKerningSeen = false
+        for size in [13.0, 16.0, 18.0] {
+            let fonts = try measurer(size: size).fonts
+            for _ in 0..<150 {
+                let text = (0..<Int.random(in: 2...16, using: &generator))
+                    .map { _ in pieces.randomElement(using: &generator)! }.joined()
+                let units = Array(text.utf16)
+                let boundaries = Array(1...units.count)
+                units.withUnsafeBufferPointer { buffer in
+                    hanKerningSeen = hanKerningSeen || fonts.face(for: "「".unicodeScalars).hanKerning != nil
+                    let whole = Shaper.measure(
+                        buffer, range: 0..<units.count, boundaries: boundaries, fontsUpTo: units.count, fonts: fonts,
+                        reportingExactPrefixes: true)
+                    for (index, boundary) in boundaries.enumerated() where whole.exactPrefixes[index] {
+                        if boundary < units.count { exactSeen += 1 }
+                        let alone = Shaper.measure(buffer, range: 0..<boundary, fonts: fonts)
+                        #expect(
+                            alone.width == whole.widths[index],
+                            "\(text.debugDescription) up to \(boundary) at \(size) px")
+                    }
+                }
+            }
+        }
+        #expect(hanKerningSeen, "the CJK face trims punctuation")
+        #expect(exactSeen > 300)
+    }
 }
