@@ -568,6 +568,7 @@ enum SimpleHTML {
             var inlineDepth = 0
             var index = 0
             let count = input.count
+            let textBeforeFirstTag = input.prefix { $0 != UInt8(ascii: "<") }.contains { !isSpace($0) }
             while index < count {
                 let byte = input[index]
                 switch byte {
@@ -575,6 +576,13 @@ enum SimpleHTML {
                     guard let tag = parseTag(input, from: index + 1) else { return nil }
                     index = tag.end
                     if tag.isEnd {
+                        // A "</p>" with no paragraph open (its paragraph was closed by the next "<p>"): the parser
+                        // drops it. Unless text came before the first tag: the parser put that text in a paragraph
+                        // of its own, which this closes.
+                        if tag.name == p && !names.contains(p) {
+                            guard !textBeforeFirstTag else { return nil }
+                            continue
+                        }
                         guard let top = names.last, top == tag.name, let kind = stack.last else { return nil }
                         names.removeLast()
                         stack.removeLast()
@@ -586,6 +594,14 @@ enum SimpleHTML {
                     case .lineBreak, .image:
                         output.append(0x20)
                     case .paragraph, .division:
+                        // "<p>" closes a paragraph that is open with nothing inside it still open, as the parser's
+                        // auto-close does ("<p>a<p>b"): the paragraph ends, a new one starts.
+                        if tag.name == p, inlineDepth == 1, names.last == p {
+                            names.removeLast()
+                            stack.removeLast()
+                            inlineDepth = 0
+                            output.append(0x20)
+                        }
                         guard inlineDepth == 0 else { return nil }
                         output.append(0x20)
                         if tag.isSelfClosing {
