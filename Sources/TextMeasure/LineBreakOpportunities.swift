@@ -68,6 +68,29 @@ final class LineBreakOpportunities: Sendable {
         }
     }
 
+    /// The segments of the text's start, up to the first break after a breakable space at or after
+    /// `minimumEnd`, or of the whole text when no such break comes.
+    ///
+    /// They are the whole text's first segments: a line may always break after a breakable space, and whether it
+    /// may break anywhere else depends on the characters of that run between spaces alone (UAX #14's rules that
+    /// reach across spaces decide positions next to one, which Blink decides itself), so what follows the window
+    /// changes nothing in it. `LineBreakWindowTests` compares the two over generated text.
+    ///
+    /// - Returns: The segments, and whether they cover the whole text.
+    func segments(
+        of units: [UInt16], atLeastUpTo minimumEnd: Int, consultingICUEverywhere: Bool = false
+    ) -> (segments: [BreakSegment], coversAll: Bool) {
+        var end = max(1, minimumEnd)
+        while end < units.count && !Self.isBreakableSpace(units[end - 1]) { end += 1 }
+        guard end < units.count else {
+            return (segments(of: units, consultingICUEverywhere: consultingICUEverywhere), true)
+        }
+        var window = segments(of: Array(units[..<end]), consultingICUEverywhere: consultingICUEverywhere)
+        // In the whole text the window's end is a break like any other: forced after a kept newline.
+        window[window.count - 1].forcedBreakAfter = units[end - 1] == TextPreparation.newline
+        return (window, false)
+    }
+
     /// The work of ``segments(of:consultingICUEverywhere:)``; `classes` and `decisions`
     /// are ``PairLineBreaking``'s tables, nil when the pair table is not to be used.
     private func segments(

@@ -98,16 +98,42 @@ public final class TextMeasurer: Sendable {
     ///     value below 1 means no limit.
     /// - Returns: Lines, height, widest line, whether it was truncated, and the line texts.
     public func measure(_ text: String, width: Double, maxLines: Int? = nil) -> TextMeasurement {
+        measure(text, width: width, maxLines: maxLines, firstWindow: nil)
+    }
+
+    /// ``measure(_:width:maxLines:)`` with the first window of break opportunities chosen: `nil` for the usual one,
+    /// 0 for the whole text (tests compare them, and small windows that must grow).
+    func measure(_ text: String, width: Double, maxLines: Int?, firstWindow: Int?) -> TextMeasurement {
         let units = TextPreparation.collapse(text, preservingNewlines: style.whiteSpace == .preLine)
         guard !units.isEmpty else {
             return TextMeasurement(lines: 0, height: 0, width: 0, truncated: false, lineTexts: [])
         }
         let available = Self.layoutUnits(floorOf: max(0, width.isFinite ? width : 0))
         let lineLimit = maxLines.flatMap { $0 >= 1 ? $0 : nil }
-        var segments = breakOpportunities.segments(of: units)
-        var memo = SegmentMemo(count: segments.count)
+        // A caption cut to a few lines shows only its start: find the break opportunities of a window of it wide
+        // enough for those lines at 3 px a character, and widen the window when the lines reach its end.
+        var windowEnd = lineLimit.map { ($0 + 1) * max(64, available / 64 / 3) } ?? units.count
+        if let firstWindow { windowEnd = firstWindow > 0 ? firstWindow : units.count }
+        while true {
+            let (segments, coversAll) = breakOpportunities.segments(of: units, atLeastUpTo: windowEnd)
+            if let measurement = layOut(units, segments, available: available, lineLimit: lineLimit, complete: coversAll)
+            {
+                return measurement
+            }
+            windowEnd *= 2
+        }
+    }
 
-        return units.withUnsafeBufferPointer { buffer in
+    /// Lays the text out in lines from its segments.
+    ///
+    /// - Parameter complete: Whether the segments cover the whole text; when not, the layout holds only if its
+    ///   lines end before the last segment, and is nil otherwise.
+    private func layOut(
+        _ units: [UInt16], _ segments: [BreakSegment], available: Int, lineLimit: Int?, complete: Bool
+    ) -> TextMeasurement? {
+        var segments = segments
+        var memo = SegmentMemo(count: segments.count)
+        return units.withUnsafeBufferPointer { buffer -> TextMeasurement? in
             lookUpCachedSegments(buffer, segments, into: &memo)
             // Only the last line is kept whole: truncation may still cut it.
             var spans: [LineSpan] = []
@@ -130,6 +156,8 @@ public final class TextMeasurer: Sendable {
                 lastLine = line
                 index = line.lastSegment + 1
             }
+            // The lines reached the window's end: more text could have joined the last one.
+            guard complete || (truncated && index < segments.count) else { return nil }
             guard var last = lastLine else {
                 return TextMeasurement(lines: 0, height: 0, width: 0, truncated: false, lineTexts: [])
             }
