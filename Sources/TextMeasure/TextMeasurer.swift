@@ -133,8 +133,11 @@ public final class TextMeasurer: Sendable {
     ) -> TextMeasurement? {
         var segments = segments
         var memo = SegmentMemo(count: segments.count)
+        // A line's worth of segments (at 3 px a character) is looked up in the shared cache at a time, ahead of
+        // filling the line: a limited caption needs only its first lines' segments.
+        let lookAhead = max(16, available / 64 / 3)
+        var lookedUpEnd = 0
         return units.withUnsafeBufferPointer { buffer -> TextMeasurement? in
-            lookUpCachedSegments(buffer, segments, into: &memo)
             // Only the last line is kept whole: truncation may still cut it.
             var spans: [LineSpan] = []
             var heightBeforeLast = 0.0
@@ -147,7 +150,16 @@ public final class TextMeasurer: Sendable {
                     truncated = true
                     break
                 }
+                if lookedUpEnd <= index || segments[lookedUpEnd - 1].end < segments[index].start + lookAhead {
+                    var end = max(index, lookedUpEnd)
+                    while end < segments.count && segments[end].start < segments[index].start + 2 * lookAhead { end += 1 }
+                    lookUpCachedSegments(buffer, segments, max(index, lookedUpEnd)..<end, into: &memo)
+                    lookedUpEnd = end
+                }
+                let countBefore = segments.count
                 let line = fillLine(buffer, segments: &segments, memo: &memo, from: index, available: available)
+                // A segment too long for any line was split in two: the memo moved along.
+                lookedUpEnd += segments.count - countBefore
                 if let previous = lastLine {
                     heightBeforeLast += height(of: previous)
                     widestBeforeLast = max(widestBeforeLast, previous.width)
@@ -479,18 +491,22 @@ public final class TextMeasurer: Sendable {
         var lineBoxBelow: Int
     }
 
-    /// Looks every segment of a text up in the shared cache under one lock: a lock per
-    /// segment would cost more than the lookups, CJK text having a segment per character.
-    /// Segments not found are measured later, when a line needs them.
+    /// Looks segments up in the shared cache under one lock: a lock per segment would cost
+    /// more than the lookups, CJK text having a segment per character. Segments not found
+    /// are measured later, when a line needs them.
     private func lookUpCachedSegments(
-        _ units: UnsafeBufferPointer<UInt16>, _ segments: [BreakSegment], into memo: inout SegmentMemo
+        _ units: UnsafeBufferPointer<UInt16>, _ segments: [BreakSegment], _ range: Range<Int>,
+        into memo: inout SegmentMemo
     ) {
-        withUnsafeTemporaryAllocation(of: SegmentKey.self, capacity: segments.count) { keys in
-            for index in segments.indices {
-                keys.initializeElement(at: index, to: Self.segmentKey(units, segments[index], startsLine: false))
+        guard !range.isEmpty else { return }
+        withUnsafeTemporaryAllocation(of: SegmentKey.self, capacity: range.count) { keys in
+            for index in range {
+                keys.initializeElement(
+                    at: index - range.lowerBound, to: Self.segmentKey(units, segments[index], startsLine: false))
             }
             segmentCache.withLock { cache in
-                cache.values(of: UnsafeBufferPointer(keys), in: units) { index, known in memo.remember(known, at: index)
+                cache.values(of: UnsafeBufferPointer(keys), in: units) { index, known in
+                    memo.remember(known, at: range.lowerBound + index)
                 }
             }
         }
