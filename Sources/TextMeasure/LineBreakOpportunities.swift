@@ -103,9 +103,23 @@ final class LineBreakOpportunities: Sendable {
         // The pair table stands in for ICU unless a character needs rules that look further.
         var pairTableApplies = !consultingICUEverywhere
         if pairTableApplies, let classes {
-            for unit in buffer where classes[Int(unit)] == .unsupported {
-                pairTableApplies = false
-                break
+            var offset = 0
+            while offset < buffer.count {
+                let unit = buffer[offset]
+                if UTF16.isLeadSurrogate(unit), offset + 1 < buffer.count, UTF16.isTrailSurrogate(buffer[offset + 1]) {
+                    // An emoji or an ideograph beyond the BMP: its code point's class decides.
+                    if PairLineBreaking.supplementaryClass(lead: unit, trail: buffer[offset + 1]) == .unsupported {
+                        pairTableApplies = false
+                        break
+                    }
+                    offset += 2
+                    continue
+                }
+                if classes[Int(unit)] == .unsupported {
+                    pairTableApplies = false
+                    break
+                }
+                offset += 1
             }
         }
         var icuBoundaries: [Bool]?
@@ -131,9 +145,21 @@ final class LineBreakOpportunities: Sendable {
             } else if Self.needsUnicodeRules(previous) || Self.needsUnicodeRules(current) {
                 var decision = PairLineBreaking.Decision.needsContext
                 if pairTableApplies, let classes, let decisions {
-                    decision =
-                        decisions[
-                            Int(classes[Int(previous)].rawValue) * classCount + Int(classes[Int(current)].rawValue)]
+                    // Surrogates here are whole pairs (a lone one made the pair table step aside): no break inside
+                    // one, and a pair's class is its code point's.
+                    if UTF16.isTrailSurrogate(current) {
+                        decision = .keeps
+                    } else {
+                        let previousClass =
+                            UTF16.isTrailSurrogate(previous)
+                            ? PairLineBreaking.supplementaryClass(lead: buffer[position - 2], trail: previous)
+                            : classes[Int(previous)]
+                        let currentClass =
+                            UTF16.isLeadSurrogate(current)
+                            ? PairLineBreaking.supplementaryClass(lead: current, trail: buffer[position + 1])
+                            : classes[Int(current)]
+                        decision = decisions[Int(previousClass.rawValue) * classCount + Int(currentClass.rawValue)]
+                    }
                 }
                 let icuBreaks: Bool
                 switch decision {

@@ -32,7 +32,8 @@ enum PairLineBreaking {
         case space
     }
 
-    /// The class of every BMP code unit (surrogates are `unsupported`), read from ICU once
+    /// The class of every BMP code unit (surrogates are `unsupported`: a pair's class is its code point's,
+    /// ``supplementaryClass(lead:trail:)``), read from ICU once
     /// per process, when the first text with non-ASCII characters is measured (about half a
     /// millisecond; 64 KB).
     static let classes: [PairClass] = (0..<0x1_0000).map { pairClass(ofCodePoint: UInt32($0)) }
@@ -49,6 +50,11 @@ enum PairLineBreaking {
         case infixNumeric = 16, nonstarter = 18, numeric = 19, openPunctuation = 20, postfixNumeric = 21
         case prefixNumeric = 22, quotation = 23, space = 26, breakSymbols = 27, closeParenthesis = 36
         case conditionalJapaneseStarter = 37
+    }
+
+    /// The class of a code point beyond the BMP (an emoji, a rare ideograph), asked of ICU when a text holds one.
+    static func supplementaryClass(lead: UInt16, trail: UInt16) -> PairClass {
+        pairClass(ofCodePoint: 0x10000 + (UInt32(lead - 0xD800) << 10) + UInt32(trail - 0xDC00))
     }
 
     private static func pairClass(ofCodePoint codePoint: UInt32) -> PairClass {

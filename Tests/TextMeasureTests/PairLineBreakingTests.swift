@@ -110,6 +110,68 @@ struct PairLineBreakingTests {
         #expect(mismatches.isEmpty, "\(mismatches.count) texts, first: \(mismatches.prefix(20))")
     }
 
+    /// Code points beyond the BMP: emoji (ideographic, emoji bases and modifiers, flags' regional indicators),
+    /// ideographs of CJK extension B, Linear B and mathematical letters (alphabetic), musical symbols.
+    static let supplementaryRanges: [ClosedRange<UInt32>] = [
+        0x1F300...0x1F5FF, 0x1F600...0x1F64F, 0x1F680...0x1F6FF, 0x1F900...0x1F9FF, 0x1FA70...0x1FAFF,
+        0x1F1E6...0x1F1FF, 0x1F3FB...0x1F3FF, 0x20000...0x2A6DF, 0x10000...0x1007F, 0x1D400...0x1D7FF,
+        0x1D100...0x1D1FF, 0x1F000...0x1F0FF,
+    ]
+
+    @Test(arguments: 0..<6)
+    func randomTextsBeyondTheBMP(seed: UInt64) {
+        // A pair's class is its code point's; no break falls inside one. Emoji modifiers and
+        // regional indicators still send the text to ICU.
+        var generator = SeededGenerator(state: 7000 + seed)
+        let breaker = LineBreakOpportunities()
+        var mismatches: [String] = []
+        var pairTableTexts = 0
+        for _ in 0..<20_000 {
+            var text: [UInt16] = []
+            for _ in 0..<Int.random(in: 2...12, using: &generator) {
+                if Int.random(in: 0..<3, using: &generator) == 0 {
+                    let range = Self.supplementaryRanges.randomElement(using: &generator)!
+                    text += Array(String(Unicode.Scalar(UInt32.random(in: range, using: &generator))!).utf16)
+                } else {
+                    text.append(Self.randomUnit(&generator))
+                }
+            }
+            let fast = breaker.segments(of: text)
+            if fast != breaker.segments(of: text, consultingICUEverywhere: true) {
+                mismatches.append(Self.describeMismatch(text, breaker))
+            }
+            if Self.pairTableCovers(text) { pairTableTexts += 1 }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.count) texts, first: \(mismatches.prefix(20))")
+        #expect(pairTableTexts > 10_000)
+    }
+
+    /// Whether every character of a text has a class in the pair table (so ICU is asked only for `needsContext`).
+    static func pairTableCovers(_ text: [UInt16]) -> Bool {
+        var offset = 0
+        while offset < text.count {
+            if UTF16.isLeadSurrogate(text[offset]), offset + 1 < text.count {
+                if PairLineBreaking.supplementaryClass(lead: text[offset], trail: text[offset + 1]) == .unsupported {
+                    return false
+                }
+                offset += 2
+            } else {
+                if PairLineBreaking.classes[Int(text[offset])] == .unsupported { return false }
+                offset += 1
+            }
+        }
+        return true
+    }
+
+    @Test func emojiBetweenWordsUseThePairTable() {
+        // The benchmark's captions end their paragraphs with an emoji after a no-break space.
+        let breaker = LineBreakOpportunities()
+        for text in ["hills\u{A0}🚲 harbour", "老城\u{A0}🍂 晨雾", "Möwen 📷, 🌊!", "𠀋𠀌(𠀍)"] {
+            #expect(Self.pairTableCovers(Array(text.utf16)), "\(text)")
+            Self.expectAgreement(Array(text.utf16), breaker)
+        }
+    }
+
     /// The text, and the classes at the first position where the two disagree.
     static func describeMismatch(_ text: [UInt16], _ breaker: LineBreakOpportunities) -> String {
         let fastEnds = Set(breaker.segments(of: text).map(\.end))
