@@ -273,7 +273,6 @@ public struct LayoutPipeline: Sendable {
         do {
             while !run.isFinished, let batch = try await prepared.receive() {
                 var window: [PreparedItem] = []
-                window.reserveCapacity(batch.skipped.count + batch.items.count)
                 var unprepared: [FeedItem] = []
                 for item in batch.skipped where !run.isBeforeCursor(item) { unprepared.append(item) }
                 // Only when the cursor's index and the assembler disagree: prepare here what was skipped.
@@ -281,7 +280,17 @@ public struct LayoutPipeline: Sendable {
                     window += await Self.prepare(
                         unprepared, preparer: preparer, prober: prober, memo: memo, concurrency: probeConcurrency)
                 }
-                for item in batch.items where !run.isBeforeCursor(item.item) { window.append(item) }
+                // Items before the cursor are a prefix of the feed: count them, then take the rest whole (copying
+                // prepared items one by one costs a retain per field).
+                var beforeCursor = 0
+                for position in batch.items.indices where run.isBeforeCursor(batch.items[position].item) {
+                    beforeCursor += 1
+                }
+                if window.isEmpty && beforeCursor == 0 {
+                    window = batch.items
+                } else {
+                    window += batch.items[beforeCursor...]
+                }
                 if !window.isEmpty { try add(window) }
             }
         } catch {

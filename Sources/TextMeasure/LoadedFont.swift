@@ -57,6 +57,9 @@ final class LoadedFont: @unchecked Sendable {
     let bitmapAdvances: [Int32]?
     /// How Chromium's punctuation trimming treats this font, or nil when it has no `halt`.
     let hanKerning: HanKerning.FontData?
+    /// Which BMP code points the font has a glyph for, a bit each (8 KB, read once at load): font choice asks
+    /// for every character it shapes, and HarfBuzz's cmap lookup cost more than the bit.
+    private let basicPlaneCoverage: [UInt64]
 
     /// Loads a face and scales it.
     ///
@@ -96,6 +99,12 @@ final class LoadedFont: @unchecked Sendable {
         hb_font_make_immutable(font)
         self.harfBuzzFont = font
         self.hanKerning = HanKerning.fontData(for: font)
+        var coverage = [UInt64](repeating: 0, count: 0x1_0000 / 64)
+        var glyph: hb_codepoint_t = 0
+        for codePoint in 0..<0x1_0000 where hb_font_get_nominal_glyph(font, hb_codepoint_t(codePoint), &glyph) != 0 {
+            coverage[codePoint >> 6] |= 1 << UInt64(codePoint & 63)
+        }
+        self.basicPlaneCoverage = coverage
     }
 
     deinit {
@@ -104,6 +113,7 @@ final class LoadedFont: @unchecked Sendable {
 
     /// Whether the font maps this code point to a glyph.
     func hasGlyph(for codePoint: UInt32) -> Bool {
+        if codePoint < 0x1_0000 { return basicPlaneCoverage[Int(codePoint) >> 6] & (1 << UInt64(codePoint & 63)) != 0 }
         var glyph: hb_codepoint_t = 0
         return hb_font_get_nominal_glyph(harfBuzzFont, codePoint, &glyph) != 0
     }
