@@ -623,20 +623,27 @@ enum SimpleHTML {
                 case UInt8(ascii: "&"):
                     guard let end = appendReference(input, from: index, into: &output) else { return nil }
                     index = end
-                case 0x09, 0x0A, 0x0D:
-                    output.append(byte)
-                    index += 1
-                case 0x00..<0x20:
+                case 0x00..<0x20 where byte != 0x09 && byte != 0x0A && byte != 0x0D:
                     return nil
-                case 0x20..<0x80:
-                    output.append(byte)
-                    index += 1
                 default:
-                    guard let length = InputSanitizer.validSequenceLength(input, at: index, rejectingC1: true) else {
-                        return nil
+                    // A run of text up to the next markup, copied at once: ASCII (tabs and newlines included)
+                    // and valid UTF-8 sequences.
+                    var end = index
+                    while end < count {
+                        let next = input[end]
+                        if next < 0x80 {
+                            guard next >= 0x20 || next == 0x09 || next == 0x0A || next == 0x0D,
+                                next != UInt8(ascii: "<"), next != UInt8(ascii: "&")
+                            else { break }
+                            end += 1
+                        } else {
+                            guard let length = InputSanitizer.validSequenceLength(input, at: end, rejectingC1: true)
+                            else { return nil }
+                            end += length
+                        }
                     }
-                    output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<index + length]))
-                    index += length
+                    output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<end]))
+                    index = end
                 }
             }
             guard stack.isEmpty else { return nil }
