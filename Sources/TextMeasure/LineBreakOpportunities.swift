@@ -102,24 +102,18 @@ final class LineBreakOpportunities: Sendable {
         let asciiRules = AsciiLineBreaking.rules
         // The pair table stands in for ICU unless a character needs rules that look further.
         var pairTableApplies = !consultingICUEverywhere
+        // Whether the text holds code points beyond the BMP (surrogate pairs), which the pair table looks up apart.
+        var hasSurrogatePairs = false
         if pairTableApplies, let classes {
-            var offset = 0
-            while offset < buffer.count {
-                let unit = buffer[offset]
-                if UTF16.isLeadSurrogate(unit), offset + 1 < buffer.count, UTF16.isTrailSurrogate(buffer[offset + 1]) {
-                    // An emoji or an ideograph beyond the BMP: its code point's class decides.
-                    if PairLineBreaking.supplementaryClass(lead: unit, trail: buffer[offset + 1]) == .unsupported {
-                        pairTableApplies = false
-                        break
-                    }
-                    offset += 2
-                    continue
-                }
-                if classes[Int(unit)] == .unsupported {
+            for unit in buffer where classes[Int(unit)] == .unsupported {
+                guard UTF16.isLeadSurrogate(unit) || UTF16.isTrailSurrogate(unit) else {
                     pairTableApplies = false
                     break
                 }
-                offset += 1
+                hasSurrogatePairs = true
+            }
+            if hasSurrogatePairs && pairTableApplies {
+                pairTableApplies = Self.pairTableCoversSurrogates(buffer)
             }
         }
         var icuBoundaries: [Bool]?
@@ -145,9 +139,13 @@ final class LineBreakOpportunities: Sendable {
             } else if Self.needsUnicodeRules(previous) || Self.needsUnicodeRules(current) {
                 var decision = PairLineBreaking.Decision.needsContext
                 if pairTableApplies, let classes, let decisions {
-                    // Surrogates here are whole pairs (a lone one made the pair table step aside): no break inside
-                    // one, and a pair's class is its code point's.
-                    if UTF16.isTrailSurrogate(current) {
+                    if !hasSurrogatePairs {
+                        decision =
+                            decisions[
+                                Int(classes[Int(previous)].rawValue) * classCount + Int(classes[Int(current)].rawValue)]
+                    } else if UTF16.isTrailSurrogate(current) {
+                        // Surrogates here are whole pairs (a lone one made the pair table step aside): no break
+                        // inside one, and a pair's class is its code point's.
                         decision = .keeps
                     } else {
                         let previousClass =
@@ -185,6 +183,25 @@ final class LineBreakOpportunities: Sendable {
         }
         segments.append(Self.segment(buffer, start: start, end: units.count, forced: false))
         return segments
+    }
+
+    /// Whether every surrogate in the text is half of a pair whose code point the pair table covers (an emoji or an
+    /// ideograph beyond the BMP, not an emoji modifier or a regional indicator).
+    private static func pairTableCoversSurrogates(_ buffer: UnsafeBufferPointer<UInt16>) -> Bool {
+        var offset = 0
+        while offset < buffer.count {
+            let unit = buffer[offset]
+            if UTF16.isLeadSurrogate(unit), offset + 1 < buffer.count, UTF16.isTrailSurrogate(buffer[offset + 1]) {
+                guard PairLineBreaking.supplementaryClass(lead: unit, trail: buffer[offset + 1]) != .unsupported else {
+                    return false
+                }
+                offset += 2
+            } else {
+                guard !UTF16.isTrailSurrogate(unit) && !UTF16.isLeadSurrogate(unit) else { return false }
+                offset += 1
+            }
+        }
+        return true
     }
 
     /// Unicode 15.1's rule LB19a, which Chromium's newer ICU has and Debian's ICU 72 lacks:

@@ -57,9 +57,10 @@ final class LoadedFont: @unchecked Sendable {
     let bitmapAdvances: [Int32]?
     /// How Chromium's punctuation trimming treats this font, or nil when it has no `halt`.
     let hanKerning: HanKerning.FontData?
-    /// Which BMP code points the font has a glyph for, a bit each (8 KB, read once at load): font choice asks
-    /// for every character it shapes, and HarfBuzz's cmap lookup cost more than the bit.
-    private let basicPlaneCoverage: [UInt64]
+    /// For a primary face, which BMP code points it has a glyph for, a bit each (8 KB, about 1 ms at load): font
+    /// choice asks the primary face about every character it shapes, and HarfBuzz's cmap lookup cost more than
+    /// the bit. Fallback faces are asked only when a code point's fallback is first looked for: nil.
+    private let basicPlaneCoverage: [UInt64]?
 
     /// Loads a face and scales it.
     ///
@@ -70,7 +71,9 @@ final class LoadedFont: @unchecked Sendable {
     ///   - subpixelPositioning: Whether advances keep fractional pixels.
     /// - Throws: ``TextMeasureError/Code/fontFileUnreadable`` when the file is missing or
     ///   not a font.
-    init(path: String, faceIndex: Int, size: Double, subpixelPositioning: Bool) throws(TextMeasureError) {
+    init(
+        path: String, faceIndex: Int, size: Double, subpixelPositioning: Bool, indexingBasicPlane: Bool = false
+    ) throws(TextMeasureError) {
         self.path = path
         self.faceIndex = faceIndex
         self.subpixelPositioning = subpixelPositioning
@@ -99,12 +102,16 @@ final class LoadedFont: @unchecked Sendable {
         hb_font_make_immutable(font)
         self.harfBuzzFont = font
         self.hanKerning = HanKerning.fontData(for: font)
-        var coverage = [UInt64](repeating: 0, count: 0x1_0000 / 64)
-        var glyph: hb_codepoint_t = 0
-        for codePoint in 0..<0x1_0000 where hb_font_get_nominal_glyph(font, hb_codepoint_t(codePoint), &glyph) != 0 {
-            coverage[codePoint >> 6] |= 1 << UInt64(codePoint & 63)
+        if indexingBasicPlane {
+            var coverage = [UInt64](repeating: 0, count: 0x1_0000 / 64)
+            var glyph: hb_codepoint_t = 0
+            for codePoint in 0..<0x1_0000 where hb_font_get_nominal_glyph(font, hb_codepoint_t(codePoint), &glyph) != 0 {
+                coverage[codePoint >> 6] |= 1 << UInt64(codePoint & 63)
+            }
+            self.basicPlaneCoverage = coverage
+        } else {
+            self.basicPlaneCoverage = nil
         }
-        self.basicPlaneCoverage = coverage
     }
 
     deinit {
@@ -113,7 +120,9 @@ final class LoadedFont: @unchecked Sendable {
 
     /// Whether the font maps this code point to a glyph.
     func hasGlyph(for codePoint: UInt32) -> Bool {
-        if codePoint < 0x1_0000 { return basicPlaneCoverage[Int(codePoint) >> 6] & (1 << UInt64(codePoint & 63)) != 0 }
+        if codePoint < 0x1_0000, let coverage = basicPlaneCoverage {
+            return coverage[Int(codePoint) >> 6] & (1 << UInt64(codePoint & 63)) != 0
+        }
         var glyph: hb_codepoint_t = 0
         return hb_font_get_nominal_glyph(harfBuzzFont, codePoint, &glyph) != 0
     }

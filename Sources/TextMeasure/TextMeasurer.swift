@@ -52,7 +52,7 @@ public final class TextMeasurer: Sendable {
         }
         let primary = try LoadedFont(
             path: location.path, faceIndex: location.faceIndex, size: style.size,
-            subpixelPositioning: style.subpixelPositioning)
+            subpixelPositioning: style.subpixelPositioning, indexingBasicPlane: true)
         fonts = FontSet(
             primary: primary, size: style.size, weight: style.weight, subpixelPositioning: style.subpixelPositioning)
 
@@ -133,11 +133,16 @@ public final class TextMeasurer: Sendable {
     ) -> TextMeasurement? {
         var segments = segments
         var memo = SegmentMemo(count: segments.count)
-        // A line's worth of segments (at 3 px a character) is looked up in the shared cache at a time, ahead of
-        // filling the line: a limited caption needs only its first lines' segments.
+        // Every line needs its segments from the shared cache: without a line limit all are looked up at once. A
+        // limited caption needs only its first lines' segments: they are looked up a line's worth (at 3 px a
+        // character) at a time, ahead of filling each line.
         let lookAhead = max(16, available / 64 / 3)
-        var lookedUpEnd = 0
         return units.withUnsafeBufferPointer { buffer -> TextMeasurement? in
+            var lookedUpEnd = 0
+            if lineLimit == nil {
+                lookUpCachedSegments(buffer, segments, segments.indices, into: &memo)
+                lookedUpEnd = segments.count
+            }
             // Only the last line is kept whole: truncation may still cut it.
             var spans: [LineSpan] = []
             var heightBeforeLast = 0.0
@@ -150,7 +155,9 @@ public final class TextMeasurer: Sendable {
                     truncated = true
                     break
                 }
-                if lookedUpEnd <= index || segments[lookedUpEnd - 1].end < segments[index].start + lookAhead {
+                if lookedUpEnd < segments.count
+                    && (lookedUpEnd <= index || segments[lookedUpEnd - 1].end < segments[index].start + lookAhead)
+                {
                     var end = max(index, lookedUpEnd)
                     while end < segments.count && segments[end].start < segments[index].start + 2 * lookAhead { end += 1 }
                     lookUpCachedSegments(buffer, segments, max(index, lookedUpEnd)..<end, into: &memo)
