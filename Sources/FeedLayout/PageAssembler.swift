@@ -110,7 +110,8 @@ struct PageAssembler {
             guard cursor.fingerprint == fingerprint else {
                 throw LayoutError(
                     .cursorMismatch,
-                    "--resume: the cursor was made with other layout options; pass the same options as the run that wrote it")
+                    "--resume: the cursor was made with other layout options; pass the same options as the run that wrote it"
+                )
             }
             do {
                 engine = try geometry.makeEngine(options: options, resumingFrom: cursor.state)

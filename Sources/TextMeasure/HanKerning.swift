@@ -155,7 +155,8 @@ enum HanKerning {
         return Unicode.Scalar(unit)?.value
     }
 
-    private static func scalar(startingAt start: Int, in units: UnsafeBufferPointer<UInt16>, before end: Int) -> UInt32? {
+    private static func scalar(startingAt start: Int, in units: UnsafeBufferPointer<UInt16>, before end: Int) -> UInt32?
+    {
         let unit = units[start]
         if UTF16.isLeadSurrogate(unit), start + 1 < end, UTF16.isTrailSurrogate(units[start + 1]) {
             return Self.combine(lead: unit, trail: units[start + 1])

@@ -105,7 +105,8 @@ final class LoadedFont: @unchecked Sendable {
         if indexingBasicPlane {
             var coverage = [UInt64](repeating: 0, count: 0x1_0000 / 64)
             var glyph: hb_codepoint_t = 0
-            for codePoint in 0..<0x1_0000 where hb_font_get_nominal_glyph(font, hb_codepoint_t(codePoint), &glyph) != 0 {
+            for codePoint in 0..<0x1_0000 where hb_font_get_nominal_glyph(font, hb_codepoint_t(codePoint), &glyph) != 0
+            {
                 coverage[codePoint >> 6] |= 1 << UInt64(codePoint & 63)
             }
             self.basicPlaneCoverage = coverage

@@ -241,7 +241,9 @@ enum Shaper {
                         data: hanKerning)
                 hb_shape(run.face.harfBuzzFont, buffer, features, UInt32(features.count))
             } else {
-                withUnsafePointer(to: Self.contextualHalfWidthSpacing) { hb_shape(run.face.harfBuzzFont, buffer, $0, 1) }
+                withUnsafePointer(to: Self.contextualHalfWidthSpacing) {
+                    hb_shape(run.face.harfBuzzFont, buffer, $0, 1)
+                }
             }
             var glyphCount: UInt32 = 0
             guard let positions = hb_buffer_get_glyph_positions(buffer, &glyphCount),

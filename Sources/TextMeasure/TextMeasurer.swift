@@ -116,7 +116,8 @@ public final class TextMeasurer: Sendable {
         if let firstWindow { windowEnd = firstWindow > 0 ? firstWindow : units.count }
         while true {
             let (segments, coversAll) = breakOpportunities.segments(of: units, atLeastUpTo: windowEnd)
-            if let measurement = layOut(units, segments, available: available, lineLimit: lineLimit, complete: coversAll)
+            if let measurement = layOut(
+                units, segments, available: available, lineLimit: lineLimit, complete: coversAll)
             {
                 return measurement
             }
@@ -159,7 +160,9 @@ public final class TextMeasurer: Sendable {
                     && (lookedUpEnd <= index || segments[lookedUpEnd - 1].end < segments[index].start + lookAhead)
                 {
                     var end = max(index, lookedUpEnd)
-                    while end < segments.count && segments[end].start < segments[index].start + 2 * lookAhead { end += 1 }
+                    while end < segments.count && segments[end].start < segments[index].start + 2 * lookAhead {
+                        end += 1
+                    }
                     lookUpCachedSegments(buffer, segments, max(index, lookedUpEnd)..<end, into: &memo)
                     lookedUpEnd = end
                 }

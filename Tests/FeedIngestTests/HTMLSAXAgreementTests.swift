@@ -101,7 +101,9 @@ struct HTMLSAXAgreementTests {
                     result +=
                         "<\(name)\(pick(attributes))>" + content(depth: depth + 1, inlineOnly: true) + "</\(name)>"
                 case 2:
-                    result += pick(["<br>", "<br/>", "<img src=\"/i.jpg\" />", "<img alt=x>", "</br>", "<p/>", "<p>", "</p>"])
+                    result += pick([
+                        "<br>", "<br/>", "<img src=\"/i.jpg\" />", "<img alt=x>", "</br>", "<p/>", "<p>", "</p>",
+                    ])
                 default: result += pick(texts)
                 }
             }

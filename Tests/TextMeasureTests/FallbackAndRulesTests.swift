@@ -114,8 +114,10 @@ struct CJKPunctuationTests {
     @Test func punctuationClassesSkipICUOnlyWhereICUAgrees() {
         // `characterClass(of:)` answers ASCII, kana, ideographs and Hangul without ICU: ICU must say the same.
         for codePoint in UInt32(0)..<0x1_0000 where !(0xD800...0xDFFF).contains(codePoint) {
-            let explicit: Set<UInt32> = [0x2018, 0x201C, 0x2019, 0x201D, 0x3000, 0x00B7, 0x2027, 0x30FB, 0x3001, 0x3002,
-                0xFF0C, 0xFF0E, 0xFF1A, 0xFF1B]
+            let explicit: Set<UInt32> = [
+                0x2018, 0x201C, 0x2019, 0x201D, 0x3000, 0x00B7, 0x2027, 0x30FB, 0x3001, 0x3002,
+                0xFF0C, 0xFF0E, 0xFF1A, 0xFF1B,
+            ]
             guard !explicit.contains(codePoint) else { continue }
             #expect(
                 HanKerning.characterClass(of: codePoint) == HanKerning.classFromICU(of: codePoint),

@@ -8,11 +8,13 @@ import Testing
 struct LineBreakWindowTests {
     /// Pieces whose breaking depends on context: numbers and their affixes, quotes, brackets, CJK punctuation,
     /// hyphens, emoji sequences, marks, kept newlines, soft hyphens, no-break spaces, and plain words.
-    static let pieces: [String] = PropertyTests.pieces + [
-        "$", "100", "1,000.5", "%", "€", "-", "—", "–", "\u{2010}", "(", "「", "」", "（", "）", "“", "”", "‘", "’", "\"",
-        "'", "、", "。", "ー", "ぁ", "〜", "!", "?", ":", ";", "/", "#1", "a-b", "x/y", "\n", " ", "  ", "\u{AD}",
-        "\u{A0}", "👍🏽", "🇫🇷", "✋🏿", "1️⃣", "ﾗﾞ", "ก", "ไทย", "한국어", "中文字", "עברית-", "e\u{301}",
-    ]
+    static let pieces: [String] =
+        PropertyTests.pieces + [
+            "$", "100", "1,000.5", "%", "€", "-", "—", "–", "\u{2010}", "(", "「", "」", "（", "）", "“", "”", "‘", "’",
+            "\"",
+            "'", "、", "。", "ー", "ぁ", "〜", "!", "?", ":", ";", "/", "#1", "a-b", "x/y", "\n", " ", "  ", "\u{AD}",
+            "\u{A0}", "👍🏽", "🇫🇷", "✋🏿", "1️⃣", "ﾗﾞ", "ก", "ไทย", "한국어", "中文字", "עברית-", "e\u{301}",
+        ]
 
     static func randomText(_ generator: inout SeededGenerator) -> String {
         (0..<Int.random(in: 1...40, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }
@@ -25,7 +27,8 @@ struct LineBreakWindowTests {
         let breaker = LineBreakOpportunities()
         var partialWindows = 0
         for _ in 0..<600 {
-            let units = TextPreparation.collapse(Self.randomText(&generator), preservingNewlines: Bool.random(using: &generator))
+            let units = TextPreparation.collapse(
+                Self.randomText(&generator), preservingNewlines: Bool.random(using: &generator))
             guard !units.isEmpty else { continue }
             let whole = breaker.segments(of: units)
             let minimumEnd = Int.random(in: 0...units.count, using: &generator)
@@ -53,7 +56,8 @@ struct LineBreakWindowTests {
             let maxLines = Int.random(in: 1...4, using: &generator)
             // The usual first window, and a small one that must grow.
             let windowed = measurer.measure(
-                text, width: width, maxLines: maxLines, firstWindow: Bool.random(using: &generator) ? nil : Int.random(in: 1...24, using: &generator))
+                text, width: width, maxLines: maxLines,
+                firstWindow: Bool.random(using: &generator) ? nil : Int.random(in: 1...24, using: &generator))
             let whole = measurer.measure(text, width: width, maxLines: maxLines, firstWindow: 0)
             #expect(windowed.lines == whole.lines)
             #expect(windowed.height == whole.height)

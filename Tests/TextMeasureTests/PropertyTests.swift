@@ -62,6 +62,32 @@ struct PropertyTests {
 
 @Suite("The ellipsis search's shortcut")
 struct ExactPrefixTests {
+    /// Shapes a text whole, then each prefix (up to a grapheme boundary) that shaping reports exact on its own: the
+    /// widths must be the same. Returns how many prefixes shorter than the text were reported exact.
+    static func expectExactPrefixesShapeAlike(_ text: String, fonts: FontSet, size: Double) -> Int {
+        let units = Array(text.utf16)
+        var boundaries: [Int] = []
+        var offset = 0
+        for character in text {
+            offset += character.utf16.count
+            boundaries.append(offset)
+        }
+        var exactSeen = 0
+        units.withUnsafeBufferPointer { buffer in
+            let whole = Shaper.measure(
+                buffer, range: 0..<units.count, boundaries: boundaries, fontsUpTo: units.count, fonts: fonts,
+                reportingExactPrefixes: true)
+            for (index, boundary) in boundaries.enumerated() where whole.exactPrefixes[index] {
+                // The whole text is exact by construction; only shorter prefixes show the shortcut.
+                if boundary < units.count { exactSeen += 1 }
+                let alone = Shaper.measure(buffer, range: 0..<boundary, fonts: fonts)
+                #expect(alone.width == whole.widths[index], "\(text.debugDescription) up to \(boundary) at \(size) px")
+            }
+            #expect(whole.exactPrefixes.last == true, "the whole text is its own exact prefix")
+        }
+        return exactSeen
+    }
+
     /// Where `Shaper.measure` reports a boundary's width as exact, shaping the text up to it on its own gives exactly
     /// that width (the ellipsis search then skips that shaping). Texts mix ligature-prone Latin, kerning pairs, RTL,
     /// CJK (with its Han-kerning features), marks, emoji and fallback fonts; a wrong flag shows as a width difference.
@@ -75,27 +101,7 @@ struct ExactPrefixTests {
             for _ in 0..<120 {
                 let text = (0..<Int.random(in: 1...12, using: &generator))
                     .map { _ in pieces.randomElement(using: &generator)! }.joined()
-                let units = Array(text.utf16)
-                var boundaries: [Int] = []
-                var offset = 0
-                for character in text {
-                    offset += character.utf16.count
-                    boundaries.append(offset)
-                }
-                units.withUnsafeBufferPointer { buffer in
-                    let whole = Shaper.measure(
-                        buffer, range: 0..<units.count, boundaries: boundaries, fontsUpTo: units.count, fonts: fonts,
-                        reportingExactPrefixes: true)
-                    for (index, boundary) in boundaries.enumerated() where whole.exactPrefixes[index] {
-                        // The whole text is exact by construction; only shorter prefixes show the shortcut.
-                        if boundary < units.count { exactSeen += 1 }
-                        let alone = Shaper.measure(buffer, range: 0..<boundary, fonts: fonts)
-                        #expect(
-                            alone.width == whole.widths[index],
-                            "\(text.debugDescription) up to \(boundary) at \(size) px")
-                    }
-                    #expect(whole.exactPrefixes.last == true, "the whole text is its own exact prefix")
-                }
+                exactSeen += Self.expectExactPrefixesShapeAlike(text, fonts: fonts, size: size)
             }
         }
         // The shortcut must actually be taken, or this test checks nothing.
@@ -107,33 +113,20 @@ struct ExactPrefixTests {
     @Test(.enabled(if: fontInstalled(for: 0x300C)), arguments: [21 as UInt64, 22, 23])
     func exactPrefixesShapeAlikeAloneWithHanKerning(seed: UInt64) throws {
         var generator = SeededGenerator(state: seed)
-        let pieces = ["漢", "字", "本", "笑", "は", "ラ", "ー", "「", "」", "『", "』", "（", "）", "。", "、", "，", "．",
-            "：", "；", "！", "？", "“", "”", "‘", "’", "・", "　", "【", "】", "〈", "〉"]
+        let pieces = [
+            "漢", "字", "本", "笑", "は", "ラ", "ー", "「", "」", "『", "』", "（", "）", "。", "、", "，", "．", "：", "；", "！",
+            "？", "“", "”", "‘", "’", "・", "　", "【", "】", "〈", "〉",
+        ]
         var exactSeen = 0
-        var hanKerningSeen = false
         for size in [13.0, 16.0, 18.0] {
             let fonts = try measurer(size: size).fonts
+            #expect(fonts.face(for: "「".unicodeScalars).hanKerning != nil, "the CJK face trims punctuation")
             for _ in 0..<150 {
                 let text = (0..<Int.random(in: 2...16, using: &generator))
                     .map { _ in pieces.randomElement(using: &generator)! }.joined()
-                let units = Array(text.utf16)
-                let boundaries = Array(1...units.count)
-                units.withUnsafeBufferPointer { buffer in
-                    hanKerningSeen = hanKerningSeen || fonts.face(for: "「".unicodeScalars).hanKerning != nil
-                    let whole = Shaper.measure(
-                        buffer, range: 0..<units.count, boundaries: boundaries, fontsUpTo: units.count, fonts: fonts,
-                        reportingExactPrefixes: true)
-                    for (index, boundary) in boundaries.enumerated() where whole.exactPrefixes[index] {
-                        if boundary < units.count { exactSeen += 1 }
-                        let alone = Shaper.measure(buffer, range: 0..<boundary, fonts: fonts)
-                        #expect(
-                            alone.width == whole.widths[index],
-                            "\(text.debugDescription) up to \(boundary) at \(size) px")
-                    }
-                }
+                exactSeen += Self.expectExactPrefixesShapeAlike(text, fonts: fonts, size: size)
             }
         }
-        #expect(hanKerningSeen, "the CJK face trims punctuation")
         #expect(exactSeen > 300)
     }
 }
