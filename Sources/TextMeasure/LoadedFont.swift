@@ -57,9 +57,10 @@ final class LoadedFont: @unchecked Sendable {
     let bitmapAdvances: [Int32]?
     /// How Chromium's punctuation trimming treats this font, or nil when it has no `halt`.
     let hanKerning: HanKerning.FontData?
-    /// For a primary face, which BMP code points it has a glyph for, a bit each (8 KB, about 1 ms at load): font
-    /// choice asks the primary face about every character it shapes, and HarfBuzz's cmap lookup cost more than
-    /// the bit. Fallback faces are asked only when a code point's fallback is first looked for: nil.
+    /// For a primary face, the BMP code points its cmap lists with a glyph, a bit each (8 KB): font choice asks
+    /// the primary face about every character it shapes, and HarfBuzz's cmap lookup cost more than the bit. A
+    /// clear bit still asks HarfBuzz (a lookup may map code points the listing leaves out). Fallback faces are
+    /// asked only when a code point's fallback is first looked for: nil.
     private let basicPlaneCoverage: [UInt64]?
 
     /// Loads a face and scales it.
@@ -102,12 +103,17 @@ final class LoadedFont: @unchecked Sendable {
         hb_font_make_immutable(font)
         self.harfBuzzFont = font
         self.hanKerning = HanKerning.fontData(for: font)
-        if indexingBasicPlane {
+        if indexingBasicPlane, let mapped = hb_set_create() {
+            defer { hb_set_destroy(mapped) }
+            // The code points the cmap lists, each confirmed by the lookup `hasGlyph` would make.
+            hb_face_collect_unicodes(face, mapped)
             var coverage = [UInt64](repeating: 0, count: 0x1_0000 / 64)
+            var codePoint = hb_codepoint_t.max  // HB_SET_VALUE_INVALID: start before the first
             var glyph: hb_codepoint_t = 0
-            for codePoint in 0..<0x1_0000 where hb_font_get_nominal_glyph(font, hb_codepoint_t(codePoint), &glyph) != 0
-            {
-                coverage[codePoint >> 6] |= 1 << UInt64(codePoint & 63)
+            while hb_set_next(mapped, &codePoint) != 0, codePoint < 0x1_0000 {
+                if hb_font_get_nominal_glyph(font, codePoint, &glyph) != 0 {
+                    coverage[Int(codePoint) >> 6] |= 1 << UInt64(codePoint & 63)
+                }
             }
             self.basicPlaneCoverage = coverage
         } else {
@@ -121,8 +127,10 @@ final class LoadedFont: @unchecked Sendable {
 
     /// Whether the font maps this code point to a glyph.
     func hasGlyph(for codePoint: UInt32) -> Bool {
-        if codePoint < 0x1_0000, let coverage = basicPlaneCoverage {
-            return coverage[Int(codePoint) >> 6] & (1 << UInt64(codePoint & 63)) != 0
+        if codePoint < 0x1_0000, let coverage = basicPlaneCoverage,
+            coverage[Int(codePoint) >> 6] & (1 << UInt64(codePoint & 63)) != 0
+        {
+            return true
         }
         var glyph: hb_codepoint_t = 0
         return hb_font_get_nominal_glyph(harfBuzzFont, codePoint, &glyph) != 0
