@@ -139,21 +139,18 @@ final class LineBreakOpportunities: Sendable {
             } else if Self.needsUnicodeRules(previous) || Self.needsUnicodeRules(current) {
                 var decision = PairLineBreaking.Decision.needsContext
                 if pairTableApplies, let classes, let decisions {
-                    if !hasSurrogatePairs {
-                        decision =
-                            decisions[
-                                Int(classes[Int(previous)].rawValue) * classCount + Int(classes[Int(current)].rawValue)]
-                    } else if UTF16.isTrailSurrogate(current) {
+                    if hasSurrogatePairs && UTF16.isTrailSurrogate(current) {
                         // Surrogates here are whole pairs (a lone one made the pair table step aside): no break
-                        // inside one, and a pair's class is its code point's.
+                        // inside one.
                         decision = .keeps
                     } else {
+                        // A pair's class is its code point's (asked only of texts that hold one).
                         let previousClass =
-                            UTF16.isTrailSurrogate(previous)
+                            hasSurrogatePairs && UTF16.isTrailSurrogate(previous)
                             ? PairLineBreaking.supplementaryClass(lead: buffer[position - 2], trail: previous)
                             : classes[Int(previous)]
                         let currentClass =
-                            UTF16.isLeadSurrogate(current)
+                            hasSurrogatePairs && UTF16.isLeadSurrogate(current)
                             ? PairLineBreaking.supplementaryClass(lead: current, trail: buffer[position + 1])
                             : classes[Int(current)]
                         decision = decisions[Int(previousClass.rawValue) * classCount + Int(currentClass.rawValue)]

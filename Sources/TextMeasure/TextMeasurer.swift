@@ -112,7 +112,7 @@ public final class TextMeasurer: Sendable {
         let lineLimit = maxLines.flatMap { $0 >= 1 ? $0 : nil }
         // A caption cut to a few lines shows only its start: find the break opportunities of a window of it wide
         // enough for those lines at 3 px a character, and widen the window when the lines reach its end.
-        var windowEnd = lineLimit.map { ($0 + 1) * max(64, available / 64 / 3) } ?? units.count
+        var windowEnd = lineLimit.map { ($0 + 1) * max(64, Self.unitsPerLineAtMost(available)) } ?? units.count
         if let firstWindow { windowEnd = firstWindow > 0 ? firstWindow : units.count }
         while true {
             let (segments, coversAll) = breakOpportunities.segments(of: units, atLeastUpTo: windowEnd)
@@ -124,6 +124,10 @@ public final class TextMeasurer: Sendable {
             windowEnd *= 2
         }
     }
+
+    /// How many UTF-16 units a line of `available` LayoutUnits holds at most, for sizing what to look at ahead: a
+    /// character is taken as 3 px wide (narrower ones only make the window grow once more).
+    private static func unitsPerLineAtMost(_ available: Int) -> Int { available / 64 / 3 }
 
     /// Lays the text out in lines from its segments.
     ///
@@ -137,7 +141,7 @@ public final class TextMeasurer: Sendable {
         // Every line needs its segments from the shared cache: without a line limit all are looked up at once. A
         // limited caption needs only its first lines' segments: they are looked up a line's worth (at 3 px a
         // character) at a time, ahead of filling each line.
-        let lookAhead = max(16, available / 64 / 3)
+        let lookAhead = max(16, Self.unitsPerLineAtMost(available))
         return units.withUnsafeBufferPointer { buffer -> TextMeasurement? in
             var lookedUpEnd = 0
             if lineLimit == nil {
@@ -178,8 +182,9 @@ public final class TextMeasurer: Sendable {
                 lastLine = line
                 index = line.lastSegment + 1
             }
-            // The lines reached the window's end: more text could have joined the last one.
-            guard complete || (truncated && index < segments.count) else { return nil }
+            // The lines reached the window's end (no segment was left over for a line past the limit): more text
+            // could have joined the last one.
+            guard complete || truncated else { return nil }
             guard var last = lastLine else {
                 return TextMeasurement(lines: 0, height: 0, width: 0, truncated: false, lineTexts: [])
             }
