@@ -568,7 +568,6 @@ enum SimpleHTML {
             var inlineDepth = 0
             var index = 0
             let count = input.count
-            let textBeforeFirstTag = input.prefix { $0 != UInt8(ascii: "<") }.contains { !isSpace($0) }
             while index < count {
                 let byte = input[index]
                 switch byte {
@@ -580,6 +579,7 @@ enum SimpleHTML {
                         // drops it. Unless text came before the first tag: the parser put that text in a paragraph
                         // of its own, which this closes.
                         if tag.name == p && !names.contains(p) {
+                            let textBeforeFirstTag = input.prefix { $0 != UInt8(ascii: "<") }.contains { !isSpace($0) }
                             guard !textBeforeFirstTag else { return nil }
                             continue
                         }

@@ -56,7 +56,7 @@ enum HanKerning {
         case 0xFF1A: return .colon
         case 0xFF1B: return .semicolon
         // ASCII, kana, ideographs and Hangul syllables are most of CJK text: their only opening and closing
-        // punctuation are ASCII brackets, so they need no ICU lookup (`HanKerningTests` checks this against ICU).
+        // punctuation are ASCII brackets, so they need no ICU lookup (`CJKPunctuationTests` checks this against ICU).
         case 0x28, 0x5B, 0x7B: return .openNarrow
         case 0x29, 0x5D, 0x7D: return .closeNarrow
         case 0..<0x80, 0x3040...0x30FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xAC00...0xD7A3: return .other
@@ -106,20 +106,9 @@ enum HanKerning {
         for text: UnsafeBufferPointer<UInt16>, runRange: Range<Int>, data: FontData
     ) -> [hb_feature_t] {
         var scalars: [(offset: Int, kind: CharacterClass)] = []
-        var offset = 0
-        var remaining = text.makeIterator()
-        var decoder = UTF16()
-        decoding: while true {
-            switch decoder.decode(&remaining) {
-            case .scalarValue(let scalar):
-                scalars.append((offset, resolvedClass(of: scalar.value, in: data)))
-                offset += UTF16.width(scalar)
-            case .error:
-                scalars.append((offset, .other))  // a lone surrogate: U+FFFD
-                offset += 1
-            case .emptyInput:
-                break decoding
-            }
+        TextPreparation.forEachScalar(in: text) { offset, value in
+            scalars.append((offset, resolvedClass(of: value, in: data)))
+            return true
         }
         var trimmed = [Bool](repeating: false, count: scalars.count)
         for index in scalars.indices.dropFirst() {
@@ -150,7 +139,7 @@ enum HanKerning {
     private static func scalar(endingAt end: Int, in units: UnsafeBufferPointer<UInt16>, from start: Int) -> UInt32? {
         let unit = units[end - 1]
         if UTF16.isTrailSurrogate(unit), end - 2 >= start, UTF16.isLeadSurrogate(units[end - 2]) {
-            return Self.combine(lead: units[end - 2], trail: unit)
+            return TextPreparation.codePoint(lead: units[end - 2], trail: unit)
         }
         return Unicode.Scalar(unit)?.value
     }
@@ -159,13 +148,9 @@ enum HanKerning {
     {
         let unit = units[start]
         if UTF16.isLeadSurrogate(unit), start + 1 < end, UTF16.isTrailSurrogate(units[start + 1]) {
-            return Self.combine(lead: unit, trail: units[start + 1])
+            return TextPreparation.codePoint(lead: unit, trail: units[start + 1])
         }
         return Unicode.Scalar(unit)?.value
-    }
-
-    private static func combine(lead: UInt16, trail: UInt16) -> UInt32 {
-        0x10000 + (UInt32(lead - 0xD800) << 10) + UInt32(trail - 0xDC00)
     }
 
     private static func glyph(of codePoint: UInt32, in font: OpaquePointer) -> hb_codepoint_t? {

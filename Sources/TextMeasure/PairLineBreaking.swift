@@ -54,7 +54,7 @@ enum PairLineBreaking {
 
     /// The class of a code point beyond the BMP (an emoji, a rare ideograph), asked of ICU when a text holds one.
     static func supplementaryClass(lead: UInt16, trail: UInt16) -> PairClass {
-        pairClass(ofCodePoint: 0x10000 + (UInt32(lead - 0xD800) << 10) + UInt32(trail - 0xDC00))
+        pairClass(ofCodePoint: TextPreparation.codePoint(lead: lead, trail: trail))
     }
 
     private static func pairClass(ofCodePoint codePoint: UInt32) -> PairClass {

@@ -336,22 +336,15 @@ enum Shaper {
     /// Unknown: the one `hb_buffer_guess_segment_properties` takes the script from.
     private static func firstScriptedCharacter(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>) -> Int? {
         let functions = hb_unicode_funcs_get_default()
-        var offset = range.lowerBound
-        var remaining = UnsafeBufferPointer(rebasing: units[range]).makeIterator()
-        var decoder = UTF16()
-        while true {
-            switch decoder.decode(&remaining) {
-            case .scalarValue(let scalar):
-                let script = hb_unicode_script(functions, scalar.value)
-                if script != HB_SCRIPT_COMMON && script != HB_SCRIPT_INHERITED && script != HB_SCRIPT_UNKNOWN {
-                    return offset
-                }
-                offset += scalar.utf16.count
-            case .error:
-                offset += 1  // a lone surrogate: U+FFFD, of no script
-            case .emptyInput:
-                return nil
+        var found: Int?
+        TextPreparation.forEachScalar(in: UnsafeBufferPointer(rebasing: units[range])) { offset, value in
+            let script = hb_unicode_script(functions, value)
+            guard script == HB_SCRIPT_COMMON || script == HB_SCRIPT_INHERITED || script == HB_SCRIPT_UNKNOWN else {
+                found = range.lowerBound + offset
+                return false
             }
+            return true
         }
+        return found
     }
 }

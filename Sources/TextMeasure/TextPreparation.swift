@@ -122,6 +122,28 @@ enum TextPreparation {
         return count
     }
 
+    /// The code point a surrogate pair encodes.
+    static func codePoint(lead: UInt16, trail: UInt16) -> UInt32 {
+        0x10000 + (UInt32(lead - 0xD800) << 10) + UInt32(trail - 0xDC00)
+    }
+
+    /// Calls `body` with the offset and value of each scalar of `units`, in order, until it returns false. A lone
+    /// surrogate is U+FFFD, one unit wide, as `String(decoding:as:)` makes it; no `String` is built.
+    static func forEachScalar(in units: UnsafeBufferPointer<UInt16>, _ body: (_ offset: Int, _ value: UInt32) -> Bool) {
+        var offset = 0
+        while offset < units.count {
+            let unit = units[offset]
+            if UTF16.isLeadSurrogate(unit), offset + 1 < units.count, UTF16.isTrailSurrogate(units[offset + 1]) {
+                guard body(offset, codePoint(lead: unit, trail: units[offset + 1])) else { return }
+                offset += 2
+            } else {
+                guard body(offset, UTF16.isLeadSurrogate(unit) || UTF16.isTrailSurrogate(unit) ? 0xFFFD : UInt32(unit))
+                else { return }
+                offset += 1
+            }
+        }
+    }
+
     /// The text a reader sees: soft hyphens that were not broken at are invisible.
     static func visibleText(_ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>) -> String {
         let slice = UnsafeBufferPointer(rebasing: units[range])

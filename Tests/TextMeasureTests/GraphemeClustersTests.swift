@@ -55,6 +55,32 @@ struct GraphemeClustersTests {
         "ก", "\u{E33}", "ำ", "☺", "☺\u{200D}☺", "Привет", "\u{483}", "。", "\u{302A}", "\u{1F1E6}\u{1F1E8}\u{1F1E6}",
     ]
 
+    @Test func scalarsAreStringsScalars() {
+        // Random units, lone surrogates included: the same scalars and offsets as `String(decoding:as:)`.
+        var generator = SeededGenerator(state: 9)
+        let units: [UInt16] = [0x61, 0xE9, 0x4E2D, 0xD83D, 0xDE00, 0xDC00, 0xD800, 0x20, 0xFFFD]
+        for _ in 0..<2_000 {
+            let text = (0..<Int.random(in: 0...10, using: &generator)).map { _ in
+                units.randomElement(using: &generator)!
+            }
+            var expected: [(Int, UInt32)] = []
+            var offset = 0
+            for scalar in String(decoding: text, as: UTF16.self).unicodeScalars {
+                expected.append((offset, scalar.value))
+                // String repairs a lone surrogate to one U+FFFD per unit.
+                offset += scalar.value == 0xFFFD ? 1 : scalar.utf16.count
+            }
+            var actual: [(Int, UInt32)] = []
+            text.withUnsafeBufferPointer { buffer in
+                TextPreparation.forEachScalar(in: buffer) { offset, value in
+                    actual.append((offset, value))
+                    return true
+                }
+            }
+            #expect(actual.map(\.0) == expected.map(\.0) && actual.map(\.1) == expected.map(\.1), "\(text)")
+        }
+    }
+
     @Test(arguments: [1 as UInt64, 2, 3, 4, 5, 6])
     func splitsRandomTextAsStringDoes(seed: UInt64) {
         var generator = SeededGenerator(state: seed)
