@@ -18,6 +18,7 @@ let package = Package(
     products: [
         .executable(name: "feedlayout", targets: ["feedlayout"]),
         .library(name: "FeedLayout", targets: ["FeedLayout"]),
+        .library(name: "LayoutPreview", targets: ["LayoutPreview"]),
         .library(name: "WaterfallLayout", targets: ["WaterfallLayout"]),
         // The stages on their own, for fuzzing and benchmark packages that depend on this one by path.
         .library(name: "FeedIngest", targets: ["FeedIngest"]),
@@ -93,27 +94,35 @@ let package = Package(
             name: "WaterfallLayout",
             swiftSettings: swiftSettings
         ),
+        // Pages: the options, placement through the engines, pagination and cursors, and every JSON record
+        // (the page schema's twin). Consumes the stages' value types; runs no stage itself.
+        .target(
+            name: "LayoutPages",
+            dependencies: ["FeedIngest", "ImageProbe", "TextMeasure", "WaterfallLayout"],
+            swiftSettings: swiftSettings
+        ),
+        // The pipeline: the stages wired together, and the library API a program holds (it re-exports LayoutPages).
         .target(
             name: "FeedLayout",
             dependencies: [
-                "FeedIngest", "ImageProbe", "ProbeCache", "RemoteFetch", "TextMeasure", "WaterfallLayout",
+                "FeedIngest", "ImageProbe", "ProbeCache", "RemoteFetch", "TextMeasure", "WaterfallLayout", "LayoutPages",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
-        // preview.png: photos decoded at their frames, text rasterised with FreeType, written with libpng.
+        // Previews: index.html (cards at their frames, the measurement's fonts) and preview.png (photos decoded by
+        // ImageProbe at their frames, glyphs rendered by TextMeasure, the file written with libpng).
         .target(
-            name: "PreviewRender",
+            name: "LayoutPreview",
             dependencies: [
-                "FeedLayout", "TextMeasure", "ImageProbe", "WaterfallLayout", "CFeedLayoutShims", "CFreeType",
-                "CLibPNG", "CLibJPEG",
+                "FeedLayout", "LayoutPages", "TextMeasure", "ImageProbe", "WaterfallLayout", "CFeedLayoutShims",
             ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "feedlayout",
             dependencies: [
-                "FeedLayout", "PreviewRender", "TextMeasure", "WaterfallLayout", "ImageProbe", "ProbeCache",
+                "FeedLayout", "LayoutPreview", "TextMeasure", "WaterfallLayout", "ImageProbe", "ProbeCache",
                 "RemoteFetch", "CJemalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -151,10 +160,12 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LayoutPagesTests", dependencies: ["LayoutPages", "WaterfallLayout"], swiftSettings: swiftSettings),
         .testTarget(name: "FeedLayoutTests", dependencies: ["FeedLayout"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "PreviewRenderTests",
-            dependencies: ["PreviewRender", "FeedLayout", "TextMeasure", "WaterfallLayout", "CFeedLayoutShims"],
+            name: "LayoutPreviewTests",
+            dependencies: ["LayoutPreview", "FeedLayout", "TextMeasure", "WaterfallLayout", "CFeedLayoutShims"],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests",

@@ -112,9 +112,12 @@ public struct FeedImage: Sendable, Equatable {
     }
 }
 
-/// A problem that did not stop ingestion: recovered XML errors, unparseable dates, refused paths.
-public struct FeedWarning: Sendable, Equatable {
-    /// A short stable identifier (`xml-error`, `invalid-date`, `invalid-size`, `refused-path`, …).
+/// A problem that did not stop the feed or its item from being laid out: a recovered XML error, an unparseable
+/// date, a refused path (found while parsing), or a missing or corrupt image (found while probing). Every output
+/// uses this one type, for items and for the feed as a whole.
+public struct FeedWarning: Sendable, Hashable {
+    /// A short stable identifier: the parser's are kebab-case (`xml-error`, `invalid-date`, `refused-path`, …),
+    /// the pipeline's camelCase (`imageNotFound`, `noImage`, …); one style is the service issue's to pick.
     public var code: String
     /// What happened, for a person.
     public var message: String

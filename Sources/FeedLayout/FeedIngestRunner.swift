@@ -9,7 +9,13 @@ public struct IngestSummary: Sendable {
     public var itemsWithWarnings = 0
     public var format: String?
     /// Problems not tied to one item (junk after the root, an encoding retry, …).
-    public var feedWarnings: [ItemWarning] = []
+    public var feedWarnings: [FeedWarning] = []
+
+    /// What a person is told after `ingest`: the counts, then the feed's own warnings, one per line.
+    public func report(feed: String) -> [String] {
+        var lines = ["\(feed): \(items) items (\(format ?? "unknown format")), \(itemsWithWarnings) with warnings"]
+        return lines + feedWarnings.map { $0.reportLine(feed: feed) }
+    }
 }
 
 /// Streams a feed's items, as they close, to `onItem`.
@@ -68,6 +74,6 @@ private func ingestFeed(
     }
     let outcome = await parsing.value
     summary.format = outcome.format.map { "\($0)" }
-    summary.feedWarnings = outcome.feedWarnings.map(ItemWarning.init)
+    summary.feedWarnings = outcome.feedWarnings
     return summary
 }

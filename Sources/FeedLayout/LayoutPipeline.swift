@@ -7,119 +7,7 @@ import RemoteFetch
 import Synchronization
 import WaterfallLayout
 
-/// One laid-out pin: its frames and what a client renders in them.
-public struct LaidOutItem: Sendable {
-    public var index: Int
-    public var id: String
-    public var link: String?
-    public var placed: PlacedItem
-    public var photo: ResolvedPhoto
-    /// The title block, placed at the top of the annotation frame.
-    public var title: MeasuredText?
-    /// The caption block, below the title (and the title-caption gap).
-    public var text: MeasuredText?
-    public var warnings: [ItemWarning]
-    /// The index of the section it belongs to, once the feed has marked sections; `nil` otherwise.
-    public var section: Int?
-
-    public init(
-        index: Int, id: String, link: String?, placed: PlacedItem, photo: ResolvedPhoto, title: MeasuredText?,
-        text: MeasuredText?, warnings: [ItemWarning], section: Int? = nil
-    ) {
-        self.section = section
-        self.index = index
-        self.id = id
-        self.link = link
-        self.placed = placed
-        self.photo = photo
-        self.title = title
-        self.text = text
-        self.warnings = warnings
-    }
-}
-
-/// A page: a contiguous run of items in feed order, and what the next page needs.
-public struct LayoutPage: Sendable {
-    /// Which layout of the run the page belongs to: 0, or the breakpoint's position in `--breakpoints`.
-    public var layoutIndex: Int
-    /// That layout's grid (in flow mode, a one-lane grid with the flow's container, insets and scale).
-    public var grid: WaterfallGrid
-    /// The flow rows' grid, in flow mode.
-    public var flowGrid: FlowGrid?
-    public var index: Int
-    public var items: [LaidOutItem]
-    /// Sections that start or end with this page's items, in order.
-    public var sections: [SectionEvent]
-    /// Column heights in device pixels after the page's last item (flow mode: the next row's top; the
-    /// horizontal axis: each row's right end).
-    public var columnHeights: [Int]
-    /// The layout's extent so far on the scroll axis in device pixels, end inset included.
-    public var contentHeight: Int
-    /// The cursor for the next page; `nil` on the last page.
-    public var cursor: String?
-    /// How balanced and how well ordered the page is.
-    public var quality: LayoutQuality
-    /// The order measures over every page up to and including this one.
-    public var totals: LayoutQualityTotals
-
-    public init(
-        layoutIndex: Int = 0, grid: WaterfallGrid, flowGrid: FlowGrid? = nil, index: Int, items: [LaidOutItem],
-        sections: [SectionEvent] = [], columnHeights: [Int], contentHeight: Int, cursor: String?,
-        quality: LayoutQuality, totals: LayoutQualityTotals
-    ) {
-        self.layoutIndex = layoutIndex
-        self.grid = grid
-        self.flowGrid = flowGrid
-        self.index = index
-        self.items = items
-        self.sections = sections
-        self.columnHeights = columnHeights
-        self.contentHeight = contentHeight
-        self.cursor = cursor
-        self.quality = quality
-        self.totals = totals
-    }
-}
-
-/// What a run did, for the summary line and the exit code.
-public struct LayoutSummary: Sendable {
-    public var items = 0
-    public var pages = 0
-    public var imagesProbed = 0
-    /// Items whose image could not be read (missing, corrupt, refused); their photo size was declared or guessed.
-    /// Any makes the command exit with 1.
-    public var imageFailures = 0
-    public var warnings = 0
-    /// Warnings counted by code, for the summary.
-    public var warningsByCode: [String: Int] = [:]
-    public var feedFormat: String?
-    /// Problems with the feed as a whole (not with one item): where the parser recovered, junk after the root.
-    public var feedWarnings: [ItemWarning] = []
-    /// Time per stage. Probing and measuring run in concurrent tasks: theirs is the sum over the tasks.
-    public var stageTimes = StageTimes()
-}
-
-/// Where a run's time went.
-public struct StageTimes: Sendable {
-    /// Reading and parsing the feed.
-    public var parse: Duration = .zero
-    /// Probing photos (summed over concurrent tasks).
-    public var probe: Duration = .zero
-    /// Measuring titles and captions (summed over concurrent tasks).
-    public var measure: Duration = .zero
-    /// Placing items and cutting pages.
-    public var place: Duration = .zero
-    /// Handing pages to the caller (writing files or standard output).
-    public var write: Duration = .zero
-}
-
-/// How far a run has come, reported after each batch of items (for a progress line).
-public struct LayoutProgress: Sendable {
-    public var items: Int
-    public var imagesProbed: Int
-    public var imageFailures: Int
-    public var pages: Int
-}
+import LayoutPages
 
 /// The whole `layout` job: feed → items → probed and measured → placed → pages.
 ///
@@ -233,7 +121,7 @@ public struct LayoutPipeline: Sendable {
         let source = try await FeedSource(path: feedPath, fetcher: fetcher, standardInputPrefix: prefix)
         let reader = source.makeReader(imageRoot: options.imageRoot)
         // Items before a cursor are only counted and checked: the stages ahead of placement need not prepare them.
-        let resumeIndex = resume.flatMap { try? LayoutCursor(decoding: $0) }?.state.nextIndex ?? 0
+        let resumeIndex = run.resumeIndex
         let clock = ContinuousClock()
         // Pages are handed over inside placement: time them apart, so placing and writing are told apart.
         var writeTime = Duration.zero
@@ -307,7 +195,7 @@ public struct LayoutPipeline: Sendable {
         let parse = await parsing.value
         run.summary.stageTimes.parse = parse.time
         run.summary.feedFormat = parse.format.map { "\($0)" }
-        run.summary.feedWarnings = parse.feedWarnings.map(ItemWarning.init)
+        run.summary.feedWarnings = parse.feedWarnings
         var summary = try run.finish(onPage: timedOnPage)
         summary.stageTimes.write = writeTime
         return summary

@@ -27,6 +27,18 @@ public struct PixelDecodeOptions: Sendable, Equatable {
     public static let placeholder = PixelDecodeOptions(jpegScaleDenominator: 8)
 }
 
+/// Decoded pixels: RGBA, 8 bits per channel, not premultiplied, rows packed, as stored in the file (before EXIF
+/// orientation).
+public struct DecodedImage: Sendable {
+    /// The header facts (declared size, format, EXIF orientation).
+    public var info: ImageInfo
+    /// The decoded size: the declared size, or less after JPEG DCT scaling.
+    public var width: Int
+    public var height: Int
+    /// `width * height * 4` bytes.
+    public var pixels: [UInt8]
+}
+
 /// An sRGB colour with alpha, 0...255 per channel.
 public struct PlaceholderColor: Sendable, Equatable, CustomStringConvertible {
     /// Red, 0...255 (sRGB).
@@ -144,6 +156,25 @@ public enum ImagePixelDecoder {
         let small = pixels.fitting(within: 100).applying(orientation: decoded.info.orientation)
         let hash = ThumbHash.encode(small)
         return ImagePlaceholder(averageColor: decoded.report.averageColor, thumbHash: hash)
+    }
+
+    /// Decodes a whole JPEG or PNG to RGBA pixels for drawing: the one place, besides verification and
+    /// placeholders, where pixels are decoded, so every caller gets the same limits and the same messages.
+    ///
+    /// - Parameters:
+    ///   - bytes: The complete file.
+    ///   - source: The input's name for error messages.
+    ///   - options: Pixel budget, scan cap, and the JPEG DCT scale (1, 2, 4 or 8; PNG always decodes whole).
+    /// - Returns: The header facts and the pixels as stored (EXIF orientation not applied).
+    /// - Throws: As ``verifyDecodable(_:source:options:)``, and `.notDecodable` for an image with no pixels.
+    public static func decodePixels(
+        _ bytes: UnsafeRawBufferPointer, source: String = "", options: PixelDecodeOptions = PixelDecodeOptions()
+    ) throws(ImageProbeError) -> DecodedImage {
+        let decoded = try decode(bytes, source: source, options: options, keepingPixels: true)
+        guard let pixels = decoded.pixels, pixels.width > 0, pixels.height > 0 else {
+            throw ImageProbeError(code: .notDecodable, message: "the image decoded to no pixels", source: source)
+        }
+        return DecodedImage(info: decoded.info, width: pixels.width, height: pixels.height, pixels: pixels.pixels)
     }
 
     /// Parses the header, enforces the limits, and runs the C decoder.

@@ -156,19 +156,10 @@ final class LoadedFont: @unchecked Sendable {
     private static func readFaceFacts(
         path: String, faceIndex: Int, size: Double
     ) throws(TextMeasureError) -> (metrics: FontVerticalMetrics, bitmapAdvances: [Int32]?) {
-        var library: FT_Library?
-        guard FT_Init_FreeType(&library) == 0, let library else {
-            throw TextMeasureError(code: .libraryFailure, message: "FreeType failed to initialise")
-        }
-        defer { FT_Done_FreeType(library) }
-        var faceHandle: FT_Face?
-        guard FT_New_Face(library, path, FT_Long(faceIndex), &faceHandle) == 0, let faceHandle else {
-            throw TextMeasureError(
-                code: .fontFileUnreadable,
-                message: "cannot open font file '\(path)' (face \(faceIndex)): check the path, "
-                    + "or pass a family name such as \"DejaVu Sans\"")
-        }
-        defer { FT_Done_Face(faceHandle) }
+        let library = try FreeTypeLibrary()
+        let faceHandle = try library.openFace(path: path, faceIndex: faceIndex)
+        // The face goes first; the library must outlive it.
+        defer { withExtendedLifetime(library) { FT_Done_Face(faceHandle) } }
         let face = faceHandle.pointee
         let unitsPerEm = Float(face.units_per_EM == 0 ? 1000 : face.units_per_EM)
 

@@ -49,10 +49,7 @@ enum CommandLineFailure {
 
     /// Options, fonts and cursors are the caller's to fix (usage); a feed that cannot be read is a failed input.
     static func exitCode(for error: LayoutError) -> Int32 {
-        switch error.code {
-        case .invalidOptions, .fontUnavailable, .invalidCursor, .cursorMismatch: usage
-        default: someInputsFailed
-        }
+        error.isUsageError ? usage : someInputsFailed
     }
 }
 

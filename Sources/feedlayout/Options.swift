@@ -227,18 +227,24 @@ func parseInsets(_ text: String, option: String) throws -> Insets {
         ? Insets(all: values[0]) : Insets(top: values[0], left: values[1], bottom: values[2], right: values[3])
 }
 
-extension LayoutOptions {
-    /// The options of `layout` and `preview`, from their shared option groups.
-    init(
-        grid: GridOptions, arrangement: ArrangementOptions, text: TextOptions, pages: PageOptions, input: InputOptions
-    ) throws {
-        self.init(
+/// The layout options `layout` and `preview` share, in their help groups.
+struct LayoutCommandOptions: ParsableArguments {
+    @OptionGroup(title: "Grid") var grid: GridOptions
+    @OptionGroup(title: "Flow, horizontal axis and sections") var arrangement: ArrangementOptions
+    @OptionGroup(title: "Text") var text: TextOptions
+    @OptionGroup(title: "Pages") var pages: PageOptions
+    @OptionGroup(title: "Input") var input: InputOptions
+
+    /// The library's options for these arguments.
+    func options() throws -> LayoutOptions {
+        var options = LayoutOptions(
             waterfall: try grid.configuration(), annotation: try text.annotationStyle(), pagination: pages.rule,
             fallbackAspectRatio: grid.fallbackAspectRatio, probeConcurrency: input.probeConcurrency,
             imageRoot: input.imageRoot, maximumPages: pages.maxPages, placeholders: input.placeholders,
             probeCachePath: input.probeCachePath, allowPrivateNetwork: input.allowPrivateNetwork,
             breakpoints: try grid.parsedBreakpoints())
-        try arrangement.apply(to: &self)
+        try arrangement.apply(to: &options)
+        return options
     }
 }
 

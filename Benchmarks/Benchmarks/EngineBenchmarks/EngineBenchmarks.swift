@@ -43,7 +43,7 @@ func typicalPages(_ pageCount: Int) -> (pages: [LayoutPage], grid: WaterfallGrid
                     text: "Photo \(index): harbour at dusk", measurement: measurement, deviceHeight: 18,
                     frame: placed.annotationFrame),
                 text: MeasuredText(text: caption, measurement: measurement, deviceHeight: 30, frame: placed.annotationFrame),
-                warnings: index % 17 == 0 ? [ItemWarning(code: "imageSizeUnknown", message: "size unknown")] : [])
+                warnings: index % 17 == 0 ? [FeedWarning(code: "imageSizeUnknown", message: "size unknown")] : [])
         }
         let quality = LayoutQuality(items: laidOut.map(\.placed), columnHeights: engine.state.columnHeights, grid: engine.grid)
         pages.append(

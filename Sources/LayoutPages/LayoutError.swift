@@ -1,5 +1,3 @@
-import FeedIngest
-
 /// A failure of the pipeline as a whole (a single broken item or image is a warning instead).
 ///
 /// Like async-http-client's `HTTPClientError`, the code is a struct with static members, so new codes can be
@@ -28,28 +26,4 @@ public struct LayoutError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { message }
-}
-
-/// A problem with one item that did not stop it from being laid out: a missing image, an unparseable date.
-public struct ItemWarning: Sendable, Hashable {
-    /// A stable, machine-readable name (`imageMissing`, `imageCorrupt`, `dateUnparseable`, …).
-    public var code: String
-    public var message: String
-    /// Where in the feed, when the warning comes from the feed itself.
-    public var line: Int?
-    public var column: Int?
-
-    public init(code: String, message: String, line: Int? = nil, column: Int? = nil) {
-        self.code = code
-        self.message = message
-        self.line = line
-        self.column = column
-    }
-}
-
-extension ItemWarning {
-    /// A problem the feed parser found, with its place in the feed.
-    init(_ warning: FeedWarning) {
-        self.init(code: warning.code, message: warning.message, line: warning.line, column: warning.column)
-    }
 }

@@ -6,7 +6,7 @@ import Testing
 import TextMeasure
 import WaterfallLayout
 
-@testable import PreviewRender
+@testable import LayoutPreview
 
 /// A small layout built the way the pipeline builds one, drawn and read back pixel by pixel.
 @Suite struct PNGPreviewTests {
@@ -291,7 +291,7 @@ import WaterfallLayout
 
     @Test func corruptPhotoIsReportedNotDrawn() throws {
         let path = Self.repositoryRoot.appendingPathComponent("sample-feed/photos/corrupt.jpg").path
-        #expect(throws: PreviewRenderError.self) { try PhotoThumbnail.load(path: path, width: 50, height: 50) }
+        #expect(throws: PreviewError.self) { try PhotoThumbnail.load(path: path, width: 50, height: 50) }
         do {
             _ = try PhotoThumbnail.load(path: path, width: 50, height: 50)
         } catch {

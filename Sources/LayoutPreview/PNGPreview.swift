@@ -223,7 +223,7 @@ public struct PNGPreview {
             let job = jobs[index]
             let outcome: PhotoOutcome
             if let path = job.path, job.frame.width > 0, job.frame.height > 0 {
-                do throws(PreviewRenderError) {
+                do throws(PreviewError) {
                     outcome = .drawn(
                         try PhotoThumbnail.load(path: path, width: job.frame.width, height: job.frame.height))
                 } catch {

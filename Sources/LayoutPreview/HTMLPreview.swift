@@ -1,4 +1,5 @@
 import Foundation
+import LayoutPages
 import TextMeasure
 import WaterfallLayout
 
@@ -210,11 +211,6 @@ public struct HTMLPreview {
         guard let lines else { return "" }
         return "-webkit-line-clamp: \(lines);"
     }
-}
-
-/// A length as CSS writes it: whole numbers without a fraction.
-func cssNumber(_ value: Double) -> String {
-    value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
 }
 
 private func escape(_ text: String) -> String {

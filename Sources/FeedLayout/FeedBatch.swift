@@ -1,13 +1,12 @@
-import FeedLayout
 import Foundation
 
 /// The feeds one `layout` run works through: the arguments, with folders expanded to the feeds inside them, or
 /// — given `-` alone with a list on standard input — one feed path or URL per line of standard input.
-struct FeedBatch {
+public enum FeedBatch {
     /// File extensions taken from a folder.
-    static let feedExtensions: Set<String> = ["xml", "rss", "atom", "rdf", "json", "feed"]
+    public static let feedExtensions: Set<String> = ["xml", "rss", "atom", "rdf", "json", "feed"]
 
-    enum Input {
+    public enum Input: Sendable {
         /// Feeds known up front (paths or URLs, folders already expanded).
         case feeds([String])
         /// One feed on standard input; these are its first bytes, already read.
@@ -23,7 +22,7 @@ struct FeedBatch {
     /// feedlayout layout -` both work, and the command runs unchanged under Hadoop Streaming or Spark's `pipe`.
     ///
     /// - Throws: `LayoutError.feedUnreadable` naming a folder that cannot be listed or holds no feeds.
-    static func input(for arguments: [String]) throws(LayoutError) -> Input {
+    public static func input(for arguments: [String]) throws(LayoutError) -> Input {
         if arguments == ["-"] {
             let (prefix, isFeed) = sniffStandardInput()
             return isFeed ? .standardInputFeed(prefix) : .standardInputList(prefix)
@@ -72,7 +71,7 @@ struct FeedBatch {
     }
 
     /// Reads the feed list from standard input line by line, as lines arrive, and calls `body` for each feed.
-    static func forEachListedFeed(startingWith prefix: Data, _ body: (String) async throws -> Void) async throws {
+    public static func forEachListedFeed(startingWith prefix: Data, _ body: (String) async throws -> Void) async throws {
         var pending = prefix
         func takeLines(final: Bool) -> [String] {
             var lines: [String] = []
@@ -97,7 +96,7 @@ struct FeedBatch {
 
     /// A folder name for a feed's pages inside `--out`: its file name without the extension (the URL's last path
     /// part, or its host), made unique among the names already used.
-    static func folderName(for feed: String, used: inout Set<String>) -> String {
+    public static func folderName(for feed: String, used: inout Set<String>) -> String {
         var base: String
         if let url = URL(string: feed), url.scheme == "http" || url.scheme == "https" {
             let last = url.deletingPathExtension().lastPathComponent
@@ -116,44 +115,4 @@ struct FeedBatch {
         used.insert(name)
         return name
     }
-}
-
-/// The progress line on standard error: only on a terminal, redrawn at most ten times a second, cleared before
-/// anything else is printed.
-final class ProgressLine {
-    let isEnabled: Bool
-    private let clock = ContinuousClock()
-    private var started: ContinuousClock.Instant
-    private var lastDrawn: ContinuousClock.Instant?
-    private var visible = false
-
-    init(quiet: Bool) {
-        isEnabled = !quiet && isatty(STDERR_FILENO) == 1
-        started = clock.now
-    }
-
-    /// Starts timing a new feed.
-    func start() { started = clock.now }
-
-    func update(_ progress: LayoutProgress, feed: String) {
-        guard isEnabled else { return }
-        let now = clock.now
-        if let lastDrawn, now - lastDrawn < .milliseconds(100) { return }
-        lastDrawn = now
-        let seconds = max(0.001, (now - started).seconds)
-        var text = "\(feed): \(progress.items) items, \(progress.imagesProbed) images probed, "
-        text += "\(progress.imageFailures) failed, \(progress.pages) pages, \(Int(Double(progress.items) / seconds)) items/s"
-        FileHandle.standardError.write(Data(("\r\u{1B}[2K" + text).utf8))
-        visible = true
-    }
-
-    func clear() {
-        guard visible else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8))
-        visible = false
-    }
-}
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -1,4 +1,3 @@
-internal import CFeedLayoutShims
 import Foundation
 import ImageProbe
 
@@ -24,19 +23,19 @@ public struct PhotoThumbnail: Sendable {
     ///   - width: Target width in pixels, at least 1.
     ///   - height: Target height in pixels, at least 1.
     ///   - pixelBudget: Images with more stored pixels are refused unread.
-    /// - Throws: ``PreviewRenderError`` naming the file: unreadable, not JPEG or PNG, over the budget,
+    /// - Throws: ``PreviewError`` naming the file: unreadable, not JPEG or PNG, over the budget,
     ///   or damaged (libjpeg's warnings count as damage, as in `probe --verify`).
     public static func load(
         path: String, width: Int, height: Int, pixelBudget: Int = ImageInfo.defaultPixelBudget
-    ) throws(PreviewRenderError) -> PhotoThumbnail {
+    ) throws(PreviewError) -> PhotoThumbnail {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path), options: .mappedIfSafe)
         } catch {
-            throw PreviewRenderError("\(path): cannot read the image (\(error.localizedDescription))")
+            throw PreviewError("\(path): cannot read the image (\(error.localizedDescription))")
         }
         let result = data.withUnsafeBytes { bytes in
-            Result { () throws(PreviewRenderError) in
+            Result { () throws(PreviewError) in
                 try decode(bytes, source: path, width: width, height: height, pixelBudget: pixelBudget)
             }
         }
@@ -47,23 +46,16 @@ public struct PhotoThumbnail: Sendable {
     public static func decode(
         _ bytes: UnsafeRawBufferPointer, source: String, width: Int, height: Int,
         pixelBudget: Int = ImageInfo.defaultPixelBudget
-    ) throws(PreviewRenderError) -> PhotoThumbnail {
+    ) throws(PreviewError) -> PhotoThumbnail {
         let targetWidth = max(1, width)
         let targetHeight = max(1, height)
         let info: ImageInfo
         switch ImageHeaderParser.parse(bytes, isComplete: true) {
         case .info(let parsed): info = parsed
-        case .failure(let error): throw PreviewRenderError("\(source): \(error.reason)")
-        case .needMoreBytes: throw PreviewRenderError("\(source): the image ends inside its header")
+        case .failure(let error): throw PreviewError("\(source): \(error.reason)")
+        case .needMoreBytes: throw PreviewError("\(source): the image ends inside its header")
         }
-        guard info.format == .jpeg || info.format == .png else {
-            throw PreviewRenderError(
-                "\(source): the PNG preview draws JPEG and PNG only, this is \(info.format.rawValue)")
-        }
-        guard !info.exceedsPixelBudget(pixelBudget) else {
-            throw PreviewRenderError(
-                "\(source): \(info.width)×\(info.height) is above the pixel budget of \(pixelBudget)")
-        }
+        // Formats other than JPEG and PNG, and images over the budget, are refused by the decoder.
         // The stored image is turned a quarter for orientations 5-8: compare it with the target turned too.
         let swaps = info.swapsDimensionsForDisplay
         let storedTargetWidth = swaps ? targetHeight : targetWidth
@@ -78,32 +70,18 @@ public struct PhotoThumbnail: Sendable {
                 break
             }
         }
-        var options = fl_image_decode_options(
-            pixel_budget: UInt64(max(0, pixelBudget)), max_progressive_scans: 100,
-            scale_denominator: Int32(denominator), keep_pixels: 1, reserved: 0)
-        var result = fl_image_decode_result()
-        let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
-        if info.format == .jpeg {
-            fl_jpeg_decode(base, bytes.count, &options, &result)
-        } else {
-            fl_png_decode(base, bytes.count, &options, &result)
+        let decoded: DecodedImage
+        do {
+            decoded = try ImagePixelDecoder.decodePixels(
+                bytes, source: source,
+                options: PixelDecodeOptions(pixelBudget: pixelBudget, jpegScaleDenominator: denominator))
+        } catch {
+            throw PreviewError(error.message)
         }
-        defer { fl_image_free_pixels(result.pixels) }
-        guard result.status == Int32(FL_IMAGE_OK.rawValue), let decoded = result.pixels else {
-            let library = info.format == .jpeg ? "libjpeg" : "libpng"
-            let message = withUnsafeBytes(of: result.message) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            throw PreviewRenderError("\(source): \(library) could not decode it (\(message))")
+        let upright = decoded.pixels.withUnsafeBufferPointer { pixels in
+            premultipliedUpright(
+                SourceImage(width: decoded.width, height: decoded.height, pixels: pixels), orientation: info.orientation)
         }
-        let stored = SourceImage(
-            width: Int(result.decoded_width), height: Int(result.decoded_height),
-            pixels: UnsafeBufferPointer(
-                start: decoded, count: Int(result.decoded_width) * Int(result.decoded_height) * 4))
-        guard stored.width > 0, stored.height > 0 else {
-            throw PreviewRenderError("\(source): the image decoded to no pixels")
-        }
-        let upright = premultipliedUpright(stored, orientation: info.orientation)
         let pixels = resample(
             upright.pixels, width: upright.width, height: upright.height, toWidth: targetWidth, height: targetHeight)
         return PhotoThumbnail(width: targetWidth, height: targetHeight, pixels: pixels, scaleDenominator: denominator)

@@ -1,11 +1,11 @@
 import WaterfallLayout
 
 /// What a cursor carries of an engine, whichever mode the layout uses.
-enum EngineState: Hashable, Sendable {
+package enum EngineState: Hashable, Sendable {
     case waterfall(WaterfallState)
     case flow(FlowState)
 
-    var nextIndex: Int {
+    package var nextIndex: Int {
         switch self {
         case .waterfall(let state): state.nextIndex
         case .flow(let state): state.nextIndex
@@ -23,20 +23,20 @@ enum EngineState: Hashable, Sendable {
 
 /// The geometry of one layout of a run: what the page records describe, and the width an item's annotation is
 /// measured at. Pure and `Sendable`, so the parallel half of the pipeline can use it.
-struct LayoutGeometry: Sendable {
+package struct LayoutGeometry: Sendable {
     /// The page's grid. In flow mode a one-lane stand-in with the same container, insets and scale.
-    let grid: WaterfallGrid
+    package let grid: WaterfallGrid
     /// The flow grid, in flow mode.
-    let flowGrid: FlowGrid?
+    package let flowGrid: FlowGrid?
     /// On the horizontal axis every annotation gets a band of this height (device pixels): room for the most
     /// title and caption lines allowed, so the photo's width, and the width the text is measured at, are known
     /// before the text is.
-    let annotationBand: Int?
+    package let annotationBand: Int?
     // Fresh engines, used only for their width arithmetic.
     private let waterfall: WaterfallEngine?
     private let flow: FlowEngine?
 
-    init(options: LayoutOptions, annotationBand: Double?) throws(WaterfallConfigurationError) {
+    package init(options: LayoutOptions, annotationBand: Double?) throws(WaterfallConfigurationError) {
         if let configuration = options.flowConfiguration {
             let flow = try FlowEngine(configuration: configuration)
             var lane = options.waterfall
@@ -60,7 +60,7 @@ struct LayoutGeometry: Sendable {
     }
 
     /// The content width, in device pixels, that an item's title and caption are measured at.
-    func annotationWidth(photo: Size, span: ColumnSpan) -> Int {
+    package func annotationWidth(photo: Size, span: ColumnSpan) -> Int {
         if let flow { return flow.contentWidth(for: photo) }
         if let annotationBand, let waterfall {
             return waterfall.contentWidth(
@@ -93,7 +93,7 @@ struct LayoutGeometry: Sendable {
 /// One layout's engine, the waterfall (either axis) or the flow rows, behind one interface: cells come out in
 /// batches (one per item from the waterfall; a whole row from the flow engine when the next item starts a new
 /// one), and `state` is always the state after the last cell that came out, which is where a page may end.
-struct LayoutEngine {
+package struct LayoutEngine {
     // Two optionals rather than an enum: mutating through `x!.place` works in place, with no copy of the
     // engine's arrays per item.
     private var waterfall: WaterfallEngine?

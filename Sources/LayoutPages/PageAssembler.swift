@@ -3,11 +3,11 @@ import WaterfallLayout
 
 /// The sequential half of a run: every layout's page assembler, and the summary, which counts each item once
 /// however many layouts place it.
-struct RunAssembler {
+package struct RunAssembler {
     var assemblers: [PageAssembler]
-    var summary = LayoutSummary()
+    package var summary = LayoutSummary()
 
-    init(options: LayoutOptions, geometries: [LayoutGeometry], resume: String?) throws(LayoutError) {
+    package init(options: LayoutOptions, geometries: [LayoutGeometry], resume: String?) throws(LayoutError) {
         var assemblers: [PageAssembler] = []
         for (index, (layout, geometry)) in zip(options.layouts, geometries).enumerated() {
             assemblers.append(
@@ -17,15 +17,19 @@ struct RunAssembler {
     }
 
     /// Every layout has written the pages it was asked for (`--max-pages`).
-    var isFinished: Bool { assemblers.allSatisfy(\.isFinished) }
+    /// The index of the first item the run lays out: the cursor's next item, or 0. Items before it are only
+    /// checked against the cursor, so the stages ahead of placement need not prepare them.
+    package var resumeIndex: Int { assemblers.map(\.resumeIndex).max() ?? 0 }
 
-    mutating func isBeforeCursor(_ item: FeedItem) -> Bool {
+    package var isFinished: Bool { assemblers.allSatisfy(\.isFinished) }
+
+    package mutating func isBeforeCursor(_ item: FeedItem) -> Bool {
         var before = false
         for index in assemblers.indices where assemblers[index].isBeforeCursor(item) { before = true }
         return before
     }
 
-    mutating func add(_ items: [PreparedItem], onPage: (LayoutPage) throws -> Void) throws {
+    package mutating func add(_ items: [PreparedItem], onPage: (LayoutPage) throws -> Void) throws {
         for index in assemblers.indices { try assemblers[index].add(items, onPage: onPage) }
         for prepared in items {
             summary.items += 1
@@ -38,13 +42,13 @@ struct RunAssembler {
         }
     }
 
-    var progress: LayoutProgress {
+    package var progress: LayoutProgress {
         LayoutProgress(
             items: summary.items, imagesProbed: summary.imagesProbed, imageFailures: summary.imageFailures,
             pages: assemblers.reduce(0) { $0 + $1.pagesWritten })
     }
 
-    mutating func finish(onPage: (LayoutPage) throws -> Void) throws -> LayoutSummary {
+    package mutating func finish(onPage: (LayoutPage) throws -> Void) throws -> LayoutSummary {
         for index in assemblers.indices { summary.pages += try assemblers[index].finish(onPage: onPage) }
         return summary
     }
@@ -77,7 +81,7 @@ struct PageAssembler {
     private(set) var isFinished = false
 
     /// Items before this index were laid out by earlier pages; they are only checked against the cursor.
-    private let resumeIndex: Int
+    let resumeIndex: Int
     private let resumeDigest: UInt64?
     private var prefixVerified = false
     private var itemsSeen = 0

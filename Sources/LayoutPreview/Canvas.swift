@@ -203,10 +203,10 @@ public struct Canvas: Sendable {
     /// written to a temporary file beside it, then renamed over it.
     ///
     /// - Parameter path: The file to write.
-    /// - Throws: ``PreviewRenderError`` naming the file.
-    public func writePNG(to path: String) throws(PreviewRenderError) {
+    /// - Throws: ``PreviewError`` naming the file.
+    public func writePNG(to path: String) throws(PreviewError) {
         guard width > 0, height > 0 else {
-            throw PreviewRenderError("\(path): nothing to write, the canvas is \(width)×\(height)")
+            throw PreviewError("\(path): nothing to write, the canvas is \(width)×\(height)")
         }
         let temporary = path + ".tmp-\(getpid())"
         var message = [CChar](repeating: 0, count: 256)
@@ -217,18 +217,18 @@ public struct Canvas: Sendable {
         guard status == Int32(FL_PNG_WRITE_OK.rawValue) else {
             unlink(temporary)
             let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw PreviewRenderError("\(path): cannot write the PNG (\(reason)); check that the folder is writable")
+            throw PreviewError("\(path): cannot write the PNG (\(reason)); check that the folder is writable")
         }
         guard rename(temporary, path) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporary)
-            throw PreviewRenderError("\(path): cannot move the finished PNG into place (\(reason))")
+            throw PreviewError("\(path): cannot move the finished PNG into place (\(reason))")
         }
     }
 }
 
 /// Why a preview could not be rendered or written.
-public struct PreviewRenderError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct PreviewError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What failed, naming the file, and what to do.
     public var message: String
 

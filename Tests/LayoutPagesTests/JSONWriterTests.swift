@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WaterfallLayout
 
-@testable import FeedLayout
+@testable import LayoutPages
 
 @Suite struct JSONWriterTests {
     @Test func writesKeysInOrderWithCommasAndNesting() {

@@ -236,3 +236,9 @@ struct StableHash {
         value &*= 0x0000_0100_0000_01B3
     }
 }
+
+/// A length as CSS writes it: whole numbers without a fraction (`236`, `12.5`). Breakpoint names, page folders,
+/// summaries and previews all print lengths this way.
+package func cssNumber(_ value: Double) -> String {
+    value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+}

@@ -1,7 +1,7 @@
 import Testing
 import WaterfallLayout
 
-@testable import FeedLayout
+@testable import LayoutPages
 
 @Suite struct LayoutQualityTests {
     @Test func inversionCountMatchesABruteForceCount() {

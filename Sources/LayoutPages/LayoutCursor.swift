@@ -12,7 +12,7 @@ import WaterfallLayout
 /// cursors stay byte-identical. Version 2 adds the mode (waterfall or flow), the section fields, the flow rows'
 /// follow lanes, and a hash of the current section's key (the next item starts a new section when its key
 /// differs); its integers are zigzag-encoded, since frames may start left of zero.
-struct LayoutCursor: Hashable {
+package struct LayoutCursor: Hashable {
     static let prefixes = ["fl1.", "fl2."]
 
     var fingerprint: UInt64

@@ -5,99 +5,7 @@ import ProbeCache
 import TextMeasure
 import WaterfallLayout
 
-/// Where a photo's size came from, from most to least trustworthy.
-public enum PhotoSizeSource: String, Sendable, Hashable {
-    /// Read from the image file's own header (EXIF orientation applied).
-    case header
-    /// Declared in the feed (`media:content width=… height=…`), used when the file could not be read.
-    case declared
-    /// Nothing known: the configured fallback aspect ratio.
-    case fallback
-}
-
-/// The photo of one pin as the layout uses it.
-public struct ResolvedPhoto: Sendable, Equatable {
-    /// The image reference as the feed gave it (resolved), or `nil` when the item has no image.
-    public var url: String?
-    /// The display size (after orientation) or, for the fallback, a size with the fallback aspect ratio.
-    public var size: Size
-    public var sizeSource: PhotoSizeSource
-    /// The header facts, when the file was probed.
-    public var info: ImageInfo?
-    /// What to paint before the photo arrives, when placeholders were asked for and the image could be decoded.
-    public var placeholder: ImagePlaceholder?
-
-    /// Whether the item names an image whose size could not be read from it (missing, corrupt, refused, not
-    /// reachable): a failed input, though the item is still laid out with a declared or fallback size.
-    public var isUnreadImage: Bool { url != nil && sizeSource != .header }
-
-    public init(
-        url: String?, size: Size, sizeSource: PhotoSizeSource, info: ImageInfo?, placeholder: ImagePlaceholder? = nil
-    ) {
-        self.url = url
-        self.size = size
-        self.sizeSource = sizeSource
-        self.info = info
-        self.placeholder = placeholder
-    }
-}
-
-/// A measured block of the annotation (the title or the caption).
-public struct MeasuredText: Sendable, Equatable {
-    public var text: String
-    public var measurement: TextMeasurement
-    /// The block's height in device pixels, rounded up so that the text fits.
-    public var deviceHeight: Int
-    /// Where the block sits, once its item is placed: the title at the top of the annotation, the caption at
-    /// its bottom (the title-caption gap between them).
-    public var frame = DeviceRect(x: 0, y: 0, width: 0, height: 0)
-
-    public init(text: String, measurement: TextMeasurement, deviceHeight: Int, frame: DeviceRect? = nil) {
-        self.text = text
-        self.measurement = measurement
-        self.deviceHeight = deviceHeight
-        if let frame { self.frame = frame }
-    }
-}
-
-/// The measured annotation of one item at the content width of one layout.
-struct PreparedAnnotation: Sendable {
-    var title: MeasuredText?
-    var text: MeasuredText?
-
-    /// The whole annotation's height in device pixels: title, gap, caption.
-    func deviceHeight(titleTextGap: Int) -> Int {
-        let title = title?.deviceHeight ?? 0
-        let text = text?.deviceHeight ?? 0
-        return title + text + (title > 0 && text > 0 ? titleTextGap : 0)
-    }
-}
-
-/// An item with everything the engines need: the slow, parallel part of the pipeline produces these.
-struct PreparedItem: Sendable {
-    var item: FeedItem
-    var photo: ResolvedPhoto
-    /// The annotation measured for each layout of the run (one per breakpoint), in the order of the layouts.
-    var annotations: [PreparedAnnotation]
-    var warnings: [ItemWarning]
-    /// Time spent probing the photo and measuring the text, for the summary's time per stage.
-    var probeTime: Duration = .zero
-    var measureTime: Duration = .zero
-}
-
-extension SpanHint {
-    /// The engine's span for the feed's hint.
-    var columnSpan: ColumnSpan {
-        switch self {
-        case .columns(let count): .columns(count)
-        case .fullWidth: .fullWidth
-        }
-    }
-}
-
-extension FeedItem {
-    var columnSpan: ColumnSpan { layout.span?.columnSpan ?? .single }
-}
+import LayoutPages
 
 /// The images one run has probed, by source: a feed that shows the same photo many times (avatars, a photo in
 /// several items, a sample reused) reads it once; and the texts it has measured. Bounded; shared by the run's
@@ -217,7 +125,7 @@ struct ItemPreparer: Sendable {
     ///
     /// - Parameter prober: The run's prober: it owns the HTTP client, which lives as long as the run.
     func prepare(_ item: FeedItem, prober: CachingImageProber, memo: RunProbeMemo) async -> PreparedItem {
-        var warnings = item.warnings.map(ItemWarning.init)
+        var warnings = item.warnings
         let clock = ContinuousClock()
         let started = clock.now
         let photo = await resolvePhoto(item.image, prober: prober, memo: memo, warnings: &warnings)
@@ -265,11 +173,11 @@ struct ItemPreparer: Sendable {
     /// URL), else the size the feed declares, else the fallback. Every step down is a warning on the item, so
     /// nothing is silently guessed.
     private func resolvePhoto(
-        _ image: FeedImage?, prober: CachingImageProber, memo: RunProbeMemo, warnings: inout [ItemWarning]
+        _ image: FeedImage?, prober: CachingImageProber, memo: RunProbeMemo, warnings: inout [FeedWarning]
     ) async -> ResolvedPhoto {
         let fallback = Size(width: options.fallbackAspectRatio, height: 1)
         guard let image else {
-            warnings.append(ItemWarning(code: "noImage", message: "the item has no image; using the fallback aspect ratio"))
+            warnings.append(FeedWarning(code: "noImage", message: "the item has no image; using the fallback aspect ratio"))
             return ResolvedPhoto(url: nil, size: fallback, sizeSource: .fallback, info: nil)
         }
         // A local reference the feed reader accepted has a path; a remote one is probed at its URL. Anything
@@ -280,14 +188,14 @@ struct ItemPreparer: Sendable {
             switch result.info {
             case .success(let info):
                 for warning in info.warnings {
-                    warnings.append(ItemWarning(code: "imageWarning", message: "\(image.url): \(warning)"))
+                    warnings.append(FeedWarning(code: "imageWarning", message: "\(image.url): \(warning)"))
                 }
                 var placeholder: ImagePlaceholder?
                 switch result.placeholder {
                 case .success(let built): placeholder = built
                 case .failure(let error):
                     // The size is still right: a missing placeholder is not an image failure.
-                    warnings.append(ItemWarning(code: "placeholderUnavailable", message: "\(image.url): \(error.reason)"))
+                    warnings.append(FeedWarning(code: "placeholderUnavailable", message: "\(image.url): \(error.reason)"))
                 case nil: break
                 }
                 return ResolvedPhoto(
@@ -296,7 +204,7 @@ struct ItemPreparer: Sendable {
             case .failure(let error):
                 // The reason alone: the error's own message names the local path, which differs per machine.
                 warnings.append(
-                    ItemWarning(code: "image\(capitalized(error.code.description))", message: "\(image.url): \(error.reason)"))
+                    FeedWarning(code: "image\(capitalized(error.code.description))", message: "\(image.url): \(error.reason)"))
             }
         }
         if let width = image.width, let height = image.height, width > 0, height > 0 {
@@ -304,7 +212,7 @@ struct ItemPreparer: Sendable {
                 url: image.url, size: Size(width: Double(width), height: Double(height)), sizeSource: .declared, info: nil)
         }
         warnings.append(
-            ItemWarning(code: "imageSizeUnknown", message: "\(image.url): size unknown; using the fallback aspect ratio"))
+            FeedWarning(code: "imageSizeUnknown", message: "\(image.url): size unknown; using the fallback aspect ratio"))
         return ResolvedPhoto(url: image.url, size: fallback, sizeSource: .fallback, info: nil)
     }
 }

@@ -1,11 +1,24 @@
 internal import CFreeType
-import TextMeasure
 
-/// Draws shaped lines with FreeType: grey-scale anti-aliased outlines with light (vertical-only) hinting,
-/// placed at quarter-pixel horizontal positions, and colour bitmap glyphs (emoji) scaled from their strike.
+/// A rendered glyph: a coverage mask, or premultiplied RGBA for colour glyphs, placed relative to the pen
+/// position (`left` to the right of it, `top` above the baseline), in device pixels.
+public struct GlyphBitmap: Sendable {
+    public var left: Int
+    public var top: Int
+    public var width: Int
+    public var height: Int
+    /// `width * height` coverage values, for outline glyphs.
+    public var coverage: [UInt8]?
+    /// `width * height * 4` premultiplied RGBA bytes, for colour bitmap glyphs (emoji).
+    public var rgba: [UInt8]?
+}
+
+/// Renders shaped glyphs with FreeType from the same font files measurement shapes with: grey-scale anti-aliased
+/// outlines with light (vertical-only) hinting at quarter-pixel horizontal positions, and colour bitmap glyphs
+/// (emoji) scaled down from their strike. Faces and glyphs are cached.
 ///
-/// Not thread-safe: FreeType faces carry state. One rasteriser draws one canvas.
-final class GlyphRasterizer {
+/// Not thread-safe: FreeType faces carry state. One renderer draws one picture.
+public final class GlyphRenderer {
     private struct FaceKey: Hashable {
         var path: String
         var faceIndex: Int
@@ -20,78 +33,39 @@ final class GlyphRasterizer {
         var subpixel: Int
     }
 
-    /// A rendered glyph: a coverage mask, or premultiplied RGBA for colour glyphs.
-    private struct Bitmap {
-        var left: Int
-        var top: Int
-        var width: Int
-        var height: Int
-        var coverage: [UInt8]?
-        var rgba: [UInt8]?
-    }
-
     private struct LoadedFace {
         var face: FT_Face
         /// For bitmap-only faces: the strike's pixel size over the wanted one (they are scaled down).
         var bitmapScale: Double?
     }
 
-    private var library: FT_Library?
+    private let library: FreeTypeLibrary
     private var faceIDs: [FaceKey: Int] = [:]
     private var faces: [LoadedFace?] = []
-    private var glyphs: [GlyphKey: Bitmap?] = [:]
+    private var glyphs: [GlyphKey: GlyphBitmap?] = [:]
 
-    init() throws(PreviewRenderError) {
-        var library: FT_Library?
-        guard FT_Init_FreeType(&library) == 0, library != nil else {
-            throw PreviewRenderError("FreeType failed to initialise")
-        }
-        self.library = library
+    /// - Throws: `TextMeasureError.libraryFailure` when FreeType cannot start.
+    public init() throws(TextMeasureError) {
+        library = try FreeTypeLibrary()
     }
 
     deinit {
         for case let loaded? in faces { FT_Done_Face(loaded.face) }
-        FT_Done_FreeType(library)
     }
 
-    /// Draws `line` with its left edge at `x` and its baseline at `baseline` (device pixels), every glyph
-    /// position multiplied by `scale`, the glyphs rendered at `size × scale` pixels, inside `clip`.
-    func draw(
-        _ line: GlyphLine, size: Double, scale: Double, x: Double, baseline: Double, color: RGBColor,
-        into canvas: inout Canvas, clip: ClipRect
-    ) {
-        let pixelSize = Int((size * scale * 64).rounded())
-        for run in line.runs {
-            guard let face = faceID(FaceKey(path: run.fontPath, faceIndex: run.faceIndex, size: pixelSize)) else {
-                continue
-            }
-            for glyph in run.glyphs {
-                let penX = x + glyph.x * scale
-                let penY = baseline + glyph.y * scale
-                let wholeX = penX.rounded(.down)
-                let subpixel = min(3, Int(((penX - wholeX) * 4).rounded(.down)))
-                let key = GlyphKey(face: face, glyph: glyph.glyph, subpixel: subpixel)
-                let bitmap: Bitmap?
-                if let cached = glyphs[key] {
-                    bitmap = cached
-                } else {
-                    bitmap = render(key)
-                    glyphs[key] = .some(bitmap)
-                }
-                guard let bitmap, bitmap.width > 0, bitmap.height > 0 else { continue }
-                let left = Int(wholeX) + bitmap.left
-                let top = Int(penY.rounded()) - bitmap.top
-                if let coverage = bitmap.coverage {
-                    canvas.blendMask(
-                        coverage, maskWidth: bitmap.width, maskHeight: bitmap.height, x: left, y: top, color: color,
-                        clip: clip)
-                } else if let rgba = bitmap.rgba {
-                    canvas.composite(
-                        premultiplied: rgba, imageWidth: bitmap.width, imageHeight: bitmap.height, x: left, y: top,
-                        clip: clip)
-                }
-            }
+    /// The glyph `glyph` of face `faceIndex` in `fontPath` at `pixelSize64` / 64 pixels, its pen position's
+    /// fraction `subpixel` quarter pixels to the right; `nil` when the face or glyph cannot be rendered.
+    public func bitmap(fontPath: String, faceIndex: Int, pixelSize64: Int, glyph: UInt32, subpixel: Int)
+        -> GlyphBitmap?
+    {
+        guard let face = faceID(FaceKey(path: fontPath, faceIndex: faceIndex, size: pixelSize64)) else {
+            return nil
         }
+        let key = GlyphKey(face: face, glyph: glyph, subpixel: subpixel)
+        if let cached = glyphs[key] { return cached }
+        let bitmap = render(key)
+        glyphs[key] = .some(bitmap)
+        return bitmap
     }
 
     private func faceID(_ key: FaceKey) -> Int? {
@@ -103,10 +77,7 @@ final class GlyphRasterizer {
     }
 
     private func open(_ key: FaceKey) -> LoadedFace? {
-        var handle: FT_Face?
-        guard FT_New_Face(library, key.path, FT_Long(key.faceIndex), &handle) == 0, let face = handle else {
-            return nil
-        }
+        guard let face = try? library.openFace(path: key.path, faceIndex: key.faceIndex) else { return nil }
         let isScalable = (face.pointee.face_flags & FT_Long(FT_FACE_FLAG_SCALABLE)) != 0
         if isScalable {
             guard FT_Set_Char_Size(face, 0, FT_F26Dot6(key.size), 72, 72) == 0 else {
@@ -129,7 +100,7 @@ final class GlyphRasterizer {
         return LoadedFace(face: face, bitmapScale: Double(key.size) / Double(strikes[index].y_ppem))
     }
 
-    private func render(_ key: GlyphKey) -> Bitmap? {
+    private func render(_ key: GlyphKey) -> GlyphBitmap? {
         guard let loaded = faces[key.face] else { return nil }
         let face = loaded.face
         if let scale = loaded.bitmapScale {
@@ -157,13 +128,13 @@ final class GlyphRasterizer {
                 for column in 0..<width { coverage[row * width + column] = source[column] }
             }
         }
-        return Bitmap(
+        return GlyphBitmap(
             left: Int(slot.pointee.bitmap_left), top: Int(slot.pointee.bitmap_top), width: width, height: height,
             coverage: coverage, rgba: nil)
     }
 
     /// A premultiplied BGRA strike glyph, area-averaged down by `scale`, as premultiplied RGBA.
-    private func scaledColorBitmap(_ slot: FT_GlyphSlotRec, scale: Double) -> Bitmap? {
+    private func scaledColorBitmap(_ slot: FT_GlyphSlotRec, scale: Double) -> GlyphBitmap? {
         let bitmap = slot.bitmap
         guard bitmap.pixel_mode == UInt8(FT_PIXEL_MODE_BGRA.rawValue), let buffer = bitmap.buffer else { return nil }
         let sourceWidth = Int(bitmap.width)
@@ -195,7 +166,7 @@ final class GlyphRasterizer {
                 rgba[index + 3] = UInt8(sums.3 / count)
             }
         }
-        return Bitmap(
+        return GlyphBitmap(
             left: Int((Double(slot.bitmap_left) * scale).rounded()),
             top: Int((Double(slot.bitmap_top) * scale).rounded()),
             width: width, height: height, coverage: nil, rgba: rgba)

@@ -1,0 +1,3 @@
+// A program that lays out feeds imports FeedLayout alone: the page model, options, cursors and records it works
+// with live in LayoutPages, which the pipeline is built on.
+@_exported import LayoutPages
