@@ -3,8 +3,8 @@ import PackageDescription
 
 /// An optimised benchmark executable for TextMeasure, kept out of the root package so that
 /// `swift build -c release` here builds only TextMeasure and its C libraries, never the
-/// networking and database stages. Run it through scripts/bench-textmeasure or
-/// scripts/bench-text-vs-pango.
+/// networking and database stages. Run it through Benchmarks/text-bench/micro or
+/// Benchmarks/peers/text-vs-pango.
 let package = Package(
     name: "TextBench",
     platforms: [.macOS(.v14)],

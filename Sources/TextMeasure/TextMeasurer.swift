@@ -11,7 +11,7 @@ import Synchronization
 /// (`text-spacing-trim: normal`) included; fontconfig fallback as Chromium asks for it;
 /// greedy line filling with hanging trailing spaces; and Blink's `LayoutUnit` (1/64 px)
 /// fit test. On 2,400 generated cases in 18 kinds of text it gives
-/// exactly Chromium's line count and height every time (`scripts/compare-chromium`).
+/// exactly Chromium's line count and height every time (`Tests/TextMeasureTests/Chromium/compare-chromium`).
 ///
 /// A measurer is safe to share between concurrent tasks: its fonts are immutable, and its
 /// caches (segment widths, fallback faces, ICU iterators) sit behind locks and are bounded.

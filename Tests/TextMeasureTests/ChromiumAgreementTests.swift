@@ -8,8 +8,8 @@ import Testing
     import Darwin
 #endif
 
-/// One layout Chromium measured: `scripts/compare-chromium` writes these to
-/// `Chromium/cases.tsv` next to this file.
+/// One layout Chromium measured: `Chromium/compare-chromium` writes these to
+/// `Chromium/cases.tsv`, both next to this file.
 struct ChromiumCase: Sendable, CustomStringConvertible {
     var id: Int
     var kind: String
@@ -30,7 +30,7 @@ struct ChromiumCase: Sendable, CustomStringConvertible {
     /// Reads the fixture; each text is stored as hex UTF-8 so tabs and newlines survive.
     static func load() throws -> [ChromiumCase] {
         let directory = String(#filePath.dropLast(#filePath.split(separator: "/").last!.count))
-        // scripts/compare-chromium --fixture points here to try other cases.
+        // Chromium/compare-chromium --fixture points here to try other cases.
         let path =
             getenv("TEXTMEASURE_CHROMIUM_FIXTURE").map { String(cString: $0) } ?? directory + "Chromium/cases.tsv"
         guard let file = fopen(path, "rb") else { throw FixtureError(message: "cannot open \(path)") }
@@ -83,7 +83,7 @@ struct FixtureError: Error { var message: String }
 struct ChromiumAgreementTests {
     /// Line counts are compared exactly; the figure is printed, and the floors below keep
     /// it from regressing. Regenerate the fixture and the figure with
-    /// `scripts/compare-chromium`.
+    /// `Chromium/compare-chromium` (next to this file).
     @Test func lineCountsMatchChromium() throws {
         let cases = try ChromiumCase.load()
         #expect(cases.count >= 2000)

@@ -35,7 +35,7 @@ public enum BenchmarkInputs {
     }
 
     /// A feed of `itemCount` items drawn (seeded) from the sample feed's items with a readable image, each with a
-    /// unique guid: the same construction as scripts/make-big-feed, so its image references are `photos/…`
+    /// unique guid: the same construction as Benchmarks/inputs/make-big-feed, so its image references are `photos/…`
     /// relative to the feed's folder.
     public static func bigFeed(itemCount: Int) -> [UInt8] {
         let source = sampleFeedText()

@@ -1,9 +1,9 @@
 // Timing for TextMeasure in an optimised build. Two modes:
 //
 //   text-bench micro
-//       warm-cache time per call for three fixed captions (scripts/bench-textmeasure).
+//       warm-cache time per call for three fixed captions (Benchmarks/text-bench/micro).
 //   text-bench corpus CORPUS.tsv FONT WARM_PASSES LINES_OUT
-//       the TextMeasure side of scripts/bench-text-vs-pango: measures every caption of the
+//       the TextMeasure side of Benchmarks/peers/text-vs-pango: measures every caption of the
 //       corpus (kind, size, width, text per line), once cold and WARM_PASSES times warm,
 //       writes the line counts of the first pass to LINES_OUT and prints one JSON object
 //       with wall and thread CPU times.

@@ -8,9 +8,9 @@ Requirements (all offline-installable):
           lomiri-wallpapers-20.04 mate-backgrounds optipng libxml2-utils
   PyPI packages:    pillow (tested with 12.x), scikit-image (0.26; only its bundled
                     data files are read, nothing is downloaded)
-      python3 -m venv /work/.venv-feed && /work/.venv-feed/bin/pip install pillow scikit-image
+      python3 -m venv .venv-feed && .venv-feed/bin/pip install pillow scikit-image
 
-Usage:  python3 scripts/make-sample-feed.py [OUTDIR]   (default: sample-feed/ next to scripts/)
+Usage:  python3 sample-feed/make-sample-feed.py [OUTDIR]   (default: sample-feed/, the folder it is in)
 
 The output is deterministic for a given Pillow/libjpeg/optipng version.
 See sample-feed/SOURCES.md for the provenance and licence of every photo.
@@ -344,7 +344,7 @@ def build_feed(sizes):
          'captions in English, Deutsch, 日本語 and العربية.</description>',
          '  <language>en</language>',
          f'  <lastBuildDate>{rfc822(t)}</lastBuildDate>',
-         '  <generator>scripts/make-sample-feed.py</generator>']
+         '  <generator>sample-feed/make-sample-feed.py</generator>']
     for n, it in enumerate(ITEMS, 1):
         local = t.astimezone(TZS[n % len(TZS)])
         L.append('  <item>')

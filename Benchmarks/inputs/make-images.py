@@ -2,7 +2,7 @@
 """Writes the probe benchmark's corpus: COUNT images, deterministic (seeded), into DIR.
 
 A mix like a photo feed's: baseline and progressive JPEGs (some with an Exif orientation, a few
-with 20-60 KB of Exif before the frame header, as camera files have) and PNGs (some with alpha). Sizes 64-1200 px. Usage: bench-probe-make-images.py DIR [COUNT]
+with 20-60 KB of Exif before the frame header, as camera files have) and PNGs (some with alpha). Sizes 64-1200 px. Usage: Benchmarks/inputs/make-images.py DIR [COUNT]
 """
 import io
 import os

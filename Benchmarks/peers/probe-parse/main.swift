@@ -1,5 +1,5 @@
 // In-memory header parsing, optimised (-O): nanoseconds per JPEG header over a corpus held in memory.
-// Compiled together with ImageProbe's pure-Swift parser sources by scripts/bench-probe.
+// Compiled together with ImageProbe's pure-Swift parser sources by Benchmarks/peers/probe.
 // Usage: bench IMAGE_FILE... (JPEG files; the first 64 KiB of each is kept in memory)
 #if canImport(Glibc)
     import Glibc

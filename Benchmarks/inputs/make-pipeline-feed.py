@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Writes the whole-pipeline benchmark's input: a Flickr-style feed of COUNT pins whose photos are local.
 
-    scripts/bench-peers-feed.py OUT_DIR COUNT PHOTOS
+    Benchmarks/inputs/make-pipeline-feed.py OUT_DIR COUNT PHOTOS
 
-The items are scripts/bench-ingest-feed.py's (same seed, same mix of scripts, HTML captions and Media RSS), with
-each `media:content` pointing at one of the photos in OUT_DIR/photos (made by scripts/bench-probe-make-images.py:
+The items are make-flickr-feed.py's (same seed, same mix of scripts, HTML captions and Media RSS), with
+each `media:content` pointing at one of the photos in OUT_DIR/photos (made by make-images.py:
 JPEG and PNG, 64-1200 px, some with an EXIF orientation), chosen with a seeded generator, so OUT_DIR/feed.xml is
 the same bytes on every run. The channel gets `xml:base="./"`, as sample-feed/feed.xml has, so that the photos
 resolve against the feed's folder rather than against each item's flickr.com link. The declared width and height stay Flickr's, as real feeds declare them: the layout
@@ -17,7 +17,7 @@ import re
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("bench_ingest_feed", os.path.join(here, "bench-ingest-feed.py"))
+spec = importlib.util.spec_from_file_location("make_flickr_feed", os.path.join(here, "make-flickr-feed.py"))
 generator = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(generator)
 

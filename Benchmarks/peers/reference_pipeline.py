@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The whole `feedlayout layout` job done the ordinary Python way, as the peer of scripts/bench-peers.
+"""The whole `feedlayout layout` job done the ordinary Python way, as the peer of Benchmarks/peers/run.
 
     reference_pipeline.py FEED --out DIR [--page-size 50]
 
@@ -16,7 +16,7 @@ pages of 50 pins are written as DIR/page-0001.json ... (temporary file, then ren
 feedlayout's pages for the frames, so the two outputs can be compared item by item.
 
 Nothing is cached across items or runs: every item's photo is opened and every text measured, as feedlayout
-does with --no-cache. Runs under a Python that has feedparser and Pillow and can import gi (scripts/bench-peers
+does with --no-cache. Runs under a Python that has feedparser and Pillow and can import gi (Benchmarks/peers/run
 makes a virtualenv with --system-site-packages over Debian's python3-gi).
 """
 import argparse

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes a deterministic Flickr-style Media RSS feed of about SIZE bytes, for scripts/bench-ingest.
+"""Writes a deterministic Flickr-style Media RSS feed of about SIZE bytes, for Benchmarks/peers/ingest and run.
 
-    scripts/bench-ingest-feed.py OUT SIZE_MB [--seed N]
+    Benchmarks/inputs/make-flickr-feed.py OUT SIZE_MB [--seed N]
 
 Items look like Flickr's public photo feeds: an escaped-HTML description ("X posted a photo",
 the thumbnail <img>, the caption), media:content / media:thumbnail / media:credit / media:title /
