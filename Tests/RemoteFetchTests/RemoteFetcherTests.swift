@@ -1,10 +1,11 @@
+import FeedLayoutTestSupport
 import Logging
 import NIOCore
 import Testing
 
 @testable import RemoteFetch
 
-/// Fetches against a real HTTP server on 127.0.0.1 (see TestHTTPServer.swift).
+/// Fetches against a real HTTP server on 127.0.0.1 (FeedLayoutTestSupport's `TestHTTPServer`).
 @Suite(.timeLimit(.minutes(1)))
 struct RemoteFetcherTests {
     let logger = Logger(label: "test.remote-fetch")
