@@ -131,32 +131,48 @@ let package = Package(
         ),
 
         // Tests.
+        // What several test targets share: a real HTTP server on 127.0.0.1, packed fuzz corpora and
+        // folders of test inputs, a seeded random generator.
+        .target(
+            name: "FeedLayoutTestSupport",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Tests/FeedLayoutTestSupport",
+            swiftSettings: swiftSettings),
         .testTarget(
-            name: "FeedIngestTests", dependencies: ["FeedIngest"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
+            name: "FeedIngestTests", dependencies: ["FeedIngest", "FeedLayoutTestSupport"], exclude: ["Fixtures"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "ImageProbeTests",
             dependencies: [
-                "ImageProbe", "RemoteFetch", .product(name: "Logging", package: "swift-log"),
+                "ImageProbe", "RemoteFetch", "FeedLayoutTestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "TextMeasureTests", dependencies: ["TextMeasure"], exclude: ["Chromium"], swiftSettings: swiftSettings),
+            name: "TextMeasureTests", dependencies: ["TextMeasure", "FeedLayoutTestSupport"], exclude: ["Chromium"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "WaterfallLayoutTests",
-            dependencies: ["WaterfallLayout", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: [
+                "WaterfallLayout", "FeedLayoutTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "RemoteFetchTests",
             dependencies: [
-                "RemoteFetch", .product(name: "NIOHTTP1", package: "swift-nio"),
+                "RemoteFetch", "FeedLayoutTestSupport", .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ProbeCacheTests",
             dependencies: [
-                "ProbeCache", "ImageProbe", "RemoteFetch", .product(name: "Logging", package: "swift-log"),
+                "ProbeCache", "ImageProbe", "RemoteFetch", "FeedLayoutTestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings),
@@ -170,7 +186,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "feedlayout", .product(name: "NIOHTTP1", package: "swift-nio"),
+                "feedlayout", "FeedLayoutTestSupport", .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             exclude: ["Golden"],

@@ -1,3 +1,4 @@
+import FeedLayoutTestSupport
 import Foundation
 import Testing
 
@@ -125,7 +126,8 @@ struct ProbeEndToEndTests {
         #expect(unreadable.stderr.contains("No such file or directory"))
         // A pipe, as bash's <(…) gives: read with plain reads (Foundation refuses /dev/fd paths).
         let fromPipe = try CommandRunner.runTool(
-            "/bin/bash", ["-c", "\"$0\" probe --no-cache --input-list <(cat \"$1\")", CommandRunner.binary.path, list.path])
+            "/bin/bash",
+            ["-c", "\"$0\" probe --no-cache --input-list <(cat \"$1\")", CommandRunner.binary.path, list.path])
         #expect(fromPipe.stdout == fromArguments.stdout, "stderr: \(fromPipe.stderr)")
     }
 

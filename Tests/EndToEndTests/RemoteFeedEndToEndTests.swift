@@ -1,3 +1,4 @@
+import FeedLayoutTestSupport
 import Foundation
 import Testing
 
@@ -42,22 +43,7 @@ struct RemoteFeedEndToEndTests {
     @Test func layoutReadsTheFeedFromAURLAndProbesItsPhotosThere() async throws {
         try await TestHTTPServer.with { server in
             try Self.serveSampleFeed(server)
-            let remote = try CommandRunner.run(
-                ["layout", server.url("/feed"), "--allow-private-network", "--no-cache", "--quiet"]
-                    + LayoutEndToEndTests.options)
-            let local = try CommandRunner.run(
-                ["layout", CommandRunner.sampleFeed, "--no-cache", "--quiet"] + LayoutEndToEndTests.options)
-            // The sample's missing and corrupt photos fail remotely too.
-            #expect(remote.status == 1, "\(remote.stderr)")
-            let remotePhotos = try RemoteLayoutEndToEndTests.photos(remote)
-            let localPhotos = try RemoteLayoutEndToEndTests.photos(local)
-            #expect(remotePhotos.count == localPhotos.count && remotePhotos.count > 30)
-            for (name, photo) in localPhotos {
-                let fetched = try #require(remotePhotos[name], "\(name)")
-                #expect(
-                    fetched.width == photo.width && fetched.height == photo.height && fetched.from == photo.from,
-                    "\(name)")
-            }
+            _ = try RemoteLayoutEndToEndTests.layOutLikeTheLocalSample(server.url("/feed"))
             #expect(server.requests.contains { $0.path == "/feeds/photos/espresso.jpg" })
         }
     }

@@ -1,3 +1,4 @@
+import FeedLayoutTestSupport
 import Foundation
 import Testing
 
@@ -20,7 +21,8 @@ struct RemoteLayoutEndToEndTests {
 
     /// Photo sizes and sources by file name, from a layout's NDJSON pages (the first item using each photo:
     /// several items share photos, and they may declare different sizes).
-    static func photos(_ output: CommandRunner.Output) throws -> [String: (width: Double, height: Double, from: String)] {
+    static func photos(_ output: CommandRunner.Output) throws -> [String: (width: Double, height: Double, from: String)]
+    {
         var photos: [String: (width: Double, height: Double, from: String)] = [:]
         for line in output.stdoutText.split(separator: "\n") {
             for item in try PageFile(Data(line.utf8)).items {
@@ -35,26 +37,41 @@ struct RemoteLayoutEndToEndTests {
         return photos
     }
 
+    /// Lays out the sample feed from `source` (its photos on the test server) and from disk, and checks
+    /// that every photo gets the same size from the same source both ways; the sample's missing and
+    /// corrupt photos fail remotely too.
+    ///
+    /// - Parameter source: The remote sample feed's path or URL.
+    /// - Returns: The remote layout's photos.
+    static func layOutLikeTheLocalSample(
+        _ source: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> [String: (width: Double, height: Double, from: String)] {
+        let remote = try CommandRunner.run(
+            ["layout", source, "--allow-private-network", "--no-cache", "--quiet"] + LayoutEndToEndTests.options)
+        let local = try CommandRunner.run(
+            ["layout", CommandRunner.sampleFeed, "--no-cache", "--quiet"] + LayoutEndToEndTests.options)
+        #expect(remote.status == 1, "\(remote.stderr)", sourceLocation: sourceLocation)
+        let remotePhotos = try photos(remote)
+        let localPhotos = try photos(local)
+        #expect(remotePhotos.count == localPhotos.count && remotePhotos.count > 30, sourceLocation: sourceLocation)
+        for (name, photo) in localPhotos {
+            let fetched = try #require(remotePhotos[name], "\(name)", sourceLocation: sourceLocation)
+            #expect(
+                fetched.width == photo.width && fetched.height == photo.height && fetched.from == photo.from,
+                "\(name)", sourceLocation: sourceLocation)
+        }
+        return remotePhotos
+    }
+
     @Test func remotePhotosGetTheSameSizesAsLocalOnes() async throws {
         try await TestHTTPServer.with { server in
             let feed = try Self.remoteSampleFeed(server: server)
-            let remote = try CommandRunner.run(
-                ["layout", feed.path, "--allow-private-network", "--no-cache", "--quiet"] + LayoutEndToEndTests.options)
-            let local = try CommandRunner.run(
-                ["layout", CommandRunner.sampleFeed, "--no-cache", "--quiet"] + LayoutEndToEndTests.options)
-            // The missing and the corrupt image fail remotely too.
-            #expect(remote.status == 1, "\(remote.stderr)")
-            let remotePhotos = try Self.photos(remote)
-            let localPhotos = try Self.photos(local)
-            #expect(remotePhotos.count == localPhotos.count && remotePhotos.count > 30)
-            for (name, photo) in localPhotos {
-                let fetched = try #require(remotePhotos[name], "\(name)")
-                #expect(fetched.width == photo.width && fetched.height == photo.height && fetched.from == photo.from, "\(name)")
-            }
+            let remotePhotos = try Self.layOutLikeTheLocalSample(feed.path)
             #expect(remotePhotos["djembe-and-wine.jpg"]?.from == "header")
             // One range request per distinct image (no cache here; items that share a photo share its probe).
-            let distinct = Set(try String(contentsOf: feed, encoding: .utf8).components(separatedBy: "url=\"").dropFirst()
-                .map { $0.prefix { $0 != "\"" } }.filter { $0.hasPrefix("http") })
+            let distinct = Set(
+                try String(contentsOf: feed, encoding: .utf8).components(separatedBy: "url=\"").dropFirst()
+                    .map { $0.prefix { $0 != "\"" } }.filter { $0.hasPrefix("http") })
             #expect(distinct.count > 30 && distinct.count < LayoutEndToEndTests.sampleItemCount)
             #expect(server.requests.count == distinct.count, "\(server.requests.count) requests")
         }
@@ -63,7 +80,8 @@ struct RemoteLayoutEndToEndTests {
     @Test func privateAddressesAreRefusedUnlessAllowed() async throws {
         try await TestHTTPServer.with { server in
             let feed = try Self.remoteSampleFeed(server: server)
-            let output = try CommandRunner.run(["layout", feed.path, "--no-cache", "--quiet"] + LayoutEndToEndTests.options)
+            let output = try CommandRunner.run(
+                ["layout", feed.path, "--no-cache", "--quiet"] + LayoutEndToEndTests.options)
             #expect(output.status == 1)
             #expect(server.requests.count == 0)
             let photos = try Self.photos(output)

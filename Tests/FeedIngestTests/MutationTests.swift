@@ -1,21 +1,10 @@
 import FeedIngest
+import FeedLayoutTestSupport
 import Testing
 
 /// Deterministic mutations of every fixture: the reader must never crash, and the result must
 /// not depend on where the chunks are cut (the push parser's core promise).
 struct MutationTests {
-    /// SplitMix64: a fixed-seed generator, so every run tests the same inputs.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var value = state
-            value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-            return value ^ (value >> 31)
-        }
-    }
-
     static let interesting: [[UInt8]] = [
         Array("&".utf8), Array("<".utf8), Array("]]>".utf8), Array("<![CDATA[".utf8), Array("&#x0;".utf8),
         Array("&nbsp;".utf8), Array("</item>".utf8), Array("<item>".utf8), [0xC3], [0xE2, 0x80], [0x00], [0xFF, 0xFE],
@@ -54,7 +43,7 @@ struct MutationTests {
 
     @Test(arguments: StreamingTests.fixtureNames)
     func mutatedFixturesParseTheSameInAnyChunking(name: String) {
-        var generator = SplitMix64(state: UInt64(truncatingIfNeeded: name.utf8.reduce(5381) { ($0 &* 33) &+ Int($1) }))
+        var generator = SplitMix64(seed: UInt64(truncatingIfNeeded: name.utf8.reduce(5381) { ($0 &* 33) &+ Int($1) }))
         let original = fixture(name)
         for round in 0..<60 {
             let bytes = Self.mutate(original, using: &generator)

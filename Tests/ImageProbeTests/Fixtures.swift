@@ -1,3 +1,4 @@
+import FeedLayoutTestSupport
 import Foundation
 import ImageProbe
 
@@ -18,16 +19,7 @@ enum Fixtures {
 
     /// The unpacked fuzz corpus.
     static func fuzzCorpus() throws -> [[UInt8]] {
-        let packed = try bytes(fuzzCorpusName)
-        var inputs: [[UInt8]] = []
-        var position = 0
-        while position + 4 <= packed.count {
-            let length = packed[position..<position + 4].reversed().reduce(0) { $0 << 8 | Int($1) }
-            position += 4
-            inputs.append(Array(packed[position..<min(packed.count, position + length)]))
-            position += length
-        }
-        return inputs
+        try TestInputs.unpackCorpus(bytes(fuzzCorpusName))
     }
 
     static func bytes(_ name: String) throws -> [UInt8] {
@@ -35,7 +27,7 @@ enum Fixtures {
     }
 
     static func bytes(atPath path: String) throws -> [UInt8] {
-        [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        try TestInputs.bytes(atPath: path)
     }
 
     /// Every fixture that is an input (everything but the generator and Pillow's opinions).

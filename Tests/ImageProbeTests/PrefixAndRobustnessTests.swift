@@ -1,3 +1,4 @@
+import FeedLayoutTestSupport
 import ImageProbe
 import Testing
 
@@ -109,18 +110,5 @@ struct PrefixAndRobustnessTests {
         let secondFrameStart = try #require(
             (1..<(bytes.count - 2)).last { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xD8 && bytes[$0 + 2] == 0xFF })
         #expect(info.bytesRead < secondFrameStart)
-    }
-}
-
-/// A tiny deterministic generator so failures reproduce.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }

@@ -1,3 +1,4 @@
+import FeedLayoutTestSupport
 import Foundation
 import ImageProbe
 import Logging

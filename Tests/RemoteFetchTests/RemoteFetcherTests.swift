@@ -1,10 +1,11 @@
+import FeedLayoutTestSupport
 import Logging
 import NIOCore
 import Testing
 
 @testable import RemoteFetch
 
-/// Fetches against a real HTTP server on 127.0.0.1 (see TestHTTPServer.swift).
+/// Fetches against a real HTTP server on 127.0.0.1 (FeedLayoutTestSupport's `TestHTTPServer`).
 @Suite(.timeLimit(.minutes(1)))
 struct RemoteFetcherTests {
     let logger = Logger(label: "test.remote-fetch")
@@ -12,6 +13,11 @@ struct RemoteFetcherTests {
     // answer can take seconds. The timeout tests set their own, short ones.
     let local = RemoteFetchConfiguration(
         connectTimeout: .seconds(10), readTimeout: .seconds(10), totalTimeout: .seconds(30), allowPrivateNetwork: true)
+    /// For tests that wait for the server's events: no timeout can fire before the suite's time limit,
+    /// which is what ends such a test if the awaited event never comes.
+    let patient = RemoteFetchConfiguration(
+        connectTimeout: .seconds(3600), readTimeout: .seconds(3600), totalTimeout: .seconds(3600),
+        allowPrivateNetwork: true)
 
     static func bytes(_ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) } }
 
@@ -131,19 +137,25 @@ struct RemoteFetcherTests {
 
     @Test func aSlowServerTimesOut() async throws {
         try await TestHTTPServer.with { server in
-            // The server would answer after 10 s; the 300 ms read timeout must end the request long before,
-            // with room for a loaded machine.
-            server.serve("/slow", .init(body: Self.bytes(100), headDelay: .seconds(10)))
-            var configuration = local
+            // The server holds its answer until the fetch has failed, and the other timeouts are an hour:
+            // only the 300 ms read timeout can end the request, however busy the machine.
+            let gate = ResponseGate(holdingAt: .beforeHead)
+            server.serve("/slow", .init(body: Self.bytes(100), gate: gate))
+            var configuration = patient
             configuration.readTimeout = .milliseconds(300)
-            let started = ContinuousClock.now
             try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
                 let error = await #expect(throws: RemoteFetchError.self) {
                     try await fetcher.fetchPrefix(server.url("/slow"), examine: Self.want(10))
                 }
                 #expect(error?.code == .timeout)
+                #expect(
+                    error?.message.contains("the server sent nothing for 0.3 seconds") == true,
+                    "\(String(describing: error))")
             }
-            #expect(ContinuousClock.now - started < .seconds(8))
+            // The request did reach the server, which was still holding its answer.
+            #expect(await gate.waitUntilHeld() == 0)
+            #expect(server.totalBytesSent == 0)
+            gate.open()
         }
     }
 
@@ -165,37 +177,70 @@ struct RemoteFetcherTests {
 
     @Test func theByteCapStopsHugeBodies() async throws {
         try await TestHTTPServer.with { server in
-            server.serve("/big", .init(body: Self.bytes(3 * 1024 * 1024), honoursRange: false))
-            var configuration = local
-            configuration.maximumBytes = 1024 * 1024
+            // The server sends at most a little more than the cap and holds the rest until the fetch has failed:
+            // the cap must stop the body while it is still coming (a fetcher without one would wait until the
+            // suite's time limit). "/big-unsized" has no Content-Length, so the stream's own count is what
+            // stops it, not the header check. Whether the server reaches its gate is a race it need not win:
+            // the client may close the connection once it holds more than the cap.
+            let cap = 1024 * 1024
+            let body = Self.bytes(3 * cap)
+            let gatedBytes = cap + 64 * 1024
+            let prefixGate = ResponseGate(holdingAt: .afterBodyBytes(gatedBytes))
+            let streamGate = ResponseGate(holdingAt: .afterBodyBytes(gatedBytes))
+            server.serve("/big", .init(body: body, honoursRange: false, gate: prefixGate))
+            server.serve(
+                "/big-unsized", .init(body: body, honoursRange: false, sendsContentLength: false, gate: streamGate))
+            server.serve("/big-sized", .init(body: body, honoursRange: false))
+            var configuration = patient
+            configuration.maximumBytes = cap
             try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
                 let prefixError = await #expect(throws: RemoteFetchError.self) {
-                    try await fetcher.fetchPrefix(server.url("/big"), examine: Self.want(2 * 1024 * 1024))
+                    try await fetcher.fetchPrefix(server.url("/big"), examine: Self.want(2 * cap))
                 }
                 #expect(prefixError?.code == .tooLarge)
+                let sentBeforeTheStream = server.totalBytesSent
+                #expect(sentBeforeTheStream <= gatedBytes)
+
                 let streamError = await #expect(throws: RemoteFetchError.self) {
-                    let (body, _) = try await fetcher.streamBody(server.url("/big"))
-                    for try await _ in body {}
+                    let (stream, _) = try await fetcher.streamBody(server.url("/big-unsized"))
+                    for try await _ in stream {}
                 }
                 #expect(streamError?.code == .tooLarge)
+                #expect(server.totalBytesSent - sentBeforeTheStream <= gatedBytes)
+
+                // With a Content-Length over the cap, the body is refused before it is read.
+                let sizedError = await #expect(throws: RemoteFetchError.self) {
+                    _ = try await fetcher.streamBody(server.url("/big-sized"))
+                }
+                #expect(sizedError?.code == .tooLarge)
             }
+            prefixGate.open()
+            streamGate.open()
         }
     }
 
     @Test func aBodyStreamsInChunks() async throws {
         try await TestHTTPServer.with { server in
+            // The server sends its first 16 KiB chunk and holds the rest until the test has that chunk in hand:
+            // the stream must hand bytes over before the body is complete.
             let body = Self.bytes(200_000)
-            server.serve("/feed.xml", bytes: body)
-            try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
+            let gate = ResponseGate(holdingAt: .afterBodyBytes(1))
+            server.serve("/feed.xml", .init(body: body, chunkSize: 16 * 1024, gate: gate))
+            try await RemoteFetcher.withFetcher(configuration: patient, logger: logger) { fetcher in
                 let (stream, resource) = try await fetcher.streamBody(server.url("/feed.xml"))
-                var received: [UInt8] = []
-                var chunks = 0
-                for try await chunk in stream {
+                var chunks = stream.makeAsyncIterator()
+                let first = try #require(try await chunks.next())
+                #expect(await gate.waitUntilHeld() == 16 * 1024)
+                #expect(!first.isEmpty && first.count <= 16 * 1024)
+                gate.open()
+                var received = first
+                var count = 1
+                while let chunk = try await chunks.next() {
                     received += chunk
-                    chunks += 1
+                    count += 1
                 }
                 #expect(received == body)
-                #expect(chunks > 1)
+                #expect(count > 1)
                 #expect(resource.totalSize == 200_000)
             }
         }
@@ -252,8 +297,10 @@ struct RemoteFetcherTests {
 
     @Test func aStreamedBodyTimesOutNamingTheURL() async throws {
         try await TestHTTPServer.with { server in
-            server.serve("/slow.xml", .init(body: Self.bytes(100), headDelay: .seconds(3)))
-            var configuration = local
+            // As in aSlowServerTimesOut: the answer is held until the fetch has failed.
+            let gate = ResponseGate(holdingAt: .beforeHead)
+            server.serve("/slow.xml", .init(body: Self.bytes(100), gate: gate))
+            var configuration = patient
             configuration.readTimeout = .milliseconds(300)
             try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
                 let error = await #expect(throws: RemoteFetchError.self) {
@@ -262,6 +309,7 @@ struct RemoteFetcherTests {
                 #expect(error?.code == .timeout)
                 #expect(error?.message.hasPrefix(server.url("/slow.xml")) == true)
             }
+            gate.open()
         }
     }
 

@@ -1,3 +1,4 @@
+import FeedLayoutTestSupport
 import Testing
 
 @testable import TextMeasure
@@ -57,7 +58,7 @@ struct GraphemeClustersTests {
 
     @Test func scalarsAreStringsScalars() {
         // Random units, lone surrogates included: the same scalars and offsets as `String(decoding:as:)`.
-        var generator = SeededGenerator(state: 9)
+        var generator = SplitMix64(seed: 9)
         let units: [UInt16] = [0x61, 0xE9, 0x4E2D, 0xD83D, 0xDE00, 0xDC00, 0xD800, 0x20, 0xFFFD]
         for _ in 0..<2_000 {
             let text = (0..<Int.random(in: 0...10, using: &generator)).map { _ in
@@ -83,7 +84,7 @@ struct GraphemeClustersTests {
 
     @Test(arguments: [1 as UInt64, 2, 3, 4, 5, 6])
     func splitsRandomTextAsStringDoes(seed: UInt64) {
-        var generator = SeededGenerator(state: seed)
+        var generator = SplitMix64(seed: seed)
         for _ in 0..<500 {
             let text = (0..<Int.random(in: 0...12, using: &generator))
                 .map { _ in Self.pieces.randomElement(using: &generator)! }.joined()

@@ -1,3 +1,4 @@
+import FeedLayoutTestSupport
 import Testing
 
 @testable import TextMeasure
@@ -16,14 +17,14 @@ struct LineBreakWindowTests {
             "\u{A0}", "👍🏽", "🇫🇷", "✋🏿", "1️⃣", "ﾗﾞ", "ก", "ไทย", "한국어", "中文字", "עברית-", "e\u{301}",
         ]
 
-    static func randomText(_ generator: inout SeededGenerator) -> String {
+    static func randomText(_ generator: inout SplitMix64) -> String {
         (0..<Int.random(in: 1...40, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }
             .joined()
     }
 
     @Test(arguments: [31 as UInt64, 32, 33, 34])
     func windowSegmentsAreTheWholeTextsFirstOnes(seed: UInt64) {
-        var generator = SeededGenerator(state: seed)
+        var generator = SplitMix64(seed: seed)
         let breaker = LineBreakOpportunities()
         var partialWindows = 0
         for _ in 0..<600 {
@@ -46,7 +47,7 @@ struct LineBreakWindowTests {
 
     @Test(arguments: [41 as UInt64, 42, 43])
     func windowedMeasurementsEqualWholeOnes(seed: UInt64) throws {
-        var generator = SeededGenerator(state: seed)
+        var generator = SplitMix64(seed: seed)
         let measurer = try measurer(size: 14)
         for _ in 0..<300 {
             // Long texts in narrow boxes, so the window ends before the text and sometimes grows.

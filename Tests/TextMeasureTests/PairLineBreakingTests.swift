@@ -1,3 +1,4 @@
+import FeedLayoutTestSupport
 import Testing
 
 @testable import TextMeasure
@@ -18,7 +19,7 @@ struct PairLineBreakingTests {
 
     /// A character for a generated text: ASCII (letters, digits, punctuation, spaces),
     /// a no-break space, or any covered BMP character, each class equally likely.
-    static func randomUnit(_ generator: inout SeededGenerator) -> UInt16 {
+    static func randomUnit(_ generator: inout SplitMix64) -> UInt16 {
         switch Int.random(in: 0..<10, using: &generator) {
         case 0..<3: return UInt16.random(in: 0x21...0x7E, using: &generator)
         case 3: return 0x20
@@ -46,7 +47,7 @@ struct PairLineBreakingTests {
     @Test func everyCoveredCharacterBetweenRandomNeighbours() {
         // Each covered code point once, between two random characters: a class mapping that
         // ICU tailors for single code points shows up here.
-        var generator = SeededGenerator(state: 1)
+        var generator = SplitMix64(seed: 1)
         let breaker = LineBreakOpportunities()
         var mismatches: [String] = []
         for units in Self.supportedByClass.values {
@@ -73,7 +74,7 @@ struct PairLineBreakingTests {
     func randomTextsWithCharactersLeftToICU(seed: UInt64) {
         // Such a text goes to ICU whole; mixed with everything the pair table covers, the
         // segments must still be ICU's.
-        var generator = SeededGenerator(state: 5000 + seed)
+        var generator = SplitMix64(seed: 5000 + seed)
         let breaker = LineBreakOpportunities()
         var mismatches: [String] = []
         for _ in 0..<20_000 {
@@ -97,7 +98,7 @@ struct PairLineBreakingTests {
     func randomTexts(seed: UInt64) {
         // Short texts dense in punctuation, digits and spaces exercise the rules that look
         // past a pair (numbers, spaces after opening punctuation, quotation marks).
-        var generator = SeededGenerator(state: 1000 + seed)
+        var generator = SplitMix64(seed: 1000 + seed)
         let breaker = LineBreakOpportunities()
         var mismatches: [String] = []
         for _ in 0..<20_000 {
@@ -122,7 +123,7 @@ struct PairLineBreakingTests {
     func randomTextsBeyondTheBMP(seed: UInt64) {
         // A pair's class is its code point's; no break falls inside one. Emoji modifiers and
         // regional indicators still send the text to ICU.
-        var generator = SeededGenerator(state: 7000 + seed)
+        var generator = SplitMix64(seed: 7000 + seed)
         let breaker = LineBreakOpportunities()
         var mismatches: [String] = []
         var pairTableTexts = 0

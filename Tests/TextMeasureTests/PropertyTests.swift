@@ -1,18 +1,7 @@
+import FeedLayoutTestSupport
 import Testing
 
 @testable import TextMeasure
-
-/// A small deterministic generator (SplitMix64), so failures replay from the seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
-    }
-}
 
 @Suite("Invariants over random text")
 struct PropertyTests {
@@ -27,7 +16,7 @@ struct PropertyTests {
 
     @Test(arguments: [1 as UInt64, 2, 3, 4])
     func layoutInvariantsHold(seed: UInt64) throws {
-        var generator = SeededGenerator(state: seed)
+        var generator = SplitMix64(seed: seed)
         let measure = try measurer(size: 14)
         for _ in 0..<150 {
             let text = (0..<Int.random(in: 0...30, using: &generator))
@@ -93,7 +82,7 @@ struct ExactPrefixTests {
     /// CJK (with its Han-kerning features), marks, emoji and fallback fonts; a wrong flag shows as a width difference.
     @Test(arguments: [11 as UInt64, 12, 13, 14, 15, 16])
     func exactPrefixesShapeAlikeAlone(seed: UInt64) throws {
-        var generator = SeededGenerator(state: seed)
+        var generator = SplitMix64(seed: seed)
         let pieces = PropertyTests.pieces + ["ffi", "fl", "AV", "To", "Wa", "office", "e\u{301}e\u{308}", "لا", "ـ"]
         var exactSeen = 0
         for size in [12.0, 14.0, 17.0] {
@@ -112,7 +101,7 @@ struct ExactPrefixTests {
     /// neighbouring marks, so a prefix shaped alone may set its last mark differently.
     @Test(.enabled(if: fontInstalled(for: 0x300C)), arguments: [21 as UInt64, 22, 23])
     func exactPrefixesShapeAlikeAloneWithHanKerning(seed: UInt64) throws {
-        var generator = SeededGenerator(state: seed)
+        var generator = SplitMix64(seed: seed)
         let pieces = [
             "漢", "字", "本", "笑", "は", "ラ", "ー", "「", "」", "『", "』", "（", "）", "。", "、", "，", "．", "：", "；", "！",
             "？", "“", "”", "‘", "’", "・", "　", "【", "】", "〈", "〉",

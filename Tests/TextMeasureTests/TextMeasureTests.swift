@@ -2,10 +2,31 @@ import Testing
 
 @testable import TextMeasure
 
+/// Font files the tests measure with, found through fontconfig as `TextMeasurer` finds a family
+/// (`TextStyle.resolvedFontFile()`), so no test depends on where a system keeps its fonts.
+enum TestFonts {
+    /// The file of an installed family's face.
+    ///
+    /// - Parameters:
+    ///   - family: A family name, e.g. "DejaVu Sans".
+    ///   - weight: The CSS weight of the face.
+    /// - Returns: The face's file path.
+    /// - Throws: ``TextMeasureError`` when the family is not installed.
+    static func file(family: String, weight: Int = 400) throws -> String {
+        try TextStyle(font: family, weight: weight).resolvedFontFile().path
+    }
+}
+
 /// Facts about the DejaVu Sans file Debian ships (fonts-dejavu-core), read from its `head`
 /// and `hmtx` tables with `ttx`; they are what HarfBuzz must reproduce, not its output.
 enum DejaVuSans {
-    static let path = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+    static let path: String = {
+        do {
+            return try TestFonts.file(family: "DejaVu Sans")
+        } catch {
+            preconditionFailure("\(error); the tests need fonts-dejavu-core")
+        }
+    }()
     static let unitsPerEm = 2048.0
     static let advanceOfI = 569.0
     static let advanceOfSpace = 651.0

@@ -1,18 +1,7 @@
+import FeedLayoutTestSupport
 import Testing
 
 @testable import WaterfallLayout
-
-/// A small deterministic generator (SplitMix64) so that randomized checks are reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite struct AspectFitTests {
     @Test func fitsWideImageIntoSquareCentred() {
@@ -73,7 +62,8 @@ struct SplitMix64: RandomNumberGenerator {
 
     @Test func scaleWorksInDevicePixels() throws {
         let grid = try WaterfallGrid(
-            WaterfallConfiguration(containerWidth: 375, columns: .fixed(2), insets: Insets(all: 8), columnGap: 8, scale: 2))
+            WaterfallConfiguration(
+                containerWidth: 375, columns: .fixed(2), insets: Insets(all: 8), columnGap: 8, scale: 2))
         // (750 - 32 - 16) / 2 = 351 device pixels = 175.5 CSS px.
         #expect(grid.columnWidth == 351)
         #expect(grid.columnX == [16, 383])
@@ -86,7 +76,10 @@ struct SplitMix64: RandomNumberGenerator {
         (WaterfallConfiguration(containerWidth: 100, columnGap: -1), "gutter"),
         (WaterfallConfiguration(containerWidth: 100, scale: 0), "scale"),
         (WaterfallConfiguration(containerWidth: .nan), "width"),
-        (WaterfallConfiguration(containerWidth: 100, maximumPhotoHeight: 10, minimumPhotoHeight: 20), "max-photo-height"),
+        (
+            WaterfallConfiguration(containerWidth: 100, maximumPhotoHeight: 10, minimumPhotoHeight: 20),
+            "max-photo-height"
+        ),
     ])
     func badConfigurationsNameTheOption(configuration: WaterfallConfiguration, option: String) {
         #expect(throws: WaterfallConfigurationError.self) { try WaterfallGrid(configuration) }
@@ -106,7 +99,9 @@ struct SplitMix64: RandomNumberGenerator {
                 containerWidth: 320, columns: .fixed(3), insets: Insets(all: 10), columnGap: 10, rowGap: 10))
         // A photo 93 wide and h tall gives a cell exactly h tall (no padding, no annotation).
         let heights = [100, 50, 80, 30, 60, 40, 90]
-        let placed = heights.map { engine.place(WaterfallItem(photoSize: Size(width: 93, height: Double($0)), annotationHeight: 0)) }
+        let placed = heights.map {
+            engine.place(WaterfallItem(photoSize: Size(width: 93, height: Double($0)), annotationHeight: 0))
+        }
         // Heights after the first row: [120, 70, 100]. Item 3 (30) -> column 1 at 70 -> [120, 110, 100];
         // item 4 (60) -> column 2 at 100 -> [120, 110, 170]; item 5 (40) -> column 1 at 110 -> [120, 160, 170];
         // item 6 (90) -> column 0 at 120 -> [220, 160, 170].
@@ -193,7 +188,7 @@ struct SplitMix64: RandomNumberGenerator {
 
     @Test(arguments: 0..<40)
     func everyItemGoesToTheShortestColumnWithoutOverlap(seed: Int) throws {
-        var random = SplitMix64(state: UInt64(seed))
+        var random = SplitMix64(seed: UInt64(seed))
         let configuration = Self.randomConfiguration(&random)
         var engine = try WaterfallEngine(configuration: configuration)
         var placed: [PlacedItem] = []
@@ -211,7 +206,8 @@ struct SplitMix64: RandomNumberGenerator {
         }
         for (i, a) in placed.enumerated() {
             for b in placed[(i + 1)...] {
-                let overlaps = a.frame.x < b.frame.maxX && b.frame.x < a.frame.maxX && a.frame.y < b.frame.maxY
+                let overlaps =
+                    a.frame.x < b.frame.maxX && b.frame.x < a.frame.maxX && a.frame.y < b.frame.maxY
                     && b.frame.y < a.frame.maxY
                 #expect(!overlaps, "items \(a.index) and \(b.index) overlap")
             }
@@ -221,7 +217,7 @@ struct SplitMix64: RandomNumberGenerator {
 
     @Test(arguments: 0..<20)
     func resumingFromASavedStateGivesTheSameFrames(seed: Int) throws {
-        var random = SplitMix64(state: UInt64(1000 + seed))
+        var random = SplitMix64(seed: UInt64(1000 + seed))
         let configuration = Self.randomConfiguration(&random)
         let items = (0..<120).map { _ in Self.randomItem(&random) }
         var whole = try WaterfallEngine(configuration: configuration)
@@ -236,7 +232,7 @@ struct SplitMix64: RandomNumberGenerator {
     }
 
     @Test func photoFramesKeepTheAspectRatioWithinRounding() throws {
-        var random = SplitMix64(state: 7)
+        var random = SplitMix64(seed: 7)
         var engine = try WaterfallEngine(
             configuration: WaterfallConfiguration(containerWidth: 375, columns: .fixed(2), cellPadding: 4))
         for _ in 0..<500 {
@@ -251,13 +247,16 @@ struct SplitMix64: RandomNumberGenerator {
         let engine = try WaterfallEngine(configuration: WaterfallConfiguration(containerWidth: 300, columns: .fixed(3)))
         #expect(throws: WaterfallConfigurationError.self) {
             try WaterfallEngine(
-                configuration: WaterfallConfiguration(containerWidth: 300, columns: .fixed(2)), resumingFrom: engine.state)
+                configuration: WaterfallConfiguration(containerWidth: 300, columns: .fixed(2)),
+                resumingFrom: engine.state)
         }
     }
 }
 
 @Suite struct PlacementOrderAndSpanTests {
-    func engine(_ columns: Int, placement: PlacementOrder = .shortestFirst, tolerance: Double = 0) throws -> WaterfallEngine {
+    func engine(_ columns: Int, placement: PlacementOrder = .shortestFirst, tolerance: Double = 0) throws
+        -> WaterfallEngine
+    {
         try WaterfallEngine(
             configuration: WaterfallConfiguration(
                 containerWidth: Double(columns * 100), columns: .fixed(columns), columnGap: 0,
@@ -325,7 +324,8 @@ struct SplitMix64: RandomNumberGenerator {
     @Test func queriesFindSpanningItemsThroughGutters() throws {
         var layout = try WaterfallEngine(
             configuration: WaterfallConfiguration(containerWidth: 320, columns: .fixed(3), columnGap: 10))
-        let wide = layout.place(WaterfallItem(photoSize: Size(width: 2, height: 1), annotationHeight: 0, span: .columns(2)))
+        let wide = layout.place(
+            WaterfallItem(photoSize: Size(width: 2, height: 1), annotationHeight: 0, span: .columns(2)))
         var index = WaterfallIndex(grid: layout.grid)
         index.insert(wide)
         // Column 0 is x 0..<100, the gutter 100..<110, column 1 110..<210.

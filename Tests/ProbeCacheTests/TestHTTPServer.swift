@@ -1,1 +1,0 @@
-../RemoteFetchTests/TestHTTPServer.swift
