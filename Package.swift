@@ -27,6 +27,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
@@ -106,6 +107,7 @@ let package = Package(
             name: "FeedLayout",
             dependencies: [
                 "FeedIngest", "ImageProbe", "ProbeCache", "RemoteFetch", "TextMeasure", "WaterfallLayout", "LayoutPages",
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -1,3 +1,4 @@
+import AsyncAlgorithms
 import FeedIngest
 import Foundation
 import Logging
@@ -13,7 +14,7 @@ public struct IngestSummary: Sendable {
 
     /// What a person is told after `ingest`: the counts, then the feed's own warnings, one per line.
     public func report(feed: String) -> [String] {
-        var lines = ["\(feed): \(items) items (\(format ?? "unknown format")), \(itemsWithWarnings) with warnings"]
+        let lines = ["\(feed): \(items) items (\(format ?? "unknown format")), \(itemsWithWarnings) with warnings"]
         return lines + feedWarnings.map { $0.reportLine(feed: feed) }
     }
 }
@@ -49,16 +50,22 @@ private func ingestFeed(
 ) async throws -> IngestSummary {
     let reader = source.makeReader(imageRoot: imageRoot)
     let finisher = FeedItemFinisher(reader.finishing)
-    // The parser runs in its own task and hands over items as captured; this task finishes and delivers them, so
-    // on two cores libxml2 has a core nearly to itself.
-    let captured = PipelineChannel<FeedParsingStage.Window>(capacity: 8)
-    let parsing = Task {
-        await FeedParsingStage.run(
-            source: source, reader: reader, windowSize: 256, into: captured, clock: ContinuousClock())
-    }
-    var summary = IngestSummary()
-    do {
-        while let window = try await captured.receive() {
+    // The parser runs in a child task and hands over items as captured; this task finishes and delivers them, so
+    // on two cores libxml2 has a core nearly to itself. A failed delivery (a closed pipe), or this task being
+    // cancelled, cancels the parser too.
+    let captured = AsyncThrowingChannel<FeedParsingStage.Window, any Error>()
+    // From here on only the parsing task uses the source and the reader (neither is Sendable): the handover is
+    // spelled out, since the task group's body closure cannot pass them on as `sending`.
+    nonisolated(unsafe) let parsingSource = source
+    nonisolated(unsafe) let parsingReader = reader
+    return try await withThrowingTaskGroup(of: FeedParsingStage.Outcome.self) { group in
+        group.addTask {
+            await FeedParsingStage.run(
+                source: parsingSource, reader: parsingReader, windowSize: 256, into: captured, clock: ContinuousClock())
+        }
+        defer { group.cancelAll() }
+        var summary = IngestSummary()
+        for try await window in captured.buffer(policy: .bounded(8)) {
             for item in window.items {
                 let record = finisher.finish(item)
                 summary.items += 1
@@ -66,14 +73,10 @@ private func ingestFeed(
                 try onItem(record)
             }
         }
-    } catch {
-        // A failed delivery (a closed pipe) stops the parser too.
-        captured.close()
-        _ = await parsing.value
-        throw error
+        try Task.checkCancellation()
+        let outcome = try await group.next()!
+        summary.format = outcome.format.map { "\($0)" }
+        summary.feedWarnings = outcome.feedWarnings
+        return summary
     }
-    let outcome = await parsing.value
-    summary.format = outcome.format.map { "\($0)" }
-    summary.feedWarnings = outcome.feedWarnings
-    return summary
 }

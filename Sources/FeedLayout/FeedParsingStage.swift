@@ -1,3 +1,4 @@
+import AsyncAlgorithms
 import FeedIngest
 
 /// The first stage of `ingest` and `layout`: reads the feed chunk by chunk, parses it and sends the items, as
@@ -20,13 +21,18 @@ enum FeedParsingStage {
         var feedWarnings: [FeedWarning]
     }
 
-    /// Parses the whole feed into `channel`, in windows of `windowSize` items. A read or parse error ends the channel
-    /// with a `LayoutError` after the windows before it; a receiver that closes the channel stops the stage.
+    /// How many chunks are with the sanitizer at once: cleaning one overlaps parsing the other.
+    static let chunksInFlight = 2
+
+    /// Parses the whole feed into `channel`, in windows of `windowSize` items, then finishes it. A read or parse error
+    /// fails the channel with a `LayoutError` after the windows before it. Cancelling the task stops the stage at its
+    /// next window (the receiver stopped early, or the caller's task was cancelled); the outcome then covers what
+    /// was read.
     ///
-    /// Once the reader has decided how to read the feed, sanitizing moves to a task of its own (``FeedInputSanitizer``):
+    /// Once the reader has decided how to read the feed, sanitizing moves to a child task (``FeedInputSanitizer``):
     /// this one reads chunks and keeps two of them with the sanitizer, so cleaning one overlaps parsing the other.
     static func run(
-        source: FeedSource, reader: FeedReader, windowSize: Int, into channel: PipelineChannel<Window>,
+        source: FeedSource, reader: FeedReader, windowSize: Int, into channel: AsyncThrowingChannel<Window, any Error>,
         clock: ContinuousClock
     ) async -> Outcome {
         var time = Duration.zero
@@ -36,6 +42,7 @@ enum FeedParsingStage {
         func outcome() -> Outcome {
             Outcome(time: time, format: reader.format, feedWarnings: reader.feedWarnings)
         }
+        /// Sends full windows; `false` once the task is cancelled (the element was not sent: stop).
         func send(_ items: [CapturedFeedItem]) async -> Bool {
             for item in items {
                 window.append(item)
@@ -43,7 +50,8 @@ enum FeedParsingStage {
                     let full = Window(firstPosition: position, items: window)
                     position += window.count
                     window.removeAll(keepingCapacity: true)
-                    guard await channel.send(full) else { return false }
+                    await channel.send(full)
+                    if Task.isCancelled { return false }
                 }
             }
             return true
@@ -52,14 +60,6 @@ enum FeedParsingStage {
             let started = clock.now
             defer { time += clock.now - started }
             return try body()
-        }
-        var toSanitize: PipelineChannel<[UInt8]>?
-        var sanitized: PipelineChannel<SanitizedChunk>?
-        var sanitizing: Task<Void, Never>?
-        defer {
-            // Stopped early or failed: the sanitizing task ends at its next receive or send.
-            toSanitize?.finish()
-            sanitized?.close()
         }
         do {
             var detached: FeedInputSanitizer?
@@ -75,76 +75,82 @@ enum FeedParsingStage {
                 guard await send(items) else { return outcome() }
             }
             if let detached {
-                let raw = PipelineChannel<[UInt8]>(capacity: 2)
-                let clean = PipelineChannel<SanitizedChunk>(capacity: 2)
-                (toSanitize, sanitized) = (raw, clean)
-                sanitizing = Task { await sanitize(from: raw, with: detached, into: clean) }
-                // Each raw chunk comes back clean, and the end of the input as one final chunk.
-                var inFlight = 0
-                var inputEnded = false
-                func refill() async throws {
-                    while !inputEnded && inFlight < 2 {
-                        let started = clock.now
-                        let chunk = try await source.nextChunk()
-                        time += clock.now - started
-                        if let chunk {
-                            guard await raw.send(chunk) else { return }
-                        } else {
-                            raw.finish()
-                            inputEnded = true
+                let raw = AsyncChannel<[UInt8]>()
+                let clean = AsyncThrowingChannel<SanitizedChunk, any Error>()
+                let completed = try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { await sanitize(from: raw, with: detached, into: clean) }
+                    // Stopped early or failed: the sanitizer ends at its next receive or send.
+                    defer { group.cancelAll() }
+                    // Each raw chunk comes back clean, and the end of the input as one final chunk.
+                    var inFlight = 0
+                    var inputEnded = false
+                    func refill() async throws {
+                        while !inputEnded && inFlight < chunksInFlight {
+                            let started = clock.now
+                            let chunk = try await source.nextChunk()
+                            time += clock.now - started
+                            if let chunk {
+                                await raw.send(chunk)
+                            } else {
+                                raw.finish()
+                                inputEnded = true
+                            }
+                            inFlight += 1
                         }
-                        inFlight += 1
                     }
-                }
-                try await refill()
-                while let chunk = try await clean.receive() {
-                    inFlight -= 1
                     try await refill()
-                    let items = try timed {
-                        try chunk.isFinal
-                            ? reader.captureRemainingItems(sanitized: chunk) : reader.captureItems(sanitized: chunk)
+                    for try await chunk in clean.buffer(policy: .bounded(chunksInFlight)) {
+                        inFlight -= 1
+                        try await refill()
+                        let items = try timed {
+                            try chunk.isFinal
+                                ? reader.captureRemainingItems(sanitized: chunk) : reader.captureItems(sanitized: chunk)
+                        }
+                        guard await send(items) else { return false }
                     }
-                    guard await send(items) else { return outcome() }
+                    return !Task.isCancelled
                 }
+                guard completed else { return outcome() }
             } else {
                 // The input ended before the reader detached a sanitizer (or it uses none).
                 let items = try timed { try reader.captureRemainingItems() }
                 guard await send(items) else { return outcome() }
             }
-            await sanitizing?.value
-            if !window.isEmpty, !(await channel.send(Window(firstPosition: position, items: window))) {
-                return outcome()
+            if !window.isEmpty {
+                await channel.send(Window(firstPosition: position, items: window))
+                if Task.isCancelled { return outcome() }
             }
             channel.finish()
         } catch let error as FeedIngestError {
-            channel.finish(throwing: LayoutError(.feedInvalid, error.description))
+            channel.fail(LayoutError(.feedInvalid, error.description))
         } catch {
-            channel.finish(throwing: error)
+            channel.fail(error)
         }
         return outcome()
     }
 
     /// Sanitizes the chunks it receives, in order, into `output`, ending with the final chunk.
     private static func sanitize(
-        from input: PipelineChannel<[UInt8]>, with sanitizer: FeedInputSanitizer,
-        into output: PipelineChannel<SanitizedChunk>
+        from input: AsyncChannel<[UInt8]>, with sanitizer: FeedInputSanitizer,
+        into output: AsyncThrowingChannel<SanitizedChunk, any Error>
     ) async {
         var sanitizer = sanitizer
+        // However this task ends, a chunk the parser is still sending is released.
+        defer { input.finish() }
         do {
-            while let chunk = try await input.receive() {
+            // The buffer takes the raw chunks the parser keeps in flight, so its sends never wait for this task.
+            for await chunk in input.buffer(policy: .bounded(chunksInFlight)) {
                 let clean = try chunk.withUnsafeBytes { (bytes) throws(FeedIngestError) in
                     try sanitizer.sanitize(bytes)
                 }
-                guard await output.send(clean) else {
-                    input.close()
-                    return
-                }
+                await output.send(clean)
+                if Task.isCancelled { return }
             }
-            guard await output.send(sanitizer.finish()) else { return }
+            if Task.isCancelled { return }
+            await output.send(sanitizer.finish())
             output.finish()
         } catch {
-            input.close()
-            output.finish(throwing: error)
+            output.fail(error)
         }
     }
 }

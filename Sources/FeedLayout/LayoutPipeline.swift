@@ -1,3 +1,4 @@
+import AsyncAlgorithms
 import FeedIngest
 import Foundation
 import ImageProbe
@@ -139,27 +140,34 @@ public struct LayoutPipeline: Sendable {
             onProgress(run.progress)
         }
 
-        // Three stages, each its own task, joined by bounded channels: parsing, preparing (probing and
-        // measuring, itself concurrent) and, here, placing and writing. On two cores parsing overlaps the rest;
-        // the channels keep memory at a few windows.
+        // Three stages: parsing and preparing (probing and measuring, itself concurrent) are child tasks of this
+        // one, placing and writing happen here; bounded buffers between them keep memory at a few windows. On two
+        // cores parsing overlaps the rest. Being children, the stages stop when this task is cancelled, and when
+        // placement stops early (`--max-pages`) or fails, cancelling them stops them at their next window.
         let windowSize = max(32, options.probeConcurrency * 4)
-        let parsed = PipelineChannel<FeedParsingStage.Window>(capacity: 8)
-        let prepared = PipelineChannel<PreparedWindow>(capacity: 4)
+        let parsed = AsyncThrowingChannel<FeedParsingStage.Window, any Error>()
+        let prepared = AsyncThrowingChannel<PreparedWindow, any Error>()
         let preparer = preparer
         let finishing = reader.finishing
         let probeConcurrency = options.probeConcurrency
-        let parsing = Task {
-            await FeedParsingStage.run(
-                source: source, reader: reader, windowSize: windowSize, into: parsed, clock: clock)
-        }
-        let preparing = Task {
-            await Self.prepare(
-                from: parsed, into: prepared, finishing: finishing, skippingBefore: resumeIndex, preparer: preparer,
-                prober: prober,
-                memo: memo, concurrency: probeConcurrency)
-        }
-        do {
-            while !run.isFinished, let batch = try await prepared.receive() {
+        // From here on only the parsing task uses the source and the reader (neither is Sendable): the handover is
+        // spelled out, since the task group's body closure cannot pass them on as `sending`.
+        nonisolated(unsafe) let parsingSource = source
+        nonisolated(unsafe) let parsingReader = reader
+        let parse = try await withThrowingTaskGroup(of: FeedParsingStage.Outcome?.self) { group in
+            group.addTask {
+                await FeedParsingStage.run(
+                    source: parsingSource, reader: parsingReader, windowSize: windowSize, into: parsed, clock: clock)
+            }
+            group.addTask {
+                await Self.prepare(
+                    from: parsed, into: prepared, finishing: finishing, skippingBefore: resumeIndex,
+                    preparer: preparer, prober: prober, memo: memo, concurrency: probeConcurrency)
+                return nil
+            }
+            // Whatever ends placement, the stages ahead stop at their next window.
+            defer { group.cancelAll() }
+            for try await batch in prepared.buffer(policy: .bounded(4)) {
                 var window: [PreparedItem] = []
                 var unprepared: [FeedItem] = []
                 for item in batch.skipped where !run.isBeforeCursor(item) { unprepared.append(item) }
@@ -180,19 +188,17 @@ public struct LayoutPipeline: Sendable {
                     window += batch.items[beforeCursor...]
                 }
                 if !window.isEmpty { try add(window) }
+                if run.isFinished { break }
             }
-        } catch {
-            prepared.close()
-            parsed.close()
-            _ = await (parsing.value, preparing.value)
-            throw error
+            // A cancelled caller gets no summary of a partial run.
+            try Task.checkCancellation()
+            // At the end of the feed the stages ahead have finished; stopped early (`--max-pages`), they stop at their
+            // next window, and the parser reports the format and warnings of what it read.
+            group.cancelAll()
+            var parse: FeedParsingStage.Outcome?
+            for try await outcome in group where outcome != nil { parse = outcome }
+            return parse!
         }
-        // At the end of the feed the stages ahead have finished; stopped early (`--max-pages`), they stop at their
-        // next send, and the parser reports the format and warnings of what it read.
-        prepared.close()
-        parsed.close()
-        _ = await preparing.value
-        let parse = await parsing.value
         run.summary.stageTimes.parse = parse.time
         run.summary.feedFormat = parse.format.map { "\($0)" }
         run.summary.feedWarnings = parse.feedWarnings
@@ -208,28 +214,28 @@ public struct LayoutPipeline: Sendable {
     }
 
     /// The preparing stage: finishes the items of each window (HTML to text, URLs, dates), probes and measures them,
-    /// in order, and sends the window on.
+    /// in order, and sends the window on. Cancelling the task stops it at its next window.
     private static func prepare(
-        from input: PipelineChannel<FeedParsingStage.Window>, into output: PipelineChannel<PreparedWindow>,
-        finishing: FeedItemFinisher.Settings, skippingBefore resumeIndex: Int, preparer: ItemPreparer,
-        prober: CachingImageProber, memo: RunProbeMemo, concurrency: Int
+        from input: AsyncThrowingChannel<FeedParsingStage.Window, any Error>,
+        into output: AsyncThrowingChannel<PreparedWindow, any Error>, finishing: FeedItemFinisher.Settings,
+        skippingBefore resumeIndex: Int, preparer: ItemPreparer, prober: CachingImageProber, memo: RunProbeMemo,
+        concurrency: Int
     ) async {
         let finisher = FeedItemFinisher(finishing)
         do {
-            while let window = try await input.receive() {
+            // The buffer lets parsing run up to eight windows ahead of preparing.
+            for try await window in input.buffer(policy: .bounded(8)) {
                 let finished = window.items.map(finisher.finish)
                 let skipCount = min(finished.count, max(0, resumeIndex - window.firstPosition))
                 let items = await prepare(
                     Array(finished[skipCount...]), preparer: preparer, prober: prober, memo: memo,
                     concurrency: concurrency)
-                guard await output.send(PreparedWindow(skipped: Array(finished[..<skipCount]), items: items)) else {
-                    input.close()
-                    return
-                }
+                await output.send(PreparedWindow(skipped: Array(finished[..<skipCount]), items: items))
+                if Task.isCancelled { return }
             }
             output.finish()
         } catch {
-            output.finish(throwing: error)
+            output.fail(error)
         }
     }
 

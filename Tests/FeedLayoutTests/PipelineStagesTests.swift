@@ -97,6 +97,26 @@ import Testing
         #expect(handed == 3)
     }
 
+    @Test func cancellingTheCallerStopsEveryStage() async throws {
+        // 20,000 items make 400 pages: far more than are laid out before the cancellation reaches the stages.
+        let feed = try Self.writeFeed(count: 20_000)
+        let pipeline = try LayoutPipeline(options: Self.options(concurrency: 2))
+        let (firstPage, firstPageSeen) = AsyncStream<Void>.makeStream()
+        let run = Task {
+            var pages = 0
+            _ = try await pipeline.run(feedPath: feed) { _ in
+                pages += 1
+                if pages == 1 { firstPageSeen.yield() }
+            }
+            return pages
+        }
+        for await _ in firstPage { break }
+        run.cancel()
+        // The run ends (the parser, the preparing stage and placement all stop) with the cancellation, not with a
+        // summary of a partial run.
+        await #expect(throws: CancellationError.self) { _ = try await run.value }
+    }
+
     @Test func theMemoGivesWhatMeasuringGives() async throws {
         let options = Self.options(concurrency: 2)
         let preparer = try ItemPreparer(options: options)
