@@ -66,7 +66,8 @@ public struct Breakpoint: Sendable, Hashable, CustomStringConvertible {
                     "--breakpoints: '\(part)' is not WIDTH:COLUMNS (a width in pixels and a column count, e.g. 375:2)")
             }
             if result.contains(where: { $0.width == width }) {
-                throw LayoutError(.invalidOptions, "--breakpoints: the width \(part.split(separator: ":")[0]) appears twice")
+                throw LayoutError(
+                    .invalidOptions, "--breakpoints: the width \(part.split(separator: ":")[0]) appears twice")
             }
             result.append(Breakpoint(width: width, columns: columns))
         }

@@ -196,7 +196,8 @@ public struct PNGPreview {
         for mark in pageMarks {
             if horizontal {
                 let thickness = max(1, Int(grid.scale.rounded()))
-                canvas.fill(x: mark.y - thickness, y: 0, width: thickness, height: canvas.height, color: Self.pageMarkColor)
+                canvas.fill(
+                    x: mark.y - thickness, y: 0, width: thickness, height: canvas.height, color: Self.pageMarkColor)
             } else {
                 text.drawPageMark(number: mark.number, y: mark.y, on: &canvas)
             }
