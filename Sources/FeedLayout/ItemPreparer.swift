@@ -94,15 +94,8 @@ struct ItemPreparer: Sendable {
         } catch {
             throw LayoutError(.invalidOptions, error.message)
         }
-        func measurer(_ style: TextStyle, _ role: String) throws(LayoutError) -> TextMeasurer {
-            do {
-                return try TextMeasurer(style: style)
-            } catch {
-                throw LayoutError(.fontUnavailable, "\(role) font: \(error)")
-            }
-        }
-        titleMeasurer = try measurer(options.annotation.title, "title")
-        textMeasurer = try measurer(options.annotation.text, "caption")
+        titleMeasurer = try .annotation(options.annotation.title, role: "title")
+        textMeasurer = try .annotation(options.annotation.text, role: "caption")
     }
 
     /// The horizontal axis' annotation band in CSS pixels: room for the most title and caption lines allowed.

@@ -243,3 +243,16 @@ struct StableHash {
 package func cssNumber(_ value: Double) -> String {
     value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
 }
+
+extension TextMeasurer {
+    /// A measurer for one block of the annotation (`role`: "title" or "caption"); a font that cannot be loaded is
+    /// the caller's to fix, named by its block.
+    /// - Throws: `LayoutError.fontUnavailable`.
+    package static func annotation(_ style: TextStyle, role: String) throws(LayoutError) -> TextMeasurer {
+        do {
+            return try TextMeasurer(style: style)
+        } catch {
+            throw LayoutError(.fontUnavailable, "\(role) font: \(error)")
+        }
+    }
+}
