@@ -53,15 +53,10 @@ let package = Package(
             dependencies: ["CLibXML2", "CLibPNG", "CLibJPEG", "CICU"]
         ),
 
-        // Stages.
+        // Stages, in the order data flows through them: ingest, fetch, probe, measure, place.
         .target(
             name: "FeedIngest",
             dependencies: ["CLibXML2", "CFeedLayoutShims"],
-            swiftSettings: swiftSettings
-        ),
-        .target(
-            name: "ImageProbe",
-            dependencies: ["CLibPNG", "CLibJPEG", "CFeedLayoutShims", "RemoteFetch"],
             swiftSettings: swiftSettings
         ),
         // http(s) fetching for feeds and images: Range requests, byte caps, timeouts, redirect limits,
@@ -75,6 +70,11 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ImageProbe",
+            dependencies: ["CLibPNG", "CLibJPEG", "CFeedLayoutShims", "RemoteFetch"],
             swiftSettings: swiftSettings
         ),
         // The probe cache: SQLite through GRDB, keyed by source and validator.

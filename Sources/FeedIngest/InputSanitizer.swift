@@ -54,8 +54,10 @@ struct InputSanitizer {
     private var declaresEntities = false
     /// Input bytes consumed so far.
     private(set) var inputOffset = 0
-    /// Output bytes produced so far (the parser's byte offsets).
+    /// Output bytes produced so far (the parser's byte offsets), before the current call's.
     private var outputOffset = 0
+    /// Where the current call's output began in its `output` array.
+    private var chunkOutputStart = 0
     /// 1-based input line of the byte being looked at, and where that line starts.
     private var line = 1
     private var lineStartOffset = 0
@@ -89,266 +91,283 @@ struct InputSanitizer {
     ///   a split UTF-8 sequence, entity reference or CDATA marker) must be passed again.
     mutating func process(_ input: UnsafeBufferPointer<UInt8>, isFinal: Bool, output: inout [UInt8]) -> Int {
         let count = input.count
-        var index = 0
-        let outputStart = output.count
-        defer { outputOffset += output.count - outputStart }
+        chunkOutputStart = output.count
+        defer { outputOffset += output.count - chunkOutputStart }
         output.reserveCapacity(output.count + count + count / 16)
+        var index = 0
         while index < count {
-            let byte = input[index]
-            if inComment {
-                // Comments never matter to a feed: their content is dropped (newlines kept, so
-                // line numbers stay true), and a megabyte-long comment cannot trip libxml2's
-                // "Huge input lookup" limit.
-                if byte == UInt8(ascii: "-") {
-                    if count - index < 3 && !isFinal { break }
-                    if count - index >= 3 && input[index + 1] == UInt8(ascii: "-")
-                        && input[index + 2] == UInt8(ascii: ">")
-                    {
-                        output.append(contentsOf: [0x2D, 0x2D, 0x3E])
-                        index += 3
-                        inComment = false
-                        continue
-                    }
-                } else if byte == 0x0A {
-                    newLine(at: index)
-                    output.append(byte)
-                }
-                index += 1
-                continue
-            }
-            if inCDATA, outputOffset + output.count - outputStart - cdataSectionStart >= Self.cdataSplitLength {
-                // libxml2's push parser does not release a CDATA section's input until it ends and
-                // halts ("Huge input lookup") past 10 MB; closing and reopening the section every
-                // megabyte keeps the text identical and the parser going.
-                output.append(contentsOf: Self.cdataSplit)
-                cdataSectionStart = outputOffset + output.count - outputStart
-            }
-            if markup != .content {
-                if byte == UInt8(ascii: "<") {
-                    markup = .content  // an unclosed tag: libxml2 gives up on it here as well
-                } else if case .attributeValue(let quote) = markup {
-                    if byte == quote {
-                        output.append(byte)
-                        index += 1
-                        markup = .tag
-                        continue
-                    }
-                    let valueLength = outputOffset + output.count - outputStart - attributeValueStart
-                    if valueLength >= Self.maximumAttributeValueLength {
-                        if !attributeValueCut {
-                            attributeValueCut = true
-                            record(.attributeValueCut, at: index, outputCount: output.count - outputStart)
-                        }
-                        if byte == 0x0A {
-                            newLine(at: index)
-                            output.append(byte)  // keeps line numbers
-                        }
-                        index += 1
-                        continue
-                    }
-                    // The run stops at the cap exactly, so the cut does not depend on chunking.
-                    let runLimit = min(count, index + Self.maximumAttributeValueLength - valueLength)
-                    var runEnd = index
-                    while runEnd < runLimit, Self.isOrdinary(input[runEnd]), input[runEnd] != quote {
-                        if input[runEnd] == 0x0A { newLine(at: runEnd) }
-                        runEnd += 1
-                    }
-                    if runEnd > index {
-                        output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
-                        index = runEnd
-                        continue
-                    }
-                } else {
-                    if byte == UInt8(ascii: ">") {
-                        output.append(byte)
-                        index += 1
-                        markup = .content
-                        continue
-                    }
-                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
-                        output.append(byte)
-                        index += 1
-                        markup = .attributeValue(quote: byte)
-                        attributeValueStart = outputOffset + output.count - outputStart
-                        attributeValueCut = false
-                        continue
-                    }
-                    var runEnd = index
-                    while runEnd < count, Self.isOrdinary(input[runEnd]), input[runEnd] != UInt8(ascii: ">"),
-                        input[runEnd] != UInt8(ascii: "\""), input[runEnd] != UInt8(ascii: "'")
-                    {
-                        if input[runEnd] == 0x0A { newLine(at: runEnd) }
-                        runEnd += 1
-                    }
-                    if runEnd > index {
-                        output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
-                        index = runEnd
-                        continue
-                    }
-                }
-            }
-            // Fast path outside CDATA: a run of printable ASCII (tab, newline, carriage return, and
-            // '-' and ']', which only matter in comments and CDATA) and, when the input is UTF-8,
-            // complete, valid UTF-8 sequences is copied in one append. Text in any script stays on this path.
-            if markup == .content && !inCDATA {
-                var runEnd = index
-                var rewroteReference = false
-                let base = UnsafeRawPointer(input.baseAddress!)
-                while runEnd < count {
-                    // Eight bytes at a time while they are plain text (most of a feed's bytes).
-                    while runEnd &+ 8 <= count,
-                        Self.isPlainTextWord(base.loadUnaligned(fromByteOffset: runEnd, as: UInt64.self))
-                    {
-                        runEnd &+= 8
-                    }
-                    guard runEnd < count else { break }
-                    let next = input[runEnd]
-                    if Self.isOrdinary(next) || next == 0x2D || next == 0x5D {
-                        if next == 0x0A { newLine(at: runEnd) }
-                        runEnd += 1
-                    } else if next >= 0xC2, decoding == .utf8 {
-                        // Runs of two- and three-byte sequences whose lead byte rules out every
-                        // special case (overlong, surrogate, U+FFFE/U+FFFF: only E0, ED and EF
-                        // leads can make those) need only their continuation bytes checked:
-                        // Cyrillic, Arabic, CJK captions stay in this loop.
-                        var sequenceEnd = runEnd
-                        while sequenceEnd &+ 3 <= count {
-                            let lead = input[sequenceEnd]
-                            if lead >= 0xC2 && lead <= 0xDF && input[sequenceEnd &+ 1] & 0xC0 == 0x80 {
-                                sequenceEnd &+= 2
-                            } else if (lead >= 0xE1 && lead <= 0xEC || lead == 0xEE)
-                                && input[sequenceEnd &+ 1] & 0xC0 == 0x80 && input[sequenceEnd &+ 2] & 0xC0 == 0x80
-                            {
-                                sequenceEnd &+= 3
-                            } else {
-                                break
-                            }
-                        }
-                        if sequenceEnd > runEnd {
-                            runEnd = sequenceEnd
-                        } else if let length = Self.validSequenceLength(input, at: runEnd) {
-                            runEnd += length
-                        } else {
-                            break
-                        }
-                    } else if next == 0x26, let reference = Self.predefinedReference(base, at: runEnd, count: count) {
-                        // Escaped markup in captions is mostly `&lt;`, `&gt;` and `&quot;`: rewritten here
-                        // without leaving the run (see `predefinedReference` for why).
-                        output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
-                        output.append(contentsOf: reference.replacement)
-                        runEnd &+= reference.length
-                        index = runEnd
-                        rewroteReference = true
-                    } else {
-                        break
-                    }
-                }
-                if runEnd > index {
-                    output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
-                    index = runEnd
-                    continue
-                }
-                if rewroteReference { continue }
-            }
-            // A run of ordinary printable ASCII (and tab / newline / carriage return) is copied in
-            // one append.
-            if markup == .content && Self.isOrdinary(byte) {
-                var runEnd = index + 1
-                if byte == 0x0A { newLine(at: index) }
-                while runEnd < count && Self.isOrdinary(input[runEnd]) {
-                    if input[runEnd] == 0x0A { newLine(at: runEnd) }
-                    runEnd += 1
-                }
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
-                index = runEnd
-                continue
-            }
-            if byte == 0x09 || byte == 0x0A || byte == 0x0D {
-                output.append(byte)
-                index += 1
-                continue
-            }
-            if byte == 0x0B || byte == 0x0C {
-                // Vertical tab and form feed separate words; XML forbids them, so a space it is.
-                record(.controlCharacter, at: index, outputCount: output.count - outputStart)
-                output.append(0x20)
-                index += 1
-                continue
-            }
-            if byte < 0x20 {
-                record(.controlCharacter, at: index, outputCount: output.count - outputStart)
-                index += 1
-                continue
-            }
-            if byte >= 0x80 {
-                guard
-                    let consumed = decodeNonASCII(
-                        input, at: index, isFinal: isFinal, outputStart: outputStart, output: &output)
-                else {
-                    break  // need more bytes
-                }
-                index += consumed
-                continue
-            }
-            // Markup-sensitive bytes: '<', '&', ']', '-'.
-            let remaining = count - index
-            if inCDATA {
-                if byte == UInt8(ascii: "]") {
-                    if remaining < 3 && !isFinal { break }
-                    if remaining >= 3 && input[index + 1] == UInt8(ascii: "]") && input[index + 2] == UInt8(ascii: ">")
-                    {
-                        output.append(contentsOf: [0x5D, 0x5D, 0x3E])
-                        index += 3
-                        inCDATA = false
-                        continue
-                    }
-                }
-                output.append(byte)
-                index += 1
-                continue
-            }
-            if byte == UInt8(ascii: "<") {
-                if remaining < 9 && !isFinal { break }
-                if Self.matches(input, at: index, "<![CDATA[") {
-                    output.append(contentsOf: Array("<![CDATA[".utf8))
-                    index += 9
-                    inCDATA = true
-                    cdataSectionStart = outputOffset + output.count - outputStart
-                    continue
-                }
-                if Self.matches(input, at: index, "<!ENTITY") { declaresEntities = true }
-                if Self.matches(input, at: index, "<!--") {
-                    output.append(contentsOf: Array("<!--".utf8))
-                    index += 4
-                    inComment = true
-                    continue
-                }
-                if index + 1 < count {
-                    let next = input[index + 1]
-                    let startsName =
-                        (next | 0x20) >= 0x61 && (next | 0x20) <= 0x7A || next == UInt8(ascii: "_")
-                        || next == UInt8(ascii: ":") || next >= 0x80
-                    if startsName || next == UInt8(ascii: "/") { markup = .tag }
-                }
-                output.append(byte)
-                index += 1
-                continue
-            }
-            if byte == UInt8(ascii: "&") {
-                guard
-                    let consumed = repairReference(
-                        input, at: index, isFinal: isFinal, outputStart: outputStart, output: &output)
-                else {
-                    break
-                }
-                index += consumed
-                continue
-            }
-            output.append(byte)  // ']' or '-' outside CDATA / comments
-            index += 1
+            guard let next = step(input, at: index, isFinal: isFinal, output: &output) else { break }
+            index = next
         }
         inputOffset += index
         return index
+    }
+
+    /// Handles the bytes at `index` as the current mode (comment, CDATA, tag, attribute value,
+    /// content) says.
+    /// - Returns: the index after the bytes handled, or nil when they may continue in the next chunk.
+    @inline(__always)
+    private mutating func step(
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout [UInt8]
+    ) -> Int? {
+        if inComment { return skipComment(input, at: index, isFinal: isFinal, output: &output) }
+        if inCDATA { splitCDATASectionIfLong(output: &output) }
+        if markup != .content, let next = copyInsideTag(input, at: index, output: &output) { return next }
+        if markup == .content {
+            if !inCDATA, let next = copyContentRun(input, at: index, output: &output) { return next }
+            if Self.isOrdinary(input[index]) {
+                // A run of ordinary printable ASCII (and tab / newline / carriage return) is copied in
+                // one append.
+                let runEnd = endOfOrdinaryRun(input, from: index, to: input.count, stoppingAt: { _ in false })
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
+                return runEnd
+            }
+        }
+        return repairOrCopyByte(input, at: index, isFinal: isFinal, output: &output)
+    }
+
+    /// Comments never matter to a feed: their content is dropped (newlines kept, so line numbers
+    /// stay true), and a megabyte-long comment cannot trip libxml2's "Huge input lookup" limit.
+    @inline(__always)
+    private mutating func skipComment(
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout [UInt8]
+    ) -> Int? {
+        let byte = input[index]
+        if byte == UInt8(ascii: "-") {
+            if input.count - index < 3 && !isFinal { return nil }
+            if input.count - index >= 3 && input[index + 1] == UInt8(ascii: "-")
+                && input[index + 2] == UInt8(ascii: ">")
+            {
+                output.append(contentsOf: [0x2D, 0x2D, 0x3E])
+                inComment = false
+                return index + 3
+            }
+        } else if byte == 0x0A {
+            newLine(at: index)
+            output.append(byte)
+        }
+        return index + 1
+    }
+
+    /// libxml2's push parser does not release a CDATA section's input until it ends and halts
+    /// ("Huge input lookup") past 10 MB; closing and reopening the section every megabyte keeps
+    /// the text identical and the parser going.
+    @inline(__always)
+    private mutating func splitCDATASectionIfLong(output: inout [UInt8]) {
+        guard currentOutputOffset(output) - cdataSectionStart >= Self.cdataSplitLength else { return }
+        output.append(contentsOf: Self.cdataSplit)
+        cdataSectionStart = currentOutputOffset(output)
+    }
+
+    /// Inside a tag: quotes open and close attribute values, `>` ends the tag, runs of ordinary
+    /// bytes are copied in one append.
+    /// - Returns: the index after the bytes handled, or nil when the byte at `index` needs the
+    ///   general handling (a reference, a control character, non-ASCII, or a `<` that ends an
+    ///   unclosed tag).
+    @inline(__always)
+    private mutating func copyInsideTag(
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, output: inout [UInt8]
+    ) -> Int? {
+        let byte = input[index]
+        if byte == UInt8(ascii: "<") {
+            markup = .content  // an unclosed tag: libxml2 gives up on it here as well
+            return nil
+        }
+        if case .attributeValue(let quote) = markup {
+            return copyAttributeValue(input, at: index, quote: quote, output: &output)
+        }
+        if byte == UInt8(ascii: ">") {
+            output.append(byte)
+            markup = .content
+            return index + 1
+        }
+        if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+            output.append(byte)
+            markup = .attributeValue(quote: byte)
+            attributeValueStart = currentOutputOffset(output)
+            attributeValueCut = false
+            return index + 1
+        }
+        let runEnd = endOfOrdinaryRun(
+            input, from: index, to: input.count,
+            stoppingAt: { $0 == UInt8(ascii: ">") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "'") })
+        guard runEnd > index else { return nil }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
+        return runEnd
+    }
+
+    /// Inside an attribute value: copied up to its closing quote, cut at
+    /// `maximumAttributeValueLength` (newlines kept).
+    /// - Returns: as ``copyInsideTag(_:at:output:)``.
+    @inline(__always)
+    private mutating func copyAttributeValue(
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, quote: UInt8, output: inout [UInt8]
+    ) -> Int? {
+        let byte = input[index]
+        if byte == quote {
+            output.append(byte)
+            markup = .tag
+            return index + 1
+        }
+        let valueLength = currentOutputOffset(output) - attributeValueStart
+        if valueLength >= Self.maximumAttributeValueLength {
+            if !attributeValueCut {
+                attributeValueCut = true
+                record(.attributeValueCut, at: index, output: output)
+            }
+            if byte == 0x0A {
+                newLine(at: index)
+                output.append(byte)  // keeps line numbers
+            }
+            return index + 1
+        }
+        // The run stops at the cap exactly, so the cut does not depend on chunking.
+        let runLimit = min(input.count, index + Self.maximumAttributeValueLength - valueLength)
+        let runEnd = endOfOrdinaryRun(input, from: index, to: runLimit, stoppingAt: { $0 == quote })
+        guard runEnd > index else { return nil }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
+        return runEnd
+    }
+
+    /// The end of the run of ordinary bytes (see `isOrdinary`) from `start`, before `limit` and
+    /// before the first byte `isStop` accepts, counting the newlines it passes.
+    @inline(__always)
+    private mutating func endOfOrdinaryRun(
+        _ input: UnsafeBufferPointer<UInt8>, from start: Int, to limit: Int, stoppingAt isStop: (UInt8) -> Bool
+    ) -> Int {
+        var end = start
+        while end < limit, Self.isOrdinary(input[end]), !isStop(input[end]) {
+            if input[end] == 0x0A { newLine(at: end) }
+            end += 1
+        }
+        return end
+    }
+
+    /// The fast path in content outside CDATA: a run of printable ASCII (tab, newline, carriage
+    /// return, and '-' and ']', which only matter in comments and CDATA) and, when the input is
+    /// UTF-8, complete, valid UTF-8 sequences is copied in one append. Text in any script stays
+    /// on this path.
+    /// - Returns: the index after the run, or nil when there was none at `index`.
+    @inline(__always)
+    private mutating func copyContentRun(
+        _ input: UnsafeBufferPointer<UInt8>, at start: Int, output: inout [UInt8]
+    ) -> Int? {
+        let count = input.count
+        var index = start
+        var runEnd = index
+        var rewroteReference = false
+        let base = UnsafeRawPointer(input.baseAddress!)
+        while runEnd < count {
+            // Eight bytes at a time while they are plain text (most of a feed's bytes).
+            while runEnd &+ 8 <= count,
+                Self.isPlainTextWord(base.loadUnaligned(fromByteOffset: runEnd, as: UInt64.self))
+            {
+                runEnd &+= 8
+            }
+            guard runEnd < count else { break }
+            let next = input[runEnd]
+            if Self.isOrdinary(next) || next == 0x2D || next == 0x5D {
+                if next == 0x0A { newLine(at: runEnd) }
+                runEnd += 1
+            } else if next >= 0xC2, decoding == .utf8 {
+                guard let sequenceEnd = Self.endOfValidUTF8Run(input, from: runEnd) else { break }
+                runEnd = sequenceEnd
+            } else if next == 0x26, let reference = Self.predefinedReference(base, at: runEnd, count: count) {
+                // Escaped markup in captions is mostly `&lt;`, `&gt;` and `&quot;`: rewritten here
+                // without leaving the run (see `predefinedReference` for why).
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
+                output.append(contentsOf: reference.replacement)
+                runEnd &+= reference.length
+                index = runEnd
+                rewroteReference = true
+            } else {
+                break
+            }
+        }
+        if runEnd > index {
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
+            return runEnd
+        }
+        return rewroteReference ? index : nil
+    }
+
+    /// What the runs leave: line ends and control characters, non-ASCII bytes, and the bytes that
+    /// start or end markup (`<`, `&`, `]`, `-`).
+    /// - Returns: the index after the bytes handled, or nil when they may continue in the next chunk.
+    @inline(__always)
+    private mutating func repairOrCopyByte(
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout [UInt8]
+    ) -> Int? {
+        let byte = input[index]
+        switch byte {
+        case 0x09, 0x0A, 0x0D:
+            output.append(byte)
+            return index + 1
+        case 0x0B, 0x0C:
+            // Vertical tab and form feed separate words; XML forbids them, so a space it is.
+            record(.controlCharacter, at: index, output: output)
+            output.append(0x20)
+            return index + 1
+        case ..<0x20:
+            record(.controlCharacter, at: index, output: output)
+            return index + 1
+        case 0x80...:
+            return decodeNonASCII(input, at: index, isFinal: isFinal, output: &output).map { index + $0 }
+        default:
+            if inCDATA { return copyCDATAByte(input, at: index, isFinal: isFinal, output: &output) }
+            if byte == UInt8(ascii: "<") { return startMarkup(input, at: index, isFinal: isFinal, output: &output) }
+            if byte == UInt8(ascii: "&") {
+                return repairReference(input, at: index, isFinal: isFinal, output: &output).map { index + $0 }
+            }
+            output.append(byte)  // ']' or '-' outside CDATA / comments
+            return index + 1
+        }
+    }
+
+    /// A byte inside CDATA: literal, until `]]>` ends the section.
+    private mutating func copyCDATAByte(
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout [UInt8]
+    ) -> Int? {
+        let byte = input[index]
+        if byte == UInt8(ascii: "]") {
+            let remaining = input.count - index
+            if remaining < 3 && !isFinal { return nil }
+            if remaining >= 3 && input[index + 1] == UInt8(ascii: "]") && input[index + 2] == UInt8(ascii: ">") {
+                output.append(contentsOf: [0x5D, 0x5D, 0x3E])
+                inCDATA = false
+                return index + 3
+            }
+        }
+        output.append(byte)
+        return index + 1
+    }
+
+    /// A `<` in content: a CDATA section, a comment, an entity declaration, or a tag.
+    private mutating func startMarkup(
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout [UInt8]
+    ) -> Int? {
+        if input.count - index < 9 && !isFinal { return nil }
+        if Self.matches(input, at: index, "<![CDATA[") {
+            output.append(contentsOf: Array("<![CDATA[".utf8))
+            inCDATA = true
+            cdataSectionStart = currentOutputOffset(output)
+            return index + 9
+        }
+        if Self.matches(input, at: index, "<!ENTITY") { declaresEntities = true }
+        if Self.matches(input, at: index, "<!--") {
+            output.append(contentsOf: Array("<!--".utf8))
+            inComment = true
+            return index + 4
+        }
+        if index + 1 < input.count {
+            let next = input[index + 1]
+            let startsName =
+                (next | 0x20) >= 0x61 && (next | 0x20) <= 0x7A || next == UInt8(ascii: "_")
+                || next == UInt8(ascii: ":") || next >= 0x80
+            if startsName || next == UInt8(ascii: "/") { markup = .tag }
+        }
+        output.append(input[index])
+        return index + 1
     }
 
     private mutating func newLine(at index: Int) {
@@ -356,11 +375,18 @@ struct InputSanitizer {
         lineStartOffset = inputOffset + index + 1
     }
 
-    private mutating func record(_ kind: Repair.Kind, at index: Int, outputCount: Int) {
+    /// Notes a repair of the input byte at `index`, made where `output` ends now.
+    private mutating func record(_ kind: Repair.Kind, at index: Int, output: [UInt8]) {
         repairs.append(
             Repair(
-                kind: kind, outputOffset: outputOffset + outputCount, line: line,
+                kind: kind, outputOffset: currentOutputOffset(output), line: line,
                 column: inputOffset + index - lineStartOffset + 1))
+    }
+
+    /// The offset in the whole sanitised output where `output` (this call's) ends now.
+    @inline(__always)
+    private func currentOutputOffset(_ output: [UInt8]) -> Int {
+        outputOffset + output.count - chunkOutputStart
     }
 
     /// Whether eight bytes are all printable ASCII (0x20–0x7F) other than `&` and `<`: text the
@@ -423,53 +449,64 @@ struct InputSanitizer {
         return true
     }
 
-    /// Decodes one non-ASCII character; nil when the sequence is cut off by the chunk's end.
+    /// Decodes one non-ASCII character: valid UTF-8 as it is, anything else as windows-1252.
+    /// - Returns: the bytes consumed, or nil when a UTF-8 sequence may continue in the next chunk.
     private mutating func decodeNonASCII(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, outputStart: Int, output: inout [UInt8]
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout [UInt8]
     ) -> Int? {
         let byte = input[index]
         if decoding == .utf8 {
-            let length: Int
-            var minimum: UInt32
-            switch byte {
-            case 0xC2...0xDF: (length, minimum) = (2, 0x80)
-            case 0xE0...0xEF: (length, minimum) = (3, 0x800)
-            case 0xF0...0xF4: (length, minimum) = (4, 0x10000)
-            default: (length, minimum) = (0, 0)
+            if let length = Self.validSequenceLength(input, at: index) {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<index + length]))
+                return length
             }
-            if length > 0 {
-                if index + length > input.count {
-                    // Possibly split across chunks: wait, unless the bytes so far are already wrong.
-                    var plausible = true
-                    for offset in 1..<(input.count - index) where input[index + offset] & 0xC0 != 0x80 {
-                        plausible = false
-                    }
-                    if plausible && !isFinal { return nil }
-                } else {
-                    var scalar = UInt32(byte) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
-                    var valid = true
-                    for offset in 1..<length {
-                        let continuation = input[index + offset]
-                        if continuation & 0xC0 != 0x80 {
-                            valid = false
-                            break
-                        }
-                        scalar = scalar << 6 | UInt32(continuation & 0x3F)
-                    }
-                    // Overlong forms, surrogates, > U+10FFFF and the XML non-characters are invalid.
-                    if valid && scalar >= minimum && !(0xD800...0xDFFF).contains(scalar) && scalar <= 0x10FFFF
-                        && scalar != 0xFFFE && scalar != 0xFFFF
-                    {
-                        output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<index + length]))
-                        return length
-                    }
-                    minimum = 0
-                }
-            }
-            record(.invalidUTF8, at: index, outputCount: output.count - outputStart)
+            if !isFinal && Self.mayBeCutOffSequence(input, at: index) { return nil }
+            record(.invalidUTF8, at: index, output: output)
         }
         Self.appendWindows1252(byte, to: &output)
         return 1
+    }
+
+    /// Whether the bytes from `index` to the end of `input` start a UTF-8 sequence that the next
+    /// chunk may complete: a lead byte and only continuation bytes after it, too few of them.
+    private static func mayBeCutOffSequence(_ input: UnsafeBufferPointer<UInt8>, at index: Int) -> Bool {
+        let length: Int
+        switch input[index] {
+        case 0xC2...0xDF: length = 2
+        case 0xE0...0xEF: length = 3
+        case 0xF0...0xF4: length = 4
+        default: return false
+        }
+        guard index + length > input.count else { return false }
+        for offset in (index + 1)..<input.count where input[offset] & 0xC0 != 0x80 {
+            return false
+        }
+        return true
+    }
+
+    /// The end of the run of complete, valid UTF-8 sequences from `start` (a byte at or above 0xC2).
+    /// Runs of two- and three-byte sequences whose lead byte rules out every special case
+    /// (overlong, surrogate, U+FFFE/U+FFFF: only E0, ED and EF leads can make those) need only
+    /// their continuation bytes checked: Cyrillic, Arabic, CJK captions stay in this loop.
+    /// - Returns: the end, or nil when the sequence at `start` is invalid or cut off.
+    @inline(__always)
+    private static func endOfValidUTF8Run(_ input: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        let count = input.count
+        var sequenceEnd = start
+        while sequenceEnd &+ 3 <= count {
+            let lead = input[sequenceEnd]
+            if lead >= 0xC2 && lead <= 0xDF && input[sequenceEnd &+ 1] & 0xC0 == 0x80 {
+                sequenceEnd &+= 2
+            } else if (lead >= 0xE1 && lead <= 0xEC || lead == 0xEE)
+                && input[sequenceEnd &+ 1] & 0xC0 == 0x80 && input[sequenceEnd &+ 2] & 0xC0 == 0x80
+            {
+                sequenceEnd &+= 3
+            } else {
+                break
+            }
+        }
+        if sequenceEnd > start { return sequenceEnd }
+        return validSequenceLength(input, at: start).map { start + $0 }
     }
 
     /// windows-1252 → UTF-8. 0x80–0x9F map to the printable characters browsers show; the five
@@ -512,7 +549,7 @@ struct InputSanitizer {
     /// Handles an `&`: keeps valid references, replaces HTML named entities, escapes bare `&`.
     /// Returns the bytes consumed, or nil when the reference may continue in the next chunk.
     private mutating func repairReference(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, outputStart: Int, output: inout [UInt8]
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout [UInt8]
     ) -> Int? {
         var end = index + 1
         let limit = min(input.count, index + 1 + Self.maximumReferenceLength)
@@ -532,7 +569,7 @@ struct InputSanitizer {
         let terminated = end < input.count && input[end] == UInt8(ascii: ";") && end > nameStart
         guard terminated else {
             output.append(contentsOf: [0x26, 0x23, 0x33, 0x38, 0x3B])  // "&#38;"
-            record(.bareAmpersand, at: index, outputCount: output.count - outputStart)
+            record(.bareAmpersand, at: index, output: output)
             return 1
         }
         if isNumeric {
@@ -557,7 +594,7 @@ struct InputSanitizer {
             // "&bogus;" in a feed without declarations is text that was never escaped; keep it
             // as written, as feedparser does, instead of libxml2 dropping it.
             output.append(contentsOf: [0x26, 0x23, 0x33, 0x38, 0x3B])
-            record(.bareAmpersand, at: index, outputCount: output.count - outputStart)
+            record(.bareAmpersand, at: index, output: output)
             for offset in (index + 1)...end { output.append(input[offset]) }
             return end - index + 1
         }

@@ -1,5 +1,15 @@
-/// A parsed JSON value. FeedIngest cannot import Foundation (its ICU module clashes with the
-/// system ICU the C shims expose), so JSON Feed gets this small strict parser (RFC 8259).
+/// A parsed JSON value, from a small parser written for JSON Feed.
+///
+/// Foundation could do this now (the ICU clash that once kept it out of FeedIngest was fixed
+/// in the shim headers), but it is slower and, with `JSONSerialization`, far larger, and it
+/// would change what the reader outputs. Measured on an 81 MB generated JSON Feed (95,000 items),
+/// parse and field extraction alone, release build, median of 3 runs (wall time, peak RSS with
+/// the input held): this parser 2.1 s, 307 MiB; `JSONDecoder` 4.1 s, 310 MiB;
+/// `JSONSerialization` 6.4 s, 1,373 MiB. Both would also change output: a number loses its text
+/// (`1.50` becomes `1.5`), whole feeds with a lone surrogate, a raw control character or an
+/// unknown escape in a string are refused (read here as U+FFFD or as written), the `invalidJSON`
+/// error loses its byte offset, and `JSONSerialization` keeps the last of repeated keys, not
+/// the first.
 enum JSONValue: Equatable {
     case object([(String, JSONValue)])
     case array([JSONValue])

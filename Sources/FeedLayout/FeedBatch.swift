@@ -37,14 +37,18 @@ public enum FeedBatch {
                 do {
                     names = try FileManager.default.contentsOfDirectory(atPath: argument)
                 } catch {
-                    throw LayoutError(.feedUnreadable, "\(argument): the folder cannot be listed (\(error.localizedDescription))")
+                    throw LayoutError(
+                        .feedUnreadable, "\(argument): the folder cannot be listed (\(error.localizedDescription))")
                 }
-                let found = names.filter { feedExtensions.contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }
-                    .sorted().map { argument.hasSuffix("/") ? argument + $0 : argument + "/" + $0 }
+                let found = names.filter {
+                    feedExtensions.contains(URL(fileURLWithPath: $0).pathExtension.lowercased())
+                }
+                .sorted().map { argument.hasSuffix("/") ? argument + $0 : argument + "/" + $0 }
                 guard !found.isEmpty else {
                     throw LayoutError(
                         .feedUnreadable,
-                        "\(argument): the folder holds no feeds (files ending in \(feedExtensions.sorted().joined(separator: ", ")))")
+                        "\(argument): the folder holds no feeds (files ending in \(feedExtensions.sorted().joined(separator: ", ")))"
+                    )
                 }
                 feeds += found
             } else {
@@ -71,7 +75,8 @@ public enum FeedBatch {
     }
 
     /// Reads the feed list from standard input line by line, as lines arrive, and calls `body` for each feed.
-    public static func forEachListedFeed(startingWith prefix: Data, _ body: (String) async throws -> Void) async throws {
+    public static func forEachListedFeed(startingWith prefix: Data, _ body: (String) async throws -> Void) async throws
+    {
         var pending = prefix
         func takeLines(final: Bool) -> [String] {
             var lines: [String] = []
@@ -83,7 +88,9 @@ public enum FeedBatch {
                 lines.append(String(decoding: pending, as: UTF8.self))
                 pending = Data()
             }
-            return lines.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+            return lines.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter {
+                !$0.isEmpty && !$0.hasPrefix("#")
+            }
         }
         while true {
             for feed in takeLines(final: false) { try await body(feed) }

@@ -16,7 +16,8 @@ public enum InputList {
             return lines(of: String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self))
         }
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw LayoutError(.invalidOptions, "\(option) \(path): cannot be read (\(String(cString: strerror(errno))))")
+            throw LayoutError(
+                .invalidOptions, "\(option) \(path): cannot be read (\(String(cString: strerror(errno))))")
         }
         defer { try? handle.close() }
         var data = Data()

@@ -1,11 +1,10 @@
-import Synchronization
 import FeedIngest
 import ImageProbe
+import LayoutPages
 import ProbeCache
+import Synchronization
 import TextMeasure
 import WaterfallLayout
-
-import LayoutPages
 
 /// The images one run has probed, by source: a feed that shows the same photo many times (avatars, a photo in
 /// several items, a sample reused) reads it once; and the texts it has measured. Bounded; shared by the run's
@@ -95,15 +94,8 @@ struct ItemPreparer: Sendable {
         } catch {
             throw LayoutError(.invalidOptions, error.message)
         }
-        func measurer(_ style: TextStyle, _ role: String) throws(LayoutError) -> TextMeasurer {
-            do {
-                return try TextMeasurer(style: style)
-            } catch {
-                throw LayoutError(.fontUnavailable, "\(role) font: \(error)")
-            }
-        }
-        titleMeasurer = try measurer(options.annotation.title, "title")
-        textMeasurer = try measurer(options.annotation.text, "caption")
+        titleMeasurer = try .annotation(options.annotation.title, role: "title")
+        textMeasurer = try .annotation(options.annotation.text, role: "caption")
     }
 
     /// The horizontal axis' annotation band in CSS pixels: room for the most title and caption lines allowed.
@@ -177,7 +169,8 @@ struct ItemPreparer: Sendable {
     ) async -> ResolvedPhoto {
         let fallback = Size(width: options.fallbackAspectRatio, height: 1)
         guard let image else {
-            warnings.append(FeedWarning(code: "noImage", message: "the item has no image; using the fallback aspect ratio"))
+            warnings.append(
+                FeedWarning(code: "noImage", message: "the item has no image; using the fallback aspect ratio"))
             return ResolvedPhoto(url: nil, size: fallback, sizeSource: .fallback, info: nil)
         }
         // A local reference the feed reader accepted has a path; a remote one is probed at its URL. Anything
@@ -195,7 +188,8 @@ struct ItemPreparer: Sendable {
                 case .success(let built): placeholder = built
                 case .failure(let error):
                     // The size is still right: a missing placeholder is not an image failure.
-                    warnings.append(FeedWarning(code: "placeholderUnavailable", message: "\(image.url): \(error.reason)"))
+                    warnings.append(
+                        FeedWarning(code: "placeholderUnavailable", message: "\(image.url): \(error.reason)"))
                 case nil: break
                 }
                 return ResolvedPhoto(
@@ -204,15 +198,18 @@ struct ItemPreparer: Sendable {
             case .failure(let error):
                 // The reason alone: the error's own message names the local path, which differs per machine.
                 warnings.append(
-                    FeedWarning(code: "image\(capitalized(error.code.description))", message: "\(image.url): \(error.reason)"))
+                    FeedWarning(
+                        code: "image\(capitalized(error.code.description))", message: "\(image.url): \(error.reason)"))
             }
         }
         if let width = image.width, let height = image.height, width > 0, height > 0 {
             return ResolvedPhoto(
-                url: image.url, size: Size(width: Double(width), height: Double(height)), sizeSource: .declared, info: nil)
+                url: image.url, size: Size(width: Double(width), height: Double(height)), sizeSource: .declared,
+                info: nil)
         }
         warnings.append(
-            FeedWarning(code: "imageSizeUnknown", message: "\(image.url): size unknown; using the fallback aspect ratio"))
+            FeedWarning(
+                code: "imageSizeUnknown", message: "\(image.url): size unknown; using the fallback aspect ratio"))
         return ResolvedPhoto(url: image.url, size: fallback, sizeSource: .fallback, info: nil)
     }
 }

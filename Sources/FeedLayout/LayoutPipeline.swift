@@ -2,13 +2,12 @@ import AsyncAlgorithms
 import FeedIngest
 import Foundation
 import ImageProbe
+import LayoutPages
 import Logging
 import ProbeCache
 import RemoteFetch
 import Synchronization
 import WaterfallLayout
-
-import LayoutPages
 
 /// The whole `layout` job: feed → items → probed and measured → placed → pages.
 ///

@@ -91,4 +91,15 @@ public struct ImageInfo: Sendable, Equatable {
     public func exceedsPixelBudget(_ pixelBudget: Int = ImageInfo.defaultPixelBudget) -> Bool {
         pixelCount > pixelBudget
     }
+
+    /// Refuses to decode an image above `pixelBudget`, before any pixel is read: the one check every decoding path
+    /// (local files, URLs, bytes in memory) makes.
+    /// - Throws: ``ImageProbeError`` `.exceedsPixelBudget` naming `source`, the size and the budget.
+    func checkPixelBudget(_ pixelBudget: Int, source: String) throws(ImageProbeError) {
+        guard exceedsPixelBudget(pixelBudget) else { return }
+        throw ImageProbeError(
+            code: .exceedsPixelBudget,
+            message: "\(width)×\(height) is above the pixel budget of \(pixelBudget); raise the budget to decode it",
+            source: source)
+    }
 }

@@ -195,13 +195,7 @@ public enum ImagePixelDecoder {
                     "pixel decoding supports JPEG and PNG only, this is \(info.format.rawValue); its header size is still valid",
                 source: source)
         }
-        guard !info.exceedsPixelBudget(options.pixelBudget) else {
-            throw ImageProbeError(
-                code: .exceedsPixelBudget,
-                message:
-                    "\(info.width)×\(info.height) is above the pixel budget of \(options.pixelBudget); raise the budget to decode it",
-                source: source)
-        }
+        try info.checkPixelBudget(options.pixelBudget, source: source)
         var shimOptions = fl_image_decode_options(
             pixel_budget: UInt64(max(0, options.pixelBudget)),
             max_progressive_scans: Int32(clamping: options.maximumProgressiveScans),
@@ -313,13 +307,7 @@ extension LocalImageProber {
     ) throws(ImageProbeError) -> Decoded {
         if path != "-" {
             let info = try probe(path: path)
-            if info.exceedsPixelBudget(options.pixelBudget) {
-                throw ImageProbeError(
-                    code: .exceedsPixelBudget,
-                    message:
-                        "\(info.width)×\(info.height) is above the pixel budget of \(options.pixelBudget); raise the budget to decode it",
-                    source: path)
-            }
+            try info.checkPixelBudget(options.pixelBudget, source: path)
         }
         let bytes = try readWholeFile(path: path)
         // `withUnsafeBytes` only rethrows untyped errors, so the typed one travels in a Result.

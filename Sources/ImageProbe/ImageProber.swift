@@ -101,13 +101,7 @@ public struct ImageProber: Sendable {
         let remote = try remoteProber(for: url)
         let info: ImageInfo
         if let header { info = header } else { info = try await remote.probe(url: url) }
-        if info.exceedsPixelBudget(options.pixelBudget) {
-            throw ImageProbeError(
-                code: .exceedsPixelBudget,
-                message:
-                    "\(info.width)×\(info.height) is above the pixel budget of \(options.pixelBudget); raise the budget to decode it",
-                source: url)
-        }
+        try info.checkPixelBudget(options.pixelBudget, source: url)
         return try await remote.download(url: url)
     }
 

@@ -40,9 +40,13 @@ public struct JSONWriter: Sendable {
 
     // MARK: Containers
 
-    public mutating func beginObject() { beginValue(); bytes.append(UInt8(ascii: "{")); containerHasElements.append(false) }
+    public mutating func beginObject() {
+        beginValue(); bytes.append(UInt8(ascii: "{")); containerHasElements.append(false)
+    }
     public mutating func endObject() { endContainer(UInt8(ascii: "}")) }
-    public mutating func beginArray() { beginValue(); bytes.append(UInt8(ascii: "[")); containerHasElements.append(false) }
+    public mutating func beginArray() {
+        beginValue(); bytes.append(UInt8(ascii: "[")); containerHasElements.append(false)
+    }
     public mutating func endArray() { endContainer(UInt8(ascii: "]")) }
 
     /// Writes an object key; the next call writes its value.

@@ -105,7 +105,9 @@ package struct LayoutCursor: Hashable {
         guard bytes.count > 17 + 8 else { throw invalid("it is too short") }
         let body = Array(bytes[..<(bytes.count - 8)])
         var reader = ByteReader(bytes: bytes, offset: bytes.count - 8)
-        guard reader.fixed() == checksum(body) else { throw invalid("its checksum does not match: it was cut or changed") }
+        guard reader.fixed() == checksum(body) else {
+            throw invalid("its checksum does not match: it was cut or changed")
+        }
         guard body[0] == 1 || body[0] == 2, prefix == Self.prefixes[Int(body[0]) - 1] else {
             throw invalid("it is version \(body[0]); this feedlayout reads versions 1 and 2")
         }

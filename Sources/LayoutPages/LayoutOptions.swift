@@ -66,7 +66,8 @@ public struct Breakpoint: Sendable, Hashable, CustomStringConvertible {
                     "--breakpoints: '\(part)' is not WIDTH:COLUMNS (a width in pixels and a column count, e.g. 375:2)")
             }
             if result.contains(where: { $0.width == width }) {
-                throw LayoutError(.invalidOptions, "--breakpoints: the width \(part.split(separator: ":")[0]) appears twice")
+                throw LayoutError(
+                    .invalidOptions, "--breakpoints: the width \(part.split(separator: ":")[0]) appears twice")
             }
             result.append(Breakpoint(width: width, columns: columns))
         }
@@ -241,4 +242,17 @@ struct StableHash {
 /// summaries and previews all print lengths this way.
 package func cssNumber(_ value: Double) -> String {
     value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+}
+
+extension TextMeasurer {
+    /// A measurer for one block of the annotation (`role`: "title" or "caption"); a font that cannot be loaded is
+    /// the caller's to fix, named by its block.
+    /// - Throws: `LayoutError.fontUnavailable`.
+    package static func annotation(_ style: TextStyle, role: String) throws(LayoutError) -> TextMeasurer {
+        do {
+            return try TextMeasurer(style: style)
+        } catch {
+            throw LayoutError(.fontUnavailable, "\(role) font: \(error)")
+        }
+    }
 }

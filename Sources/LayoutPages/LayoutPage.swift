@@ -74,4 +74,3 @@ public struct LayoutPage: Sendable {
         self.totals = totals
     }
 }
-

@@ -33,7 +33,9 @@ public struct LayoutQuality: Sendable, Hashable {
             grid.axis == .horizontal
                 ? ($0.frame.x, $0.frame.y) : ($0.frame.y, grid.direction == .leftToRight ? $0.frame.x : -$0.frame.maxX)
         }
-        let readingOrder = items.indices.sorted { readingKeys[$0] < readingKeys[$1] || (readingKeys[$0] == readingKeys[$1] && $0 < $1) }
+        let readingOrder = items.indices.sorted {
+            readingKeys[$0] < readingKeys[$1] || (readingKeys[$0] == readingKeys[$1] && $0 < $1)
+        }
         var displacement = 0
         for (rank, position) in readingOrder.enumerated() { displacement = max(displacement, abs(rank - position)) }
         largestDisplacement = displacement

@@ -49,21 +49,29 @@ extension LayoutSummary {
         if grids.count == 1, let grid = grids.first {
             text += " (\(grid.columnCount) columns of \(cssNumber(Double(grid.columnWidth) / grid.scale)) px)"
         } else {
-            let layouts = grids.map { "\(cssNumber(Double($0.containerWidth) / $0.scale)) px: \($0.columnCount) columns" }
+            let layouts = grids.map {
+                "\(cssNumber(Double($0.containerWidth) / $0.scale)) px: \($0.columnCount) columns"
+            }
             text += " (\(grids.count) layouts: " + layouts.joined(separator: ", ") + ")"
         }
         text += ": \(imagesProbed) images probed, \(imageFailures) failed"
         if !warningsByCode.isEmpty {
-            text += "; warnings: " + warningsByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            text +=
+                "; warnings: "
+                + warningsByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         }
         text += "; " + String(Int((seconds * 1000).rounded())) + " ms"
         let times = stageTimes
-        let stages = [("parse", times.parse), ("probe", times.probe), ("measure", times.measure), ("place", times.place),
-                      ("write", times.write)]
-        text += " (" + stages.map { name, time in
-            let milliseconds = Double(time.components.seconds) * 1000 + Double(time.components.attoseconds) / 1e15
-            return "\(name) \(Int(milliseconds.rounded())) ms"
-        }.joined(separator: ", ") + "; probe and measure summed over tasks)"
+        let stages = [
+            ("parse", times.parse), ("probe", times.probe), ("measure", times.measure), ("place", times.place),
+            ("write", times.write),
+        ]
+        text +=
+            " ("
+            + stages.map { name, time in
+                let milliseconds = Double(time.components.seconds) * 1000 + Double(time.components.attoseconds) / 1e15
+                return "\(name) \(Int(milliseconds.rounded())) ms"
+            }.joined(separator: ", ") + "; probe and measure summed over tasks)"
         if let destination { text += " → \(destination)" }
         return text
     }

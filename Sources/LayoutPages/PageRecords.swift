@@ -3,7 +3,6 @@ import ImageProbe
 import TextMeasure
 import WaterfallLayout
 
-
 /// The JSON records of DESIGN.md's CLI contract, written with ``JSONWriter``.
 ///
 /// Field names are camelCase and appear in a fixed order; lengths in pages are CSS pixels (device pixels divided
@@ -32,7 +31,8 @@ public enum Records {
         let first = page.items.first?.placed.frame
         json.field("top", Double((horizontal ? first?.x : first?.y) ?? 0) / scale)
         json.field(
-            "bottom", Double(page.items.map { horizontal ? $0.placed.frame.maxX : $0.placed.frame.maxY }.max() ?? 0) / scale)
+            "bottom",
+            Double(page.items.map { horizontal ? $0.placed.frame.maxX : $0.placed.frame.maxY }.max() ?? 0) / scale)
         json.endObject()
         json.key("layout")
         writeGrid(grid, flow: page.flowGrid, into: &json)

@@ -53,7 +53,8 @@ public final class PageWriter {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
-            throw LayoutError(.outputFailed, "--out \(folder.path): cannot create the folder: \(error.localizedDescription)")
+            throw LayoutError(
+                .outputFailed, "--out \(folder.path): cannot create the folder: \(error.localizedDescription)")
         }
         createdDirectories[layout] = true
     }

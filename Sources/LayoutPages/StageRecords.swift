@@ -48,7 +48,9 @@ extension Records {
     }
 
     /// A `probe` record: one image, or the error that kept it from being read.
-    public static func writeProbe(source: String, result: Result<ImageInfo, ImageProbeError>, into json: inout JSONWriter) {
+    public static func writeProbe(
+        source: String, result: Result<ImageInfo, ImageProbeError>, into json: inout JSONWriter
+    ) {
         writeProbe(source: source, result: result, decoding: nil, placeholder: nil, into: &json)
     }
 

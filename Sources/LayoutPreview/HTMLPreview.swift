@@ -52,16 +52,20 @@ public struct HTMLPreview {
             case .start(let index, let key, let header, _):
                 sectionKeys[index] = key
                 if let header {
-                    sectionMarks += "<div class=\"section-header\" data-section=\"\(index)\" style=\"\(place(header))\">"
+                    sectionMarks +=
+                        "<div class=\"section-header\" data-section=\"\(index)\" style=\"\(place(header))\">"
                     sectionMarks += "\(escape(key))</div>\n"
                 }
             case .end(let frames):
                 if let decoration = frames.decoration {
-                    sectionMarks += "<div class=\"decoration\" data-section=\"\(frames.index)\" style=\"\(place(decoration))\"></div>\n"
+                    sectionMarks +=
+                        "<div class=\"decoration\" data-section=\"\(frames.index)\" style=\"\(place(decoration))\"></div>\n"
                 }
                 if let footer = frames.footer {
-                    sectionMarks += "<div class=\"section-footer\" data-section=\"\(frames.index)\" style=\"\(place(footer))\">"
-                    sectionMarks += "end of \(escape(sectionKeys[frames.index] ?? "section \(frames.index + 1)"))</div>\n"
+                    sectionMarks +=
+                        "<div class=\"section-footer\" data-section=\"\(frames.index)\" style=\"\(place(footer))\">"
+                    sectionMarks +=
+                        "end of \(escape(sectionKeys[frames.index] ?? "section \(frames.index + 1)"))</div>\n"
                 }
             }
         }
@@ -70,14 +74,16 @@ public struct HTMLPreview {
             func box(_ rect: DeviceRect) -> String {
                 "left:\(px(rect.x - frame.x));top:\(px(rect.y - frame.y));width:\(px(rect.width));height:\(px(rect.height))"
             }
-            cards += "<article class=\"pin\" data-index=\"\(item.index)\" style=\"left:\(px(frame.x));top:\(px(frame.y));"
+            cards +=
+                "<article class=\"pin\" data-index=\"\(item.index)\" style=\"left:\(px(frame.x));top:\(px(frame.y));"
             cards += "width:\(px(frame.width));height:\(px(frame.height))\">"
             // The slot shows the placeholder colour until the photo arrives, as a client would paint it.
             let paint = item.photo.placeholder.map { ";background:\($0.averageColor.hexString)" } ?? ""
             cards += "<div class=\"slot\" style=\"\(box(item.placed.photoSlot))\(paint)\"></div>"
             if let url = item.photo.url {
                 let source = url.contains("://") ? url : imagePrefix + url
-                cards += "<img class=\"photo\" alt=\"\" src=\"\(escape(source))\" style=\"\(box(item.placed.photoFrame))\">"
+                cards +=
+                    "<img class=\"photo\" alt=\"\" src=\"\(escape(source))\" style=\"\(box(item.placed.photoFrame))\">"
             }
             let annotation = item.placed.annotationFrame
             cards += "<div class=\"annotation\" data-role=\"annotation\" style=\"\(box(annotation))\">"
@@ -115,7 +121,8 @@ public struct HTMLPreview {
             : (width: Double(grid.containerWidth), height: Double(contentHeight))
         let lanes =
             isFlow
-            ? "flow rows" : "\(grid.columnCount) \(horizontal ? "rows" : "columns") of \(cssNumber(Double(grid.columnWidth) / scale)) px"
+            ? "flow rows"
+            : "\(grid.columnCount) \(horizontal ? "rows" : "columns") of \(cssNumber(Double(grid.columnWidth) / scale)) px"
         let html = """
             <!doctype html>
             <html lang="und"><head><meta charset="utf-8">
@@ -183,7 +190,8 @@ public struct HTMLPreview {
                     try FileManager.default.copyItem(at: source, to: target)
                 }
             } catch {
-                throw LayoutError(.outputFailed, "\(folder.path): cannot copy the font \(file.path): \(error.localizedDescription)")
+                throw LayoutError(
+                    .outputFailed, "\(folder.path): cannot copy the font \(file.path): \(error.localizedDescription)")
             }
             // A face inside a collection cannot be picked by @font-face: fall back to the family name there.
             guard file.faceIndex == 0 else {
@@ -191,7 +199,8 @@ public struct HTMLPreview {
                 continue
             }
             let family = "FeedLayout \(role)"
-            faces += "@font-face { font-family: '\(family)'; font-weight: \(style.weight); src: url('fonts/\(escape(name))'); }\n"
+            faces +=
+                "@font-face { font-family: '\(family)'; font-weight: \(style.weight); src: url('fonts/\(escape(name))'); }\n"
             families.append("'\(family)'")
         }
         return (faces, families[0], families[1])

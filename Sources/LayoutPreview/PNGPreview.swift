@@ -196,7 +196,8 @@ public struct PNGPreview {
         for mark in pageMarks {
             if horizontal {
                 let thickness = max(1, Int(grid.scale.rounded()))
-                canvas.fill(x: mark.y - thickness, y: 0, width: thickness, height: canvas.height, color: Self.pageMarkColor)
+                canvas.fill(
+                    x: mark.y - thickness, y: 0, width: thickness, height: canvas.height, color: Self.pageMarkColor)
             } else {
                 text.drawPageMark(number: mark.number, y: mark.y, on: &canvas)
             }
@@ -310,16 +311,9 @@ private final class TextPainter {
     private let rasterizer: GlyphRasterizer
 
     init(options: LayoutOptions, scale: Double) throws(LayoutError) {
-        func measurer(_ style: TextStyle, _ role: String) throws(LayoutError) -> TextMeasurer {
-            do {
-                return try TextMeasurer(style: style)
-            } catch {
-                throw LayoutError(.fontUnavailable, "\(role) font: \(error)")
-            }
-        }
-        title = try measurer(options.annotation.title, "title")
-        caption = try measurer(options.annotation.text, "caption")
-        label = try measurer(TextStyle(font: options.annotation.text.font, size: 10), "caption")
+        title = try .annotation(options.annotation.title, role: "title")
+        caption = try .annotation(options.annotation.text, role: "caption")
+        label = try .annotation(TextStyle(font: options.annotation.text.font, size: 10), role: "caption")
         self.scale = scale
         do {
             rasterizer = try GlyphRasterizer()

@@ -80,7 +80,8 @@ public struct PhotoThumbnail: Sendable {
         }
         let upright = decoded.pixels.withUnsafeBufferPointer { pixels in
             premultipliedUpright(
-                SourceImage(width: decoded.width, height: decoded.height, pixels: pixels), orientation: info.orientation)
+                SourceImage(width: decoded.width, height: decoded.height, pixels: pixels), orientation: info.orientation
+            )
         }
         let pixels = resample(
             upright.pixels, width: upright.width, height: upright.height, toWidth: targetWidth, height: targetHeight)

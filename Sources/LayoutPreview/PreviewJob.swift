@@ -31,7 +31,8 @@ public struct PreviewJob {
         let options = pipeline.options
         // With breakpoints, one preview per layout in a folder named after its width.
         let folders =
-            options.breakpoints.isEmpty ? [output] : options.breakpoints.map { output + "/" + PageWriter.folderName(for: $0) }
+            options.breakpoints.isEmpty
+            ? [output] : options.breakpoints.map { output + "/" + PageWriter.folderName(for: $0) }
         var previews = zip(pipeline.grids, folders).map { grid, folder in
             HTMLPreview(options: options, grid: grid, feedPath: feed, outputDirectory: folder)
         }
@@ -48,10 +49,13 @@ public struct PreviewJob {
             let drawn = try pngs[index].write()
             for failure in drawn.photoFailures { report("preview.png: photo not drawn: \(failure)") }
             if drawn.remotePhotos > 0 {
-                report("preview.png: \(drawn.remotePhotos) remote photos are not fetched; their slots show the placeholder")
+                report(
+                    "preview.png: \(drawn.remotePhotos) remote photos are not fetched; their slots show the placeholder"
+                )
             }
         }
-        let destination = folders.count == 1 ? output + "/index.html, preview.png" : output + "/*/index.html, preview.png"
+        let destination =
+            folders.count == 1 ? output + "/index.html, preview.png" : output + "/*/index.html, preview.png"
         summary.report(grids: pipeline.grids, destination: destination, elapsed: ContinuousClock.now - started)
             .forEach(report)
         return summary.imageFailures > 0

@@ -159,7 +159,7 @@ final class LoadedFont: @unchecked Sendable {
         let library = try FreeTypeLibrary()
         let faceHandle = try library.openFace(path: path, faceIndex: faceIndex)
         // The face goes first; the library must outlive it.
-        defer { withExtendedLifetime(library) { FT_Done_Face(faceHandle) } }
+        defer { _ = withExtendedLifetime(library) { FT_Done_Face(faceHandle) } }
         let face = faceHandle.pointee
         let unitsPerEm = Float(face.units_per_EM == 0 ? 1000 : face.units_per_EM)
 

@@ -28,7 +28,8 @@ extension FeedLayoutCommand {
 
         func run() async throws {
             var json = JSONWriter(reservingCapacity: 1 << 16)
-            let summary = try await ingestFeed(at: feed, imageRoot: imageRoot, allowPrivateNetwork: allowPrivateNetwork) { item in
+            let summary = try await ingestFeed(at: feed, imageRoot: imageRoot, allowPrivateNetwork: allowPrivateNetwork)
+            { item in
                 Records.write(item, into: &json)
                 json.appendRaw("\n")
                 if json.bytes.count > 1 << 16 { Terminal.write(json.takeBytes()) }

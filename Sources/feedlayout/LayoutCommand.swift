@@ -28,10 +28,14 @@ extension FeedLayoutCommand {
                     find feeds -name '*.xml' | feedlayout layout - > pages.ndjson
                 """)
 
-        @Argument(help: "Feeds: file paths, http(s) URLs, folders of feeds, or - for standard input (a feed or a list).")
+        @Argument(
+            help: "Feeds: file paths, http(s) URLs, folders of feeds, or - for standard input (a feed or a list).")
         var feeds: [String]
 
-        @Option(help: "Write DIR/page-0001.json … (several feeds: DIR/NAME/page-0001.json …; default: NDJSON pages on standard output).")
+        @Option(
+            help:
+                "Write DIR/page-0001.json … (several feeds: DIR/NAME/page-0001.json …; default: NDJSON pages on standard output)."
+        )
         var out: String?
 
         @Flag(help: "Indent page files for reading.")

@@ -45,7 +45,8 @@ extension FeedLayoutCommand {
         }
 
         func run() throws {
-            let style = TextStyle(font: font, size: fontSize, lineHeight: try LineHeightParser.parse(lineHeight), weight: weight)
+            let style = TextStyle(
+                font: font, size: fontSize, lineHeight: try LineHeightParser.parse(lineHeight), weight: weight)
             let measurer: TextMeasurer
             do {
                 measurer = try TextMeasurer(style: style)

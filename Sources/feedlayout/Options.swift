@@ -49,7 +49,10 @@ struct GridOptions: ParsableArguments {
     @Flag(help: "Column 0 on the right; every frame mirrored.")
     var rightToLeft = false
 
-    @Option(help: "Which column a pin goes to: shortest-first (the waterfall), left-to-right or right-to-left (columns in turn).")
+    @Option(
+        help:
+            "Which column a pin goes to: shortest-first (the waterfall), left-to-right or right-to-left (columns in turn)."
+    )
     var placement: PlacementOrder = .shortestFirst
 
     @Option(help: "Shortest-first: take the first column in reading order within this many pixels of the shortest.")
@@ -58,9 +61,10 @@ struct GridOptions: ParsableArguments {
     @Option(help: "Width ÷ height for photos whose size cannot be read or is not declared.")
     var fallbackAspectRatio: Double = 1
 
-    @Option(help: ArgumentHelp(
-        "Several layouts from one pass over the feed: WIDTH:COLUMNS,… (e.g. 375:2,768:3,1280:5); replaces --width and --columns.",
-        valueName: "list"))
+    @Option(
+        help: ArgumentHelp(
+            "Several layouts from one pass over the feed: WIDTH:COLUMNS,… (e.g. 375:2,768:3,1280:5); replaces --width and --columns.",
+            valueName: "list"))
     var breakpoints: String?
 
     func validate() throws {
@@ -122,7 +126,9 @@ struct TextOptions: ParsableArguments {
 
     func validate() throws {
         _ = try parsedLineHeight()
-        guard titleLines >= 0, textLines >= 0 else { throw ValidationError("--title-lines and --text-lines must be 0 or more") }
+        guard titleLines >= 0, textLines >= 0 else {
+            throw ValidationError("--title-lines and --text-lines must be 0 or more")
+        }
         guard fontSize > 0, titleFontSize > 0 else { throw ValidationError("font sizes must be above 0") }
     }
 
@@ -146,7 +152,8 @@ enum LineHeightParser {
         if value.hasSuffix("x"), let multiple = Double(value.dropLast()), multiple > 0 { return .multiple(multiple) }
         let pixels = value.hasSuffix("px") ? Double(value.dropLast(2)) : Double(value)
         if let pixels, pixels > 0 { return .pixels(pixels) }
-        throw ValidationError("--line-height takes 'normal', pixels ('20', '20px') or a multiple ('1.4x'), got '\(text)'")
+        throw ValidationError(
+            "--line-height takes 'normal', pixels ('20', '20px') or a multiple ('1.4x'), got '\(text)'")
     }
 }
 
@@ -202,7 +209,9 @@ struct InputOptions: ParsableArguments {
 
 /// The probe cache, shared by `probe`, `layout` and `preview`.
 struct CacheOptions: ParsableArguments {
-    @Option(name: .customLong("cache"), help: "The probe cache file (default: $XDG_CACHE_HOME/feedlayout/probe.sqlite, else ~/.cache/…).")
+    @Option(
+        name: .customLong("cache"),
+        help: "The probe cache file (default: $XDG_CACHE_HOME/feedlayout/probe.sqlite, else ~/.cache/…).")
     var file: String?
 
     @Flag(help: "Do not read or write the probe cache.")

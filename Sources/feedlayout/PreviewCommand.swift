@@ -43,7 +43,8 @@ extension FeedLayoutCommand {
         func run() async throws {
             let job = PreviewJob(
                 pipeline: try LayoutPipeline(options: try layout.options()), feed: feed, output: out,
-                resume: layout.pages.resume, png: PNGPreviewOptions(maximumHeight: pngMaxHeight, maximumPages: pngMaxPages))
+                resume: layout.pages.resume,
+                png: PNGPreviewOptions(maximumHeight: pngMaxHeight, maximumPages: pngMaxPages))
             if try await job.run(report: { if !quiet { Terminal.note($0) } }) {
                 throw ExitCode(CommandLineFailure.someInputsFailed)
             }

@@ -25,7 +25,8 @@ final class ProgressLine {
         lastDrawn = now
         let seconds = max(0.001, (now - started).seconds)
         var text = "\(feed): \(progress.items) items, \(progress.imagesProbed) images probed, "
-        text += "\(progress.imageFailures) failed, \(progress.pages) pages, \(Int(Double(progress.items) / seconds)) items/s"
+        text +=
+            "\(progress.imageFailures) failed, \(progress.pages) pages, \(Int(Double(progress.items) / seconds)) items/s"
         FileHandle.standardError.write(Data(("\r\u{1B}[2K" + text).utf8))
         visible = true
     }

@@ -22,4 +22,3 @@ import Testing
         #expect(counter.take(below: 1_000) == nil)
     }
 }
-

@@ -15,7 +15,8 @@ import Testing
         var xml = "<?xml version=\"1.0\"?>\n<rss version=\"2.0\" xmlns:media=\"http://search.yahoo.com/mrss/\">"
         xml += "<channel><title>stages</title>\n"
         let captions = [
-            "Fog over the harbour at dawn", "A very long caption that wraps over several lines of the column and is cut",
+            "Fog over the harbour at dawn",
+            "A very long caption that wraps over several lines of the column and is cut",
             "雨の日の商店街", "",
         ]
         for index in 0..<count {

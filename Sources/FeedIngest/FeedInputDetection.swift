@@ -1,0 +1,144 @@
+internal import CLibXML2
+
+/// How to read a feed, decided once from its first bytes (a kilobyte, or all of a shorter input).
+enum FeedInputDetection: Equatable {
+    /// A JSON document that starts at `start` (after a BOM or junk).
+    case json(start: Int)
+    /// An HTML page rather than a feed.
+    case htmlPage
+    /// An XML document for libxml2, from `start` (past a UTF-8 BOM and any junk).
+    /// - `skippedJunk`: bytes skipped before the XML declaration or root, a BOM not counted.
+    case xml(start: Int, skippedJunk: Int, encoding: FeedEncoding)
+
+    /// Looks at a BOM, junk before the root, the XML declaration and the first tag.
+    /// - Parameters:
+    ///   - head: the first bytes of the input.
+    ///   - transportCharset: the charset an HTTP response declared, if any; it counts only when the
+    ///     document is silent (a declaration was written with the bytes, a server's default often was not).
+    init(head: [UInt8], transportCharset: String?) {
+        var start = 0
+        var bomEncoding: String?
+        if head.starts(with: [0xEF, 0xBB, 0xBF]) {
+            start = 3
+            bomEncoding = "utf-8"
+        } else if head.starts(with: [0xFE, 0xFF]) || head.starts(with: [0xFF, 0xFE])
+            || head.starts(with: [0x00, 0x3C]) || head.starts(with: [0x3C, 0x00])
+        {
+            bomEncoding = "utf-16"
+        }
+        var skippedJunk = 0
+        if bomEncoding != "utf-16" {
+            // Junk before the root: whitespace, stray text, a second BOM. XML allows none of it
+            // before the declaration; a feed reader should not care.
+            while start < head.count && head[start] != UInt8(ascii: "<") && head[start] != UInt8(ascii: "{") {
+                start += 1
+            }
+            // An XML declaration after junk (a comment or text an include added first) must
+            // still come first for libxml2: start there.
+            if let declaration = Self.offset(of: Array("<?xml ".utf8), in: head, from: start), declaration > start {
+                start = declaration
+            }
+            if start < head.count && head[start] == UInt8(ascii: "{") {
+                self = .json(start: start)
+                return
+            }
+            if Self.looksLikeHTML(head[start...]) {
+                self = .htmlPage
+                return
+            }
+            skippedJunk = start - (bomEncoding == nil ? 0 : 3)
+        }
+        let documentEncoding = bomEncoding ?? Self.declaredEncoding(head[start...])
+        let transportEncoding =
+            documentEncoding == nil
+            ? transportCharset.map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 } : nil
+        let label = documentEncoding ?? transportEncoding ?? "utf-8"
+        self = .xml(
+            start: start, skippedJunk: skippedJunk, encoding: FeedEncoding(label: label, transport: transportEncoding))
+    }
+
+    private static func offset(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        var index = start
+        while index + needle.count <= haystack.count {
+            if haystack[index] == needle[0] && Array(haystack[index..<index + needle.count]) == needle { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    private static func looksLikeHTML(_ bytes: ArraySlice<UInt8>) -> Bool {
+        let head = String(decoding: bytes.prefix(512), as: UTF8.self).lowercased()
+        var rest = Substring(head)
+        // Skip an XML declaration and comments, then look at the first tag.
+        while true {
+            rest = rest.drop(while: { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" })
+            if rest.hasPrefix("<?"), let end = rest.firstRange(of: "?>") {
+                rest = rest[end.upperBound...]
+            } else if rest.hasPrefix("<!--"), let end = rest.firstRange(of: "-->") {
+                rest = rest[end.upperBound...]
+            } else {
+                break
+            }
+        }
+        return rest.hasPrefix("<!doctype html") || rest.hasPrefix("<html")
+    }
+
+    /// The `encoding` of an XML declaration, lowercased.
+    private static func declaredEncoding(_ bytes: ArraySlice<UInt8>) -> String? {
+        let head = String(decoding: bytes.prefix(256), as: UTF8.self)
+        guard head.hasPrefix("<?xml"), let end = head.firstRange(of: "?>") else { return nil }
+        let declaration = head[..<end.lowerBound]
+        guard let key = declaration.firstRange(of: "encoding") else { return nil }
+        let isSeparator: (Character) -> Bool = { $0 == " " || $0 == "=" || $0 == "\t" }
+        var rest: Substring = declaration[key.upperBound...].drop(while: isSeparator)
+        guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
+        rest = rest.dropFirst()
+        return String(rest.prefix(while: { $0 != quote })).lowercased()
+    }
+}
+
+/// Who turns an XML feed's bytes into characters.
+enum FeedEncoding: Equatable {
+    /// The input sanitizer: UTF-8, Latin-1, windows-1252 and their aliases become clean UTF-8
+    /// before libxml2 sees them.
+    case sanitized(InputSanitizer.Decoding)
+    /// A label libxml2 does not know ("utf8mb4", "UTF-8lies"), which would stop it before the
+    /// root: the sanitizer reads the bytes as UTF-8, and the reader says so.
+    case unknownReadAsUTF8(label: String)
+    /// libxml2 (iconv) decodes it: UTF-16, Shift_JIS, KOI8-R…
+    /// - `transportLabel`: an HTTP charset libxml2 must be told, since nothing in the document names it.
+    case decodedByLibxml2(transportLabel: String?)
+
+    /// - Parameters:
+    ///   - label: the encoding the document (or else the transport) names, lowercased.
+    ///   - transport: the transport's charset when the document names none.
+    init(label: String, transport: String?) {
+        switch label {
+        case "utf-8", "utf8":
+            self = .sanitized(.utf8)
+        case "iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1", "us-ascii", "ascii", "windows-1252", "cp1252",
+            "iso_8859-1", "x-cp1252":
+            self = .sanitized(.windows1252)
+        default:
+            self =
+                Self.libxml2Knows(label)
+                ? .decodedByLibxml2(transportLabel: transport) : .unknownReadAsUTF8(label: label)
+        }
+    }
+
+    /// How the sanitizer decodes bytes at or above 0x80; nil when libxml2 decodes them instead.
+    var sanitizerDecoding: InputSanitizer.Decoding? {
+        switch self {
+        case .sanitized(let decoding): return decoding
+        case .unknownReadAsUTF8: return .utf8
+        case .decodedByLibxml2: return nil
+        }
+    }
+
+    private static func libxml2Knows(_ name: String) -> Bool {
+        guard let handler = xmlFindCharEncodingHandler(name) else { return false }
+        xmlCharEncCloseFunc(handler)
+        return true
+    }
+}

@@ -1,0 +1,164 @@
+/// Which element of an item fills which field, per namespace: the start tags inside an item
+/// either begin capturing a field's text or add an image candidate.
+extension FeedReader {
+    /// The element that starts an item in this feed's format.
+    func isItemElement(_ namespace: Namespace, _ name: String) -> Bool {
+        switch format {
+        case .atom: return name == "entry" && (namespace == .atom10 || namespace == .atom03 || namespace == .none)
+        case .rss, .rdf: return name == "item" && (namespace == .none || namespace == .rss10)
+        default: return false
+        }
+    }
+
+    /// Handles a start tag inside an item (not inside a captured field or a skipped Atom `<source>`).
+    func startItemChild(
+        namespace: Namespace, name: String, parent: (namespace: Namespace, name: String)?, attributes: Attributes
+    ) {
+        switch namespace {
+        case .none where format == .atom:
+            startAtomChild(name: name, parent: parent, attributes: attributes)  // an Atom feed without xmlns
+        case .none, .rss10:
+            startRSSChild(name: name, attributes: attributes)
+        case .atom10, .atom03:
+            startAtomChild(name: name, parent: parent, attributes: attributes)
+        case .media:
+            startMediaChild(name: name, attributes: attributes)
+        case .dc:
+            switch name {
+            case "creator": beginCapture(.dcCreator, .plain)
+            case "date": beginCapture(.dcDate, .plain)
+            case "identifier": beginCapture(.dcIdentifier, .plain)
+            case "title": beginCapture(.title, .plain)
+            case "description": beginCapture(.description, .html)
+            default: break
+            }
+        case .dcterms:
+            switch name {
+            case "created": beginCapture(.created, .plain)
+            case "modified": beginCapture(.modified, .plain)
+            case "issued": beginCapture(.issued, .plain)
+            default: break
+            }
+        case .content:
+            if name == "encoded" { beginCapture(.contentEncoded, .html) }
+        case .itunes:
+            switch name {
+            case "image":
+                if let href = attributes.value(name: "href") {
+                    item!.images.append(
+                        RawImage(origin: "itunes:image", url: href, base: baseStack.last?.base, line: currentLine))
+                }
+            case "author": beginCapture(.itunesAuthor, .plain)
+            case "summary": beginCapture(.summary, .plain)
+            default: break
+            }
+        case .feedLayout:
+            switch name {
+            case "span": beginCapture(.layoutSpan, .plain)
+            case "section": beginCapture(.layoutSection, .plain)
+            default: break
+            }
+        case .rdf, .xml, .other:
+            break
+        }
+    }
+
+    /// Starts capturing the text of an item's field.
+    private func beginCapture(_ field: ItemField, _ kind: TextKind) {
+        capture.pointee.begin(field: field, depth: depth, kind: kind, limit: options.maxFieldBytes, line: currentLine)
+    }
+
+    /// RSS 0.9x–2.0 and RSS 1.0 core elements.
+    private func startRSSChild(name: String, attributes: Attributes) {
+        switch name {
+        case "title": beginCapture(.title, .maybeHTML)
+        case "link": beginCapture(.link, .plain)
+        case "guid":
+            item!.guidIsPermaLink = attributes.value(name: "isPermaLink")?.lowercased() != "false"
+            beginCapture(.guid, .plain)
+        case "description": beginCapture(.description, .html)
+        case "author": beginCapture(.author, .plain)
+        case "pubDate": beginCapture(.pubDate, .plain)
+        case "enclosure":
+            item!.images.append(
+                RawImage(
+                    origin: "enclosure", url: attributes.value(name: "url") ?? "",
+                    type: attributes.value(name: "type"), base: baseStack.last?.base, line: currentLine))
+        default: break
+        }
+    }
+
+    /// Media RSS: image candidates and their texts.
+    private func startMediaChild(name: String, attributes: Attributes) {
+        switch name {
+        case "content":
+            item!.images.append(
+                RawImage(
+                    origin: "media:content", url: attributes.value(name: "url") ?? "",
+                    width: attributes.value(name: "width"), height: attributes.value(name: "height"),
+                    type: attributes.value(name: "type"), medium: attributes.value(name: "medium"),
+                    isDefault: attributes.value(name: "isDefault")?.lowercased() == "true", base: baseStack.last?.base,
+                    line: currentLine))
+        case "thumbnail":
+            item!.images.append(
+                RawImage(
+                    origin: "media:thumbnail", url: attributes.value(name: "url") ?? "",
+                    width: attributes.value(name: "width"), height: attributes.value(name: "height"),
+                    base: baseStack.last?.base, line: currentLine))
+        case "description":
+            beginCapture(.mediaDescription, attributes.value(name: "type") == "html" ? .html : .plain)
+        case "credit": beginCapture(.mediaCredit, .plain)
+        case "title": beginCapture(.mediaTitle, attributes.value(name: "type") == "html" ? .html : .plain)
+        default: break
+        }
+    }
+
+    /// Atom 1.0 and 0.3 entry elements.
+    private func startAtomChild(name: String, parent: (namespace: Namespace, name: String)?, attributes: Attributes) {
+        switch name {
+        case "title": beginCapture(.title, textKind(attributes, default: .plain))
+        case "id": beginCapture(.atomID, .plain)
+        case "summary": beginCapture(.summary, textKind(attributes, default: .plain))
+        case "content":
+            // Atom 0.3 says mode="escaped"; 1.0 says type="html". A src= content has no text.
+            if attributes.value(name: "src") == nil {
+                let kind = attributes.value(name: "mode") == "escaped" ? .html : textKind(attributes, default: .plain)
+                beginCapture(.atomContent, kind)
+            }
+        case "published": beginCapture(.published, .plain)
+        case "issued": beginCapture(.issued, .plain)
+        case "updated": beginCapture(.updated, .plain)
+        case "modified": beginCapture(.modified, .plain)
+        case "created": beginCapture(.created, .plain)
+        case "name":
+            if parent?.name == "author" { beginCapture(.atomAuthorName, .plain) }
+        case "link":
+            let relation = (attributes.value(name: "rel") ?? "alternate").lowercased()
+            guard let href = attributes.value(name: "href") else { return }
+            if relation == "alternate" {
+                if item!.alternateLink == nil {
+                    // The link's own xml:base applies to its href.
+                    item!.alternateLink = resolver.resolveLink(href, bases: [baseStack.last?.base])
+                }
+            } else if relation == "enclosure" {
+                item!.images.append(
+                    RawImage(
+                        origin: "atom:link", url: href, type: attributes.value(name: "type"),
+                        base: baseStack.last?.base, line: currentLine))
+            }
+        default:
+            break
+        }
+    }
+
+    /// An Atom text construct's kind from its `type` attribute.
+    func textKind(_ attributes: Attributes, default defaultKind: TextKind) -> TextKind {
+        switch attributes.value(name: "type")?.lowercased() {
+        case "html", "text/html": return .html
+        case "xhtml", "application/xhtml+xml": return .xhtml
+        case "text", "text/plain": return .plain
+        case nil: return defaultKind
+        default: return defaultKind
+        }
+    }
+}

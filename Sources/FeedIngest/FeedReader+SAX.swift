@@ -1,0 +1,202 @@
+internal import CLibXML2
+
+/// The SAX events: where the reader is in the document (depth, element names, `xml:base`),
+/// when items open and close, and the text of the field being captured.
+extension FeedReader {
+    func startElement(
+        localName: UnsafePointer<xmlChar>, prefix: UnsafePointer<xmlChar>?, uri: UnsafePointer<xmlChar>?,
+        attributeCount: Int, attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
+    ) {
+        attributeRepairsIfAny()
+        depth += 1
+        let namespace = self.namespace(uri: uri, prefix: prefix)
+        let name = self.name(localName)
+        let parent = elementNames.last
+        elementNames.append((namespace, name))
+        let attributeList = Attributes(pointer: attributes, count: attributeCount, reader: self)
+
+        if let xmlBase = attributeList.value(namespace: .xml, name: "base") {
+            let resolved = resolver.resolveLink(xmlBase, bases: [baseStack.last?.base])
+            baseStack.append((depth, resolved))
+        }
+        if !rootSeen {
+            startRoot(namespace: namespace, name: name)
+        } else if capture.pointee.isActive {
+            capture.pointee.appendStartTag(name: name, attributes: attributeList)
+        } else if isItemElement(namespace, name) {
+            openItem(attributes: attributeList)
+        } else if item == nil {
+            startChannelChild(namespace: namespace, name: name, parent: parent, attributes: attributeList)
+        } else if skippedDepth == nil {
+            if name == "source"
+                && (namespace == .atom10 || namespace == .atom03 || (namespace == .none && format == .atom))
+            {
+                skippedDepth = depth
+            } else {
+                startItemChild(namespace: namespace, name: name, parent: parent, attributes: attributeList)
+            }
+        }
+    }
+
+    /// The root element names the format, or the reader fails.
+    private func startRoot(namespace: Namespace, name: String) {
+        rootSeen = true
+        switch (namespace, name) {
+        case (.none, "rss"), (.rss10, "rss"): format = .rss
+        case (.rdf, "RDF"): format = .rdf
+        case (.atom10, "feed"), (.atom03, "feed"), (.none, "feed"): format = .atom
+        case (_, "html"), (_, "HTML"):
+            fail(.htmlPage(source: sourceName, line: currentLine, column: nil))
+        default:
+            fail(
+                FeedIngestError(
+                    code: .unsupportedFormat,
+                    message:
+                        "the root element is <\(name)>, not <rss>, <rdf:RDF> or <feed>; this is XML but not a feed format FeedLayout reads",
+                    source: sourceName, line: currentLine, column: nil))
+        }
+    }
+
+    private func openItem(attributes: Attributes) {
+        if item != nil {
+            warn(
+                code: "unclosed-item", message: "a new item started before the previous one closed",
+                line: currentLine, column: nil)
+            closeItem()
+        }
+        var builder = ItemBuilder()
+        builder.base = baseStack.last?.base
+        builder.about = attributes.value(namespace: .rdf, name: "about")
+        item = builder
+        itemDepth = depth
+    }
+
+    /// Channel level: only the feed's title matters here.
+    private func startChannelChild(
+        namespace: Namespace, name: String, parent: (namespace: Namespace, name: String)?, attributes: Attributes
+    ) {
+        guard !feedTitleSeen, name == "title", namespace.isCore,
+            let parent, parent.name == "channel" || (parent.name == "feed" && depth == 2)
+        else { return }
+        let kind: TextKind = format == .atom ? textKind(attributes, default: .plain) : .maybeHTML
+        capture.pointee.begin(field: nil, depth: depth, kind: kind, limit: options.maxFieldBytes, line: currentLine)
+    }
+
+    func endElement(localName: UnsafePointer<xmlChar>) {
+        attributeRepairsIfAny()
+        defer {
+            if let last = baseStack.last, last.depth == depth { baseStack.removeLast() }
+            if !elementNames.isEmpty { elementNames.removeLast() }
+            depth -= 1
+            if depth == 0 { rootClosed = true }
+        }
+        if capture.pointee.isActive {
+            if depth > capture.pointee.depth {
+                capture.pointee.appendEndTag(name: self.name(localName))
+                return
+            }
+            endCapture()
+            if depth != itemDepth { return }
+        }
+        if let skipped = skippedDepth, depth <= skipped { skippedDepth = nil }
+        if item != nil && depth <= itemDepth {
+            closeItem()
+        }
+    }
+
+    /// The captured field's element closed: its text goes to the item, or becomes the feed title.
+    private func endCapture() {
+        capture.pointee.isActive = false
+        let capture = self.capture.pointee
+        if let field = capture.field {
+            if capture.truncated {
+                warn(
+                    code: "field-truncated",
+                    message: "a text field longer than \(options.maxFieldBytes) bytes was cut", line: currentLine,
+                    column: nil)
+            }
+            item?.set(field, capture.bytes, kind: capture.kind, line: capture.line)
+        } else if !feedTitleSeen {
+            feedTitleSeen = true
+            let isMarkup =
+                capture.kind == .html || capture.kind == .xhtml
+                || (capture.kind == .maybeHTML && HTMLTextConverter.looksLikeHTML(capture.bytes))
+            let converted =
+                isMarkup
+                ? converter.convert(capture.bytes, collectImages: false).text
+                : HTMLTextConverter.collapseWhitespace(capture.bytes)
+            feedTitle = converted.isEmpty ? nil : converted
+        }
+    }
+
+    /// Hands the item being read to `completed`.
+    func closeItem() {
+        guard let builder = item.take() else { return }
+        capture.pointee.isActive = false
+        skippedDepth = nil
+        completed.append(CapturedFeedItem(raw: builder, index: nextIndex))
+        nextIndex += 1
+    }
+
+    func characters(_ bytes: UnsafePointer<xmlChar>, count: Int) {
+        attributeRepairsIfAny()
+        guard capture.pointee.isActive else { return }
+        capture.pointee.appendText(UnsafeBufferPointer(start: bytes, count: count))
+    }
+
+    func reference(_ name: UnsafePointer<xmlChar>) {
+        guard capture.pointee.isActive, let parser else { return }
+        if let entity = xmlGetDocEntity(parser.pointee.myDoc, name) {
+            // libxml2 has already delivered an internal entity's replacement text as events;
+            // external ones are never loaded (XXE), which deserves a warning.
+            if entity.pointee.etype != XML_INTERNAL_GENERAL_ENTITY {
+                warn(
+                    code: "external-entity", message: "external entity '\(String(cString: name))' was not loaded",
+                    line: currentLine, column: nil)
+            }
+            return
+        }
+        // An undeclared entity stays as written, as feedparser leaves unknown entities.
+        var literal: [UInt8] = [UInt8(ascii: "&")]
+        var pointer = name
+        while pointer.pointee != 0 {
+            literal.append(pointer.pointee)
+            pointer += 1
+        }
+        literal.append(UInt8(ascii: ";"))
+        literal.withUnsafeBufferPointer { capture.pointee.appendText($0) }
+    }
+
+    /// The line libxml2 is on, for warnings.
+    var currentLine: Int? {
+        guard let parser else { return nil }
+        let line = xmlSAX2GetLineNumber(parser)
+        return line > 0 ? Int(line) : nil
+    }
+
+    // MARK: Names
+
+    private func name(_ pointer: UnsafePointer<xmlChar>) -> String {
+        let key = UnsafeRawPointer(pointer)
+        // libxml2 interns names in its dictionary, so pointers repeat. They are packed, not
+        // aligned: a multiplicative hash spreads neighbours over the slots.
+        let slot = Int(truncatingIfNeeded: (UInt64(UInt(bitPattern: key)) &* 0x9E37_79B9_7F4A_7C15) >> 55)
+        if nameCache[slot].key == key { return nameCache[slot].name }
+        let value = String(cString: pointer)
+        nameCache[slot] = (key, value)
+        return value
+    }
+
+    func namespace(uri: UnsafePointer<xmlChar>?, prefix: UnsafePointer<xmlChar>?) -> Namespace {
+        guard let uri else {
+            // An undeclared well-known prefix ("media:content" with no xmlns:media) is common.
+            guard let prefix else { return .none }
+            return Namespace(undeclaredPrefix: String(cString: prefix))
+        }
+        let key = UnsafeRawPointer(uri)
+        if let cached = namespaceCache[key] { return cached }
+        let value = Namespace(uri: String(cString: uri))
+        if namespaceCache.count < 256 { namespaceCache[key] = value }
+        return value
+    }
+}

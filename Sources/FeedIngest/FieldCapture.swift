@@ -1,0 +1,114 @@
+/// The text being collected for one field. One per reader, reused for every field: its buffer
+/// is allocated once (a class and a buffer per captured field showed up in profiles).
+struct FieldCapture {
+    /// Whether a field is being collected.
+    var isActive = false
+    private(set) var field: ItemField?
+    private(set) var depth = 0
+    private(set) var kind = TextKind.plain
+    private(set) var limit = 0
+    /// The line the element starts on, for warnings about its value.
+    private(set) var line: Int?
+    /// The text so far: libxml2 delivers text in many small pieces (one per character reference).
+    private var storage: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private var count = 0
+    private(set) var truncated = false
+
+    /// A buffer larger than this is given back when the next field begins (one huge field must
+    /// not keep its memory for the rest of the feed).
+    private static let keptCapacity = 1 << 16
+
+    /// The text collected, as a new array.
+    var bytes: [UInt8] { Array(UnsafeBufferPointer(start: storage, count: count)) }
+
+    init() {
+        capacity = 256
+        storage = .allocate(capacity: capacity)
+    }
+
+    /// Frees the buffer (the owner calls this once, before deallocating).
+    func release() {
+        storage.deallocate()
+    }
+
+    /// Starts collecting a field's text.
+    mutating func begin(field: ItemField?, depth: Int, kind: TextKind, limit: Int, line: Int?) {
+        isActive = true
+        self.field = field
+        self.depth = depth
+        self.kind = kind
+        self.limit = limit
+        self.line = line
+        count = 0
+        truncated = false
+        if capacity > Self.keptCapacity {
+            storage.deallocate()
+            capacity = 256
+            storage = .allocate(capacity: capacity)
+        }
+    }
+
+    mutating func appendText(_ text: UnsafeBufferPointer<UInt8>) {
+        guard kind == .xhtml else {
+            append(text)
+            return
+        }
+        // Inline XHTML text was already unescaped by the XML parser; escape it again for the
+        // HTML parser that reads the rebuilt markup.
+        var escaped: [UInt8] = []
+        escaped.reserveCapacity(text.count)
+        for byte in text {
+            switch byte {
+            case UInt8(ascii: "<"): escaped.append(contentsOf: Array("&lt;".utf8))
+            case UInt8(ascii: "&"): escaped.append(contentsOf: Array("&amp;".utf8))
+            default: escaped.append(byte)
+            }
+        }
+        escaped.withUnsafeBufferPointer { append($0) }
+    }
+
+    /// Markup nested in a captured field is kept as markup (Atom XHTML, or raw XHTML pasted into an
+    /// RSS description), so that the HTML converter sees paragraphs and images.
+    mutating func appendStartTag(name: String, attributes: Attributes) {
+        var tag = "<" + name
+        for (attributeName, value) in attributes.all() {
+            tag += " " + attributeName + "=\""
+            for character in value.unicodeScalars {
+                switch character {
+                case "\"": tag += "&quot;"
+                case "&": tag += "&amp;"
+                case "<": tag += "&lt;"
+                default: tag.unicodeScalars.append(character)
+                }
+            }
+            tag += "\""
+        }
+        tag += ">"
+        var utf8 = Array(tag.utf8)
+        utf8.withUnsafeMutableBufferPointer { append(UnsafeBufferPointer($0)) }
+    }
+
+    mutating func appendEndTag(name: String) {
+        let utf8 = Array("</\(name)>".utf8)
+        utf8.withUnsafeBufferPointer { append($0) }
+    }
+
+    private mutating func append(_ text: UnsafeBufferPointer<UInt8>) {
+        let room = max(0, limit - count)
+        let taken = min(text.count, room)
+        if taken < text.count { truncated = true }
+        guard taken > 0, let source = text.baseAddress else { return }
+        let needed = count + taken
+        if needed > capacity {
+            let grown = max(needed, capacity * 2)
+            let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+            larger.update(from: storage, count: count)
+            storage.deallocate()
+            storage = larger
+            capacity = grown
+        }
+        (storage + count).update(from: source, count: taken)
+        count = needed
+    }
+}

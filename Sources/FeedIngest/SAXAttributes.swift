@@ -1,0 +1,71 @@
+internal import CLibXML2
+
+/// The SAX2 attribute array: five pointers per attribute (local name, prefix, URI, value start,
+/// value end).
+struct Attributes {
+    let pointer: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
+    let count: Int
+    /// Unowned and unchecked: an `Attributes` lives only inside the reader's own SAX callback, and
+    /// a checked unowned reference cost a reference-count operation per element.
+    unowned(unsafe) let reader: FeedReader
+
+    /// The value of the attribute with this local name in this namespace (`.none`: unprefixed).
+    func value(namespace: Namespace = .none, name: String) -> String? {
+        guard let pointer else { return nil }
+        for index in 0..<count {
+            let base = index * 5
+            guard let localName = pointer[base] else { continue }
+            guard Self.equals(localName, name),
+                reader.namespace(uri: pointer[base + 2], prefix: pointer[base + 1]) == namespace
+            else { continue }
+            return Self.value(pointer[base + 3], pointer[base + 4])
+        }
+        return nil
+    }
+
+    /// Every attribute as (qualified name, value).
+    func all() -> [(String, String)] {
+        guard let pointer else { return [] }
+        var result: [(String, String)] = []
+        for index in 0..<count {
+            let base = index * 5
+            guard let localName = pointer[base] else { continue }
+            var name = String(cString: localName)
+            if let prefix = pointer[base + 1] { name = String(cString: prefix) + ":" + name }
+            result.append((name, Self.value(pointer[base + 3], pointer[base + 4]) ?? ""))
+        }
+        return result
+    }
+
+    private static func equals(_ pointer: UnsafePointer<xmlChar>, _ name: String) -> Bool {
+        var index = 0
+        for byte in name.utf8 {
+            if pointer[index] != byte { return false }
+            index += 1
+        }
+        return pointer[index] == 0
+    }
+
+    private static func value(_ start: UnsafePointer<xmlChar>?, _ end: UnsafePointer<xmlChar>?) -> String? {
+        guard let start, let end else { return nil }
+        let bytes = UnsafeBufferPointer(start: start, count: end - start)
+        // Without entity substitution libxml2 hands "&" in attribute values over as "&#38;".
+        guard bytes.contains(UInt8(ascii: "&")) else { return String(decoding: bytes, as: UTF8.self) }
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "&"), index + 4 < bytes.count, bytes[index + 1] == UInt8(ascii: "#"),
+                bytes[index + 2] == UInt8(ascii: "3"), bytes[index + 3] == UInt8(ascii: "8"),
+                bytes[index + 4] == UInt8(ascii: ";")
+            {
+                decoded.append(UInt8(ascii: "&"))
+                index += 5
+            } else {
+                decoded.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: decoded, as: UTF8.self)
+    }
+}
