@@ -31,6 +31,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "WaterfallLayout", package: rootPackage),
+                .product(name: "FeedIngest", package: rootPackage),
                 .product(name: "FeedLayout", package: rootPackage),
             ],
             path: "Benchmarks/EngineBenchmarks",

@@ -1,4 +1,5 @@
 import Benchmark
+import FeedIngest
 import FeedLayout
 import TextMeasure
 import WaterfallLayout
