@@ -101,6 +101,40 @@ import Testing
             try WaterfallEngine(configuration: configuration, resumingFrom: state)
         }
     }
+
+    @Test func sectionBoundsGrowAsARectangleAndEmptyToNil() {
+        var section = SectionProgress()
+        #expect(section.itemBounds == nil)
+        section.include(DeviceRect(x: 10, y: 20, width: 30, height: 40))
+        section.include(DeviceRect(x: 5, y: 50, width: 10, height: 15))
+        let bounds = DeviceRect(x: 5, y: 20, width: 35, height: 45)
+        #expect(section.itemBounds == bounds)
+        #expect(section == SectionProgress(itemBounds: bounds))
+        section.itemBounds = nil
+        #expect(section == SectionProgress())
+    }
+
+    /// Both engines check a resumed section with the same rule: bounds need items.
+    @Test func bothEnginesRefuseSectionBoundsWithoutItems() throws {
+        let flowConfiguration = FlowConfiguration(containerWidth: 300, insets: Insets(all: 10), photoHeight: 100)
+        let bounds = DeviceRect(x: 15, y: 15, width: 83, height: 9)
+        for section in [SectionProgress(), SectionProgress(itemBounds: bounds)] {
+            let waterfallState = WaterfallState(
+                nextIndex: 0, columnHeights: [15, 15, 15], contentBottom: 10, section: section)
+            let flowState = FlowState(nextIndex: 0, rowTop: 10, contentBottom: 10, section: section)
+            if section.itemBounds == nil {
+                _ = try WaterfallEngine(configuration: Self.configuration, resumingFrom: waterfallState)
+                _ = try FlowEngine(configuration: flowConfiguration, resumingFrom: flowState)
+            } else {
+                #expect(throws: WaterfallConfigurationError.self) {
+                    try WaterfallEngine(configuration: Self.configuration, resumingFrom: waterfallState)
+                }
+                #expect(throws: WaterfallConfigurationError.self) {
+                    try FlowEngine(configuration: flowConfiguration, resumingFrom: flowState)
+                }
+            }
+        }
+    }
 }
 
 @Suite struct HorizontalAxisTests {
