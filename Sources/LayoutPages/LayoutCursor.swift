@@ -70,13 +70,13 @@ package struct LayoutCursor: Hashable {
                 fields += [0, state.nextIndex, state.contentBottom, state.nextRoundRobinColumn]
                 fields += [state.columnHeights.count] + state.columnHeights
                 fields += sectionFields(
-                    state.sectionIndex, state.sectionStart, state.sectionBegun, state.sectionHeaderLength,
-                    state.sectionFirstIndex, state.sectionItemBounds)
+                    state.section.index, state.section.start, state.section.begun, state.section.headerLength,
+                    state.section.firstIndex, state.section.itemBounds)
             case .flow(let state):
                 fields += [1, state.nextIndex, state.rowTop, state.contentBottom]
                 fields += sectionFields(
-                    state.sectionIndex, state.sectionStart, state.sectionBegun, state.sectionHeaderLength,
-                    state.sectionFirstIndex, state.sectionItemBounds)
+                    state.section.index, state.section.start, state.section.begun, state.section.headerLength,
+                    state.section.firstIndex, state.section.itemBounds)
                 fields.append(state.followSegments.count)
                 for segment in state.followSegments { fields += [segment.x, segment.width, segment.bottom] }
                 fields += [state.followLanes.count] + state.followLanes
@@ -226,8 +226,9 @@ private struct ByteReader {
             return .waterfall(
                 WaterfallState(
                     nextIndex: next, columnHeights: heights, contentBottom: bottom, nextRoundRobinColumn: roundRobin,
-                    sectionIndex: section.0, sectionStart: section.1, sectionBegun: section.2,
-                    sectionHeaderLength: section.3, sectionFirstIndex: section.4, sectionItemBounds: section.5))
+                    section: SectionProgress(
+                        index: section.0, start: section.1, begun: section.2, headerLength: section.3,
+                        firstIndex: section.4, itemBounds: section.5)))
         case 1:
             guard let next = signed(), let rowTop = signed(), let bottom = signed(), let section = section(),
                 let segmentCount = signed(), (0...10_000).contains(segmentCount)
@@ -240,9 +241,10 @@ private struct ByteReader {
             guard let lanes = list(signed: true) else { return nil }
             return .flow(
                 FlowState(
-                    nextIndex: next, rowTop: rowTop, contentBottom: bottom, sectionIndex: section.0,
-                    sectionStart: section.1, sectionBegun: section.2, sectionHeaderLength: section.3,
-                    sectionFirstIndex: section.4, sectionItemBounds: section.5, followSegments: segments,
+                    nextIndex: next, rowTop: rowTop, contentBottom: bottom,
+                    section: SectionProgress(
+                        index: section.0, start: section.1, begun: section.2, headerLength: section.3,
+                        firstIndex: section.4, itemBounds: section.5), followSegments: segments,
                     followLanes: lanes))
         default:
             return nil

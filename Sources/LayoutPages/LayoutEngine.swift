@@ -15,8 +15,8 @@ package enum EngineState: Hashable, Sendable {
     /// Whether the feed has opened a section (a cursor must then carry the section fields).
     var hasSections: Bool {
         switch self {
-        case .waterfall(let state): state.sectionBegun || state.sectionIndex > 0
-        case .flow(let state): state.sectionBegun || state.sectionIndex > 0
+        case .waterfall(let state): state.section.begun || state.section.index > 0
+        case .flow(let state): state.section.begun || state.section.index > 0
         }
     }
 }
@@ -136,8 +136,8 @@ package struct LayoutEngine {
     /// Whether the current section holds items or was opened by `beginSection` (ending it then means something).
     var sectionIsOpen: Bool {
         switch state {
-        case .waterfall(let state): state.sectionBegun || state.nextIndex > state.sectionFirstIndex
-        case .flow(let state): state.sectionBegun || state.nextIndex > state.sectionFirstIndex
+        case .waterfall(let state): state.section.begun || state.nextIndex > state.section.firstIndex
+        case .flow(let state): state.section.begun || state.nextIndex > state.section.firstIndex
         }
     }
 

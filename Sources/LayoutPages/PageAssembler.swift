@@ -201,8 +201,8 @@ struct PageAssembler {
         let index: Int
         let start: Int
         switch engine.state {
-        case .waterfall(let state): (index, start) = (state.sectionIndex, state.sectionStart ?? grid.scrollStartInset)
-        case .flow(let state): (index, start) = (state.sectionIndex, state.sectionStart ?? grid.insets.top)
+        case .waterfall(let state): (index, start) = (state.section.index, state.section.start ?? grid.scrollStartInset)
+        case .flow(let state): (index, start) = (state.section.index, state.section.start ?? grid.insets.top)
         }
         waitingEvents.append(.start(index: index, key: key, header: header, start: start))
         sectionKey = hash
@@ -243,8 +243,8 @@ struct PageAssembler {
         let state = engine.state
         let section: Int? =
             switch state {
-            case .waterfall(let state) where state.sectionBegun || state.sectionIndex > 0: state.sectionIndex
-            case .flow(let state) where state.sectionBegun || state.sectionIndex > 0: state.sectionIndex
+            case .waterfall(let state) where state.section.begun || state.section.index > 0: state.section.index
+            case .flow(let state) where state.section.begun || state.section.index > 0: state.section.index
             default: nil
             }
         for (prepared, placed) in zip(waiting.prefix(cells.count), cells) {

@@ -185,18 +185,8 @@ public struct FlowState: Sendable, Hashable {
     public var rowTop: Int
     /// The lowest bottom so far of a cell, header or ended section (the top inset when nothing is placed).
     public var contentBottom: Int
-    /// The index of the current section.
-    public var sectionIndex: Int
-    /// Where the current section starts (its header's top); `nil` for the implicit first section at the top inset.
-    public var sectionStart: Int?
-    /// Whether `beginSection` opened the current section.
-    public var sectionBegun: Bool
-    /// The current section's header height (0: none).
-    public var sectionHeaderLength: Int
-    /// The index of the current section's first item.
-    public var sectionFirstIndex: Int
-    /// The bounding box of the current section's placed cells; `nil` while it has none.
-    public var sectionItemBounds: DeviceRect?
+    /// The current section: its index, start, header, first item and the bounds of its cells.
+    public var section: SectionProgress
     /// Follow mode, once the section's first row is placed: the row width cut at the first row's cell edges, left
     /// to right, and how far down each stretch is taken. Empty otherwise.
     public var followSegments: [FollowSegment]
@@ -204,19 +194,13 @@ public struct FlowState: Sendable, Hashable {
     public var followLanes: [Int]
 
     public init(
-        nextIndex: Int, rowTop: Int, contentBottom: Int, sectionIndex: Int = 0, sectionStart: Int? = nil,
-        sectionBegun: Bool = false, sectionHeaderLength: Int = 0, sectionFirstIndex: Int = 0,
-        sectionItemBounds: DeviceRect? = nil, followSegments: [FollowSegment] = [], followLanes: [Int] = []
+        nextIndex: Int, rowTop: Int, contentBottom: Int, section: SectionProgress = SectionProgress(),
+        followSegments: [FollowSegment] = [], followLanes: [Int] = []
     ) {
         self.nextIndex = nextIndex
         self.rowTop = rowTop
         self.contentBottom = contentBottom
-        self.sectionIndex = sectionIndex
-        self.sectionStart = sectionStart
-        self.sectionBegun = sectionBegun
-        self.sectionHeaderLength = sectionHeaderLength
-        self.sectionFirstIndex = sectionFirstIndex
-        self.sectionItemBounds = sectionItemBounds
+        self.section = section
         self.followSegments = followSegments
         self.followLanes = followLanes
     }
@@ -287,17 +271,14 @@ public struct FlowEngine: Sendable {
         func refuse(_ message: String) -> WaterfallConfigurationError {
             WaterfallConfigurationError(option: "resume", message: "the saved flow state \(message)")
         }
-        let itemsTop = (state.sectionStart ?? grid.insets.top) + state.sectionHeaderLength + grid.sectionInsets.top
-        guard state.nextIndex >= 0, state.rowTop >= itemsTop, state.contentBottom >= grid.insets.top else {
+        guard state.nextIndex >= 0, state.rowTop >= state.section.itemsTop(in: grid),
+            state.contentBottom >= grid.insets.top
+        else {
             throw refuse(
                 "has its next row above its section's rows (row top \(state.rowTop), next item \(state.nextIndex))")
         }
-        guard state.sectionIndex >= 0, state.sectionHeaderLength >= 0,
-            (0...state.nextIndex).contains(state.sectionFirstIndex),
-            state.sectionStart.map({ $0 >= grid.insets.top }) ?? (state.sectionIndex == 0),
-            state.sectionItemBounds == nil || state.nextIndex > state.sectionFirstIndex
-        else {
-            throw refuse("has an inconsistent section \(state.sectionIndex)")
+        guard state.section.isConsistent(nextIndex: state.nextIndex, in: grid) else {
+            throw refuse("has an inconsistent section \(state.section.index)")
         }
         if !state.followSegments.isEmpty || !state.followLanes.isEmpty {
             var edge = grid.rowStart
@@ -444,7 +425,7 @@ public struct FlowEngine: Sendable {
     }
 
     private mutating func include(_ frame: DeviceRect) {
-        state.sectionItemBounds = state.sectionItemBounds.map { $0.union(frame) } ?? frame
+        state.section.include(frame)
         state.contentBottom = max(state.contentBottom, frame.maxY)
     }
 
@@ -524,17 +505,12 @@ public struct FlowEngine: Sendable {
     /// - Returns: The cells placed by closing the open row, and the header's frame (`nil` without a header).
     public mutating func beginSection(header: Double = 0) -> (items: [PlacedItem], header: DeviceRect?) {
         var placed: [PlacedItem] = []
-        if state.sectionBegun || !row.isEmpty || state.nextIndex > state.sectionFirstIndex {
+        if !row.isEmpty || state.section.isOpen(nextIndex: state.nextIndex) {
             placed = endSection(footer: 0).items
         }
-        let start = state.sectionStart ?? grid.insets.top
-        let headerLength = grid.deviceLengthRoundingUp(header)
-        state.sectionStart = start
-        state.sectionBegun = true
-        state.sectionHeaderLength = headerLength
-        state.rowTop = start + headerLength + grid.sectionInsets.top
-        state.contentBottom = max(state.contentBottom, start + headerLength)
-        return (placed, headerLength > 0 ? grid.band(at: start, length: headerLength) : nil)
+        let headerFrame = state.section.begin(header: header, in: grid, raising: &state.contentBottom)
+        state.rowTop = state.section.itemsTop(in: grid)
+        return (placed, headerFrame)
     }
 
     /// Ends the current section: the open row is placed as its last row, then the section's bottom inset and the
@@ -544,24 +520,9 @@ public struct FlowEngine: Sendable {
     /// - Returns: The cells placed by closing the open row, and the section's frames.
     public mutating func endSection(footer: Double = 0) -> (items: [PlacedItem], section: SectionFrames) {
         let placed = breakRow()
-        let start = state.sectionStart ?? grid.insets.top
-        let itemsEnd = state.sectionItemBounds?.maxY ?? start + state.sectionHeaderLength + grid.sectionInsets.top
-        let footerTop = itemsEnd + grid.sectionInsets.bottom
-        let footerLength = grid.deviceLengthRoundingUp(footer)
-        let end = footerTop + footerLength
-        let frames = SectionFrames(
-            index: state.sectionIndex, items: state.sectionFirstIndex..<state.nextIndex,
-            header: state.sectionHeaderLength > 0 ? grid.band(at: start, length: state.sectionHeaderLength) : nil,
-            footer: footerLength > 0 ? grid.band(at: footerTop, length: footerLength) : nil,
-            decoration: state.sectionItemBounds?.grown(by: grid.decorationOutset), start: start, end: end)
-        state.sectionIndex += 1
-        state.sectionStart = end
-        state.sectionBegun = false
-        state.sectionHeaderLength = 0
-        state.sectionFirstIndex = state.nextIndex
-        state.sectionItemBounds = nil
-        state.rowTop = end + grid.sectionInsets.top
-        state.contentBottom = max(state.contentBottom, end)
+        let frames = state.section.end(
+            footer: footer, nextIndex: state.nextIndex, in: grid, raising: &state.contentBottom)
+        state.rowTop = state.section.itemsTop(in: grid)
         return (placed, frames)
     }
 }

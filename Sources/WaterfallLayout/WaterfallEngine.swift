@@ -69,64 +69,20 @@ public struct WaterfallState: Sendable, Hashable {
     /// The lowest bottom so far of a cell, header or ended section, in device pixels (the insets' top when nothing
     /// is placed).
     public var contentBottom: Int
-    /// The index of the current section (the one the next item joins).
-    public var sectionIndex: Int
-    /// Where the current section starts on the scroll axis (its header's top); `nil` for the implicit first
-    /// section, which starts at the top inset.
-    public var sectionStart: Int?
-    /// Whether `beginSection` opened the current section. An implicit section (before any `beginSection`, or after
-    /// `endSection`) is only ended by `beginSection` if it holds items.
-    public var sectionBegun: Bool
-    /// The current section's header length on the scroll axis (0: none).
-    public var sectionHeaderLength: Int
-    /// The index of the current section's first item.
-    public var sectionFirstIndex: Int
-    /// The bounding box of the current section's cells so far; `nil` while it has none.
-    public var sectionItemBounds: DeviceRect? {
-        get {
-            guard boundsMaxX >= boundsMinX else { return nil }
-            return DeviceRect(
-                x: boundsMinX, y: boundsMinY, width: boundsMaxX - boundsMinX, height: boundsMaxY - boundsMinY)
-        }
-        set {
-            if let rect = newValue {
-                (boundsMinX, boundsMinY, boundsMaxX, boundsMaxY) = (rect.x, rect.y, rect.maxX, rect.maxY)
-            } else {
-                (boundsMinX, boundsMinY, boundsMaxX, boundsMaxY) = (Int.max, Int.max, Int.min, Int.min)
-            }
-        }
-    }
-    // The bounds as plain integers, empty when inverted: `place` grows them with four comparisons.
-    private var boundsMinX = Int.max
-    private var boundsMinY = Int.max
-    private var boundsMaxX = Int.min
-    private var boundsMaxY = Int.min
+    /// The current section: its index, start, header, first item and the bounds of its cells.
+    public var section: SectionProgress
 
-    /// Grows the section's bounds to hold a cell.
-    mutating func include(_ frame: DeviceRect) {
-        boundsMinX = min(boundsMinX, frame.x)
-        boundsMinY = min(boundsMinY, frame.y)
-        boundsMaxX = max(boundsMaxX, frame.maxX)
-        boundsMaxY = max(boundsMaxY, frame.maxY)
-    }
-
-    /// A state. The section fields default to the implicit first section, so a state that only knows the columns
-    /// (a layout without sections) keeps working.
+    /// A state. The section defaults to the implicit first section, so a state that only knows the columns (a
+    /// layout without sections) keeps working.
     public init(
         nextIndex: Int, columnHeights: [Int], contentBottom: Int, nextRoundRobinColumn: Int = 0,
-        sectionIndex: Int = 0, sectionStart: Int? = nil, sectionBegun: Bool = false, sectionHeaderLength: Int = 0,
-        sectionFirstIndex: Int = 0, sectionItemBounds: DeviceRect? = nil
+        section: SectionProgress = SectionProgress()
     ) {
         self.nextIndex = nextIndex
         self.columnHeights = columnHeights
         self.contentBottom = contentBottom
         self.nextRoundRobinColumn = nextRoundRobinColumn
-        self.sectionIndex = sectionIndex
-        self.sectionStart = sectionStart
-        self.sectionBegun = sectionBegun
-        self.sectionHeaderLength = sectionHeaderLength
-        self.sectionFirstIndex = sectionFirstIndex
-        self.sectionItemBounds = sectionItemBounds
+        self.section = section
     }
 }
 
@@ -165,14 +121,6 @@ public struct SectionFrames: Sendable, Hashable {
 }
 
 extension DeviceRect {
-    /// The smallest rectangle holding both.
-    @inlinable func union(_ other: DeviceRect) -> DeviceRect {
-        let minX = Swift.min(x, other.x)
-        let minY = Swift.min(y, other.y)
-        return DeviceRect(
-            x: minX, y: minY, width: Swift.max(maxX, other.maxX) - minX, height: Swift.max(maxY, other.maxY) - minY)
-    }
-
     /// The rectangle grown by `outset` on every side.
     func grown(by outset: Int) -> DeviceRect {
         DeviceRect(x: x - outset, y: y - outset, width: width + 2 * outset, height: height + 2 * outset)
@@ -220,8 +168,7 @@ public struct WaterfallEngine: Sendable {
         throws(WaterfallConfigurationError)
     {
         let grid = try WaterfallGrid(configuration)
-        let itemsTop =
-            (state.sectionStart ?? grid.scrollStartInset) + state.sectionHeaderLength + grid.sectionScrollStartInset
+        let itemsTop = state.section.itemsTop(in: grid)
         guard state.columnHeights.count == grid.columnCount, state.nextIndex >= 0,
             state.columnHeights.allSatisfy({ $0 >= itemsTop }), state.contentBottom >= grid.scrollStartInset,
             (0..<grid.columnCount).contains(state.nextRoundRobinColumn)
@@ -229,19 +176,12 @@ public struct WaterfallEngine: Sendable {
             throw WaterfallConfigurationError(
                 option: "resume", message: "the saved state does not fit a \(grid.columnCount)-column layout")
         }
-        guard state.sectionIndex >= 0, state.sectionHeaderLength >= 0,
-            (0...state.nextIndex).contains(state.sectionFirstIndex),
-            state.sectionStart.map({ $0 >= grid.scrollStartInset }) ?? (state.sectionIndex == 0),
-            state.sectionItemBounds.map({ ($0.width >= 0 && $0.height >= 0) }) ?? true,
-            // Bounds without items are impossible; items without bounds come from a state saved without its
-            // section fields (the decoration then covers only the items placed after the resume).
-            state.sectionItemBounds == nil || state.nextIndex > state.sectionFirstIndex
-        else {
+        guard state.section.isConsistent(nextIndex: state.nextIndex, in: grid) else {
             throw WaterfallConfigurationError(
                 option: "resume",
-                message: "the saved state's section \(state.sectionIndex) is inconsistent (start "
-                    + "\(state.sectionStart.map(String.init) ?? "top"), first item \(state.sectionFirstIndex), next item "
-                    + "\(state.nextIndex))")
+                message: "the saved state's section \(state.section.index) is inconsistent (start "
+                    + "\(state.section.start.map(String.init) ?? "top"), first item \(state.section.firstIndex), "
+                    + "next item \(state.nextIndex))")
         }
         self.grid = grid
         self.state = state
@@ -387,10 +327,11 @@ public struct WaterfallEngine: Sendable {
             photoSlot: DeviceRect(x: x + padding, y: top + padding, width: slot.width, height: slot.height),
             photoFrame: DeviceRect(
                 x: x + padding + photo.x, y: top + padding + photo.y, width: photo.width, height: photo.height),
-            annotationFrame: DeviceRect(x: x + padding, y: annotationTop, width: contentWidth, height: annotationHeight))
+            annotationFrame: DeviceRect(x: x + padding, y: annotationTop, width: contentWidth, height: annotationHeight)
+        )
         for index in columns { state.columnHeights[index] = top + cellHeight + grid.rowGap }
         state.contentBottom = max(state.contentBottom, top + cellHeight)
-        state.include(placed.frame)
+        state.section.include(placed.frame)
         state.nextIndex += 1
         state.nextRoundRobinColumn = nextRoundRobinColumn(after: columns)
         return placed
@@ -422,7 +363,7 @@ public struct WaterfallEngine: Sendable {
                 height: lengths.annotation))
         for index in rows { state.columnHeights[index] = left + width + grid.rowGap }
         state.contentBottom = max(state.contentBottom, left + width)
-        state.include(placed.frame)
+        state.section.include(placed.frame)
         state.nextIndex += 1
         state.nextRoundRobinColumn = nextRoundRobinColumn(after: rows)
         return placed
@@ -453,17 +394,10 @@ public struct WaterfallEngine: Sendable {
     /// - Returns: The header's frame, or `nil` without a header.
     @discardableResult
     public mutating func beginSection(header: Double = 0) -> DeviceRect? {
-        if state.sectionBegun || state.nextIndex > state.sectionFirstIndex { endSection(footer: 0) }
-        let start = state.sectionStart ?? grid.scrollStartInset
-        let headerLength = grid.deviceLengthRoundingUp(header)
-        state.sectionStart = start
-        state.sectionBegun = true
-        state.sectionHeaderLength = headerLength
-        let itemsTop = start + headerLength + grid.sectionScrollStartInset
-        for column in state.columnHeights.indices { state.columnHeights[column] = itemsTop }
-        state.contentBottom = max(state.contentBottom, start + headerLength)
-        state.nextRoundRobinColumn = grid.placement == .rightToLeft ? grid.columnCount - 1 : 0
-        return headerLength > 0 ? grid.band(at: start, length: headerLength) : nil
+        if state.section.isOpen(nextIndex: state.nextIndex) { endSection(footer: 0) }
+        let headerFrame = state.section.begin(header: header, in: grid, raising: &state.contentBottom)
+        startLanes()
+        return headerFrame
     }
 
     /// Ends the current section: its end inset goes below its lowest cell (below its header and start inset when
@@ -473,32 +407,16 @@ public struct WaterfallEngine: Sendable {
     /// - Returns: The section's frames.
     @discardableResult
     public mutating func endSection(footer: Double = 0) -> SectionFrames {
-        let start = state.sectionStart ?? grid.scrollStartInset
-        let itemsEnd: Int
-        if let bounds = state.sectionItemBounds {
-            itemsEnd = grid.axis == .vertical ? bounds.maxY : bounds.maxX
-        } else {
-            itemsEnd = start + state.sectionHeaderLength + grid.sectionScrollStartInset
-        }
-        let footerStart = itemsEnd + grid.sectionScrollEndInset
-        let footerLength = grid.deviceLengthRoundingUp(footer)
-        let end = footerStart + footerLength
-        let frames = SectionFrames(
-            index: state.sectionIndex,
-            items: state.sectionFirstIndex..<state.nextIndex,
-            header: state.sectionHeaderLength > 0 ? grid.band(at: start, length: state.sectionHeaderLength) : nil,
-            footer: footerLength > 0 ? grid.band(at: footerStart, length: footerLength) : nil,
-            decoration: state.sectionItemBounds?.grown(by: grid.decorationOutset),
-            start: start, end: end)
-        state.sectionIndex += 1
-        state.sectionStart = end
-        state.sectionBegun = false
-        state.sectionHeaderLength = 0
-        state.sectionFirstIndex = state.nextIndex
-        state.sectionItemBounds = nil
-        for column in state.columnHeights.indices { state.columnHeights[column] = end + grid.sectionScrollStartInset }
-        state.contentBottom = max(state.contentBottom, end)
-        state.nextRoundRobinColumn = grid.placement == .rightToLeft ? grid.columnCount - 1 : 0
+        let frames = state.section.end(
+            footer: footer, nextIndex: state.nextIndex, in: grid, raising: &state.contentBottom)
+        startLanes()
         return frames
+    }
+
+    /// Every column starts again at the current section's items' top, and a round robin at its first column.
+    private mutating func startLanes() {
+        let itemsTop = state.section.itemsTop(in: grid)
+        for column in state.columnHeights.indices { state.columnHeights[column] = itemsTop }
+        state.nextRoundRobinColumn = grid.placement == .rightToLeft ? grid.columnCount - 1 : 0
     }
 }

@@ -51,11 +51,11 @@ import Testing
         var layout = try engine()
         // Nothing placed yet: the first explicit section is section 0, at the top inset.
         #expect(layout.beginSection(header: 20) == DeviceRect(x: 10, y: 10, width: 280, height: 20))
-        #expect(layout.state.sectionIndex == 0)
+        #expect(layout.state.section.index == 0)
         // An empty explicit section ends after its header and both section insets.
         #expect(layout.beginSection() == nil)
-        #expect(layout.state.sectionIndex == 1)
-        #expect(layout.state.sectionStart == 10 + 20 + 5 + 7)
+        #expect(layout.state.section.index == 1)
+        #expect(layout.state.section.start == 10 + 20 + 5 + 7)
         _ = layout.place(item(10))
         let frames = layout.endSection()
         #expect(frames.items == 0..<1 && frames.index == 1)
@@ -70,7 +70,8 @@ import Testing
         #expect(
             plain.state
                 == WaterfallState(
-                    nextIndex: 1, columnHeights: [58, 10, 10], contentBottom: 58, sectionItemBounds: placed.frame))
+                    nextIndex: 1, columnHeights: [58, 10, 10], contentBottom: 58,
+                    section: SectionProgress(itemBounds: placed.frame)))
     }
 
     @Test func resumingMidSectionKeepsHeaderAndDecoration() throws {
@@ -88,16 +89,50 @@ import Testing
     @Test func inconsistentSectionStatesAreRefused() throws {
         let configuration = Self.configuration
         var state = try engine().state
-        state.sectionFirstIndex = 3
+        state.section.firstIndex = 3
         #expect(throws: WaterfallConfigurationError.self) {
             try WaterfallEngine(configuration: configuration, resumingFrom: state)
         }
         state = try engine().state
-        state.sectionStart = 50
-        state.sectionBegun = true
+        state.section.start = 50
+        state.section.begun = true
         // Columns at 15 are above the items' top of a section starting at 50.
         #expect(throws: WaterfallConfigurationError.self) {
             try WaterfallEngine(configuration: configuration, resumingFrom: state)
+        }
+    }
+
+    @Test func sectionBoundsGrowAsARectangleAndEmptyToNil() {
+        var section = SectionProgress()
+        #expect(section.itemBounds == nil)
+        section.include(DeviceRect(x: 10, y: 20, width: 30, height: 40))
+        section.include(DeviceRect(x: 5, y: 50, width: 10, height: 15))
+        let bounds = DeviceRect(x: 5, y: 20, width: 35, height: 45)
+        #expect(section.itemBounds == bounds)
+        #expect(section == SectionProgress(itemBounds: bounds))
+        section.itemBounds = nil
+        #expect(section == SectionProgress())
+    }
+
+    /// Both engines check a resumed section with the same rule: bounds need items.
+    @Test func bothEnginesRefuseSectionBoundsWithoutItems() throws {
+        let flowConfiguration = FlowConfiguration(containerWidth: 300, insets: Insets(all: 10), photoHeight: 100)
+        let bounds = DeviceRect(x: 15, y: 15, width: 83, height: 9)
+        for section in [SectionProgress(), SectionProgress(itemBounds: bounds)] {
+            let waterfallState = WaterfallState(
+                nextIndex: 0, columnHeights: [15, 15, 15], contentBottom: 10, section: section)
+            let flowState = FlowState(nextIndex: 0, rowTop: 10, contentBottom: 10, section: section)
+            if section.itemBounds == nil {
+                _ = try WaterfallEngine(configuration: Self.configuration, resumingFrom: waterfallState)
+                _ = try FlowEngine(configuration: flowConfiguration, resumingFrom: flowState)
+            } else {
+                #expect(throws: WaterfallConfigurationError.self) {
+                    try WaterfallEngine(configuration: Self.configuration, resumingFrom: waterfallState)
+                }
+                #expect(throws: WaterfallConfigurationError.self) {
+                    try FlowEngine(configuration: flowConfiguration, resumingFrom: flowState)
+                }
+            }
         }
     }
 }
