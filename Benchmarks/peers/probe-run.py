@@ -18,8 +18,11 @@ import sys
 import threading
 import time
 
-IMAGESIZE = r"""
-import imagesize, sys, time
+def timed_program(imports, loop):
+    """A peer's timing program: `imports` first (untimed), then `loop` over the paths listed in argv[1], timed, with
+    the bytes it read (rchar); prints `ok elapsed bytes`."""
+    return imports + r"""
+import sys, time
 paths = open(sys.argv[1]).read().split("\n")
 def rchar():
     for line in open("/proc/self/io"):
@@ -27,31 +30,25 @@ def rchar():
             return int(line.split()[1])
 before, start = rchar(), time.perf_counter()
 ok = 0
-for p in paths:
-    w, h = imagesize.get(p)
-    ok += w > 0
+""" + loop + r"""
 elapsed = time.perf_counter() - start
 print(ok, elapsed, rchar() - before)
 """
 
-PILLOW = r"""
-import sys, time
-from PIL import Image
-paths = open(sys.argv[1]).read().split("\n")
-def rchar():
-    for line in open("/proc/self/io"):
-        if line.startswith("rchar:"):
-            return int(line.split()[1])
-before, start = rchar(), time.perf_counter()
-ok = 0
+
+IMAGESIZE = timed_program("import imagesize\n", r"""
+for p in paths:
+    w, h = imagesize.get(p)
+    ok += w > 0
+""")
+
+PILLOW = timed_program("from PIL import Image\n", r"""
 for p in paths:
     with Image.open(p) as im:
         w, h = im.size
         o = im.getexif().get(0x0112, 1)
         ok += w > 0
-elapsed = time.perf_counter() - start
-print(ok, elapsed, rchar() - before)
-"""
+""")
 
 PILLOW_SIZES = r"""
 import sys, json

@@ -21,6 +21,24 @@ func headerPrefixes(_ paths: [String]) -> [[UInt8]] {
     }
 }
 
+/// One iteration parses, in memory, the header of every image in `paths` once (size, Exif orientation, flags), so
+/// the time per image is the iteration's time ÷ `paths.count`.
+func headerParseBenchmark(_ name: String, paths: [String]) {
+    Benchmark(name, configuration: .init(scalingFactor: .kilo)) { (benchmark: Benchmark, inputs: [[UInt8]]) in
+        for _ in benchmark.scaledIterations {
+            for input in inputs {
+                input.withUnsafeBytes { raw in
+                    if case .info(let info) = ImageHeaderParser.parse(raw, isComplete: false) {
+                        blackHole(info.displayWidth &+ info.displayHeight)
+                    }
+                }
+            }
+        }
+    } setup: {
+        headerPrefixes(paths)
+    }
+}
+
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .throughput], warmupIterations: 3,
@@ -31,35 +49,8 @@ let benchmarks: @Sendable () -> Void = {
 
     // Issue 4: in-memory header parse at most 0.5 µs per JPEG. One iteration parses every readable sample JPEG
     // once (30 files: size, Exif orientation, flags), so the time per JPEG is the iteration's time ÷ 30.
-    Benchmark("JPEGHeaderParseInMemorySamplePhotos", configuration: .init(scalingFactor: .kilo)) {
-        (benchmark: Benchmark, inputs: [[UInt8]]) in
-        for _ in benchmark.scaledIterations {
-            for input in inputs {
-                input.withUnsafeBytes { raw in
-                    if case .info(let info) = ImageHeaderParser.parse(raw, isComplete: false) {
-                        blackHole(info.displayWidth &+ info.displayHeight)
-                    }
-                }
-            }
-        }
-    } setup: {
-        headerPrefixes(jpegs)
-    }
-
-    Benchmark("PNGHeaderParseInMemorySamplePhotos", configuration: .init(scalingFactor: .kilo)) {
-        (benchmark: Benchmark, inputs: [[UInt8]]) in
-        for _ in benchmark.scaledIterations {
-            for input in inputs {
-                input.withUnsafeBytes { raw in
-                    if case .info(let info) = ImageHeaderParser.parse(raw, isComplete: false) {
-                        blackHole(info.displayWidth &+ info.displayHeight)
-                    }
-                }
-            }
-        }
-    } setup: {
-        headerPrefixes(pngs)
-    }
+    headerParseBenchmark("JPEGHeaderParseInMemorySamplePhotos", paths: jpegs)
+    headerParseBenchmark("PNGHeaderParseInMemorySamplePhotos", paths: pngs)
 
     // Issue 4's local probing without process start: open, read the first block (more only when the header needs
     // it), parse, close, for every readable sample photo (JPEG and PNG) per iteration.

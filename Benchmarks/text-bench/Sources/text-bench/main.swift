@@ -69,7 +69,7 @@ func micro() throws {
         return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
     }
 
-    let measurer = try TextMeasurer(style: TextStyle(font: "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", size: 14))
+    let measurer = try TextMeasurer(style: TextStyle(font: "DejaVu Sans", size: 14))
     let captions = [
         (
             "latin, 100 characters",
