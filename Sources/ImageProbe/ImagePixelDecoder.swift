@@ -39,6 +39,15 @@ public struct DecodedImage: Sendable {
     public var pixels: [UInt8]
 }
 
+extension DecodedImage {
+    /// The pixels as displayed: EXIF orientation applied, width and height swapped for orientations 5–8 (the
+    /// mapping placeholders use too).
+    public func upright() -> DecodedImage {
+        let turned = RGBAImage(width: width, height: height, pixels: pixels).applying(orientation: info.orientation)
+        return DecodedImage(info: info, width: turned.width, height: turned.height, pixels: turned.pixels)
+    }
+}
+
 /// An sRGB colour with alpha, 0...255 per channel.
 public struct PlaceholderColor: Sendable, Equatable, CustomStringConvertible {
     /// Red, 0...255 (sRGB).

@@ -78,61 +78,32 @@ public struct PhotoThumbnail: Sendable {
         } catch {
             throw PreviewError(error.message)
         }
-        let upright = decoded.pixels.withUnsafeBufferPointer { pixels in
-            premultipliedUpright(
-                SourceImage(width: decoded.width, height: decoded.height, pixels: pixels), orientation: info.orientation
-            )
-        }
+        let upright = decoded.upright()
+        let premultipliedPixels = premultiplied(upright.pixels)
         let pixels = resample(
-            upright.pixels, width: upright.width, height: upright.height, toWidth: targetWidth, height: targetHeight)
+            premultipliedPixels, width: upright.width, height: upright.height, toWidth: targetWidth,
+            height: targetHeight)
         return PhotoThumbnail(width: targetWidth, height: targetHeight, pixels: pixels, scaleDenominator: denominator)
-    }
-
-    private struct SourceImage {
-        var width: Int
-        var height: Int
-        var pixels: UnsafeBufferPointer<UInt8>
     }
 
     private static func ceilDivide(_ value: Int, _ divisor: Int) -> Int { (value + divisor - 1) / divisor }
 
-    /// The image as displayed (EXIF orientation applied), premultiplied, as floats for resampling.
-    private static func premultipliedUpright(_ image: SourceImage, orientation: Int) -> (
-        width: Int, height: Int, pixels: [Float]
-    ) {
-        let width = image.width
-        let height = image.height
-        let swaps = orientation >= 5 && orientation <= 8
-        let displayWidth = swaps ? height : width
-        let displayHeight = swaps ? width : height
-        var output = [Float](repeating: 0, count: width * height * 4)
-        output.withUnsafeMutableBufferPointer { output in
-            for storedY in 0..<height {
-                for storedX in 0..<width {
-                    // Where the stored pixel lands on screen (the inverse of ImageProbe's display mapping).
-                    let (displayX, displayY): (Int, Int)
-                    switch orientation {
-                    case 2: (displayX, displayY) = (width - 1 - storedX, storedY)
-                    case 3: (displayX, displayY) = (width - 1 - storedX, height - 1 - storedY)
-                    case 4: (displayX, displayY) = (storedX, height - 1 - storedY)
-                    case 5: (displayX, displayY) = (storedY, storedX)
-                    case 6: (displayX, displayY) = (height - 1 - storedY, storedX)
-                    case 7: (displayX, displayY) = (height - 1 - storedY, width - 1 - storedX)
-                    case 8: (displayX, displayY) = (storedY, width - 1 - storedX)
-                    default: (displayX, displayY) = (storedX, storedY)
-                    }
-                    let from = (storedY * width + storedX) * 4
-                    let to = (displayY * displayWidth + displayX) * 4
-                    let alpha = Float(image.pixels[from + 3])
+    /// The pixels premultiplied by alpha, as floats for resampling.
+    private static func premultiplied(_ pixels: [UInt8]) -> [Float] {
+        var output = [Float](repeating: 0, count: pixels.count)
+        pixels.withUnsafeBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { output in
+                for index in stride(from: 0, to: source.count, by: 4) {
+                    let alpha = Float(source[index + 3])
                     let factor = alpha / 255
-                    output[to] = Float(image.pixels[from]) * factor
-                    output[to + 1] = Float(image.pixels[from + 1]) * factor
-                    output[to + 2] = Float(image.pixels[from + 2]) * factor
-                    output[to + 3] = alpha
+                    output[index] = Float(source[index]) * factor
+                    output[index + 1] = Float(source[index + 1]) * factor
+                    output[index + 2] = Float(source[index + 2]) * factor
+                    output[index + 3] = alpha
                 }
             }
         }
-        return (displayWidth, displayHeight, output)
+        return output
     }
 
     /// For each output index along one axis: the first source index and the weights from there.
