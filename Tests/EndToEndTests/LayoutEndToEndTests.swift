@@ -322,5 +322,10 @@ import Testing
         #expect(html.components(separatedBy: "data-index=").count - 1 == LayoutEndToEndTests.sampleItemCount)
         #expect(html.components(separatedBy: "data-role=\"annotation\"").count - 1 == LayoutEndToEndTests.sampleItemCount)
         #expect(html.contains("sample-feed/photos/espresso.jpg"))
+        // The frames overlay's column guides: one per column of the 800 px grid (3 columns of 245 px), as HTML. They
+        // once came out as a debug description of GRDB's SQL type.
+        #expect(html.components(separatedBy: "<div class=\"column\" style=\"left:").count - 1 == 3)
+        #expect(html.contains("<div class=\"column\" style=\"left:16px;width:245px\"></div>"))
+        #expect(!html.contains("SQL("))
     }
 }
