@@ -6,7 +6,7 @@ import RemoteFetch
 import Testing
 
 /// Remote probing against a real HTTP server on 127.0.0.1 that serves the fixtures.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct RemoteImageProberTests {
     static let logger = Logger(label: "test.remote-probe")
     /// No test here is about a timeout, so each is an hour: a busy machine makes these tests slower, never

@@ -7,7 +7,7 @@ import RemoteFetch
 import Testing
 
 /// The probe cache on a real SQLite file in a temporary folder.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct ProbeCacheTests {
     static let logger = Logger(label: "test.probe-cache")
     static let fixtures: String = {
@@ -218,7 +218,10 @@ struct ProbeCacheTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let cache = try ProbeCache(path: folder + "/probe.sqlite")
         let bytes = try Data(contentsOf: URL(fileURLWithPath: Self.fixtures + "/jpeg-baseline.jpg"))
-        let configuration = RemoteFetchConfiguration(allowPrivateNetwork: true)
+        // No timeout can fire while CPU-bound suites hold the threads; the suite's time limit ends a real hang.
+        let configuration = RemoteFetchConfiguration(
+            connectTimeout: .seconds(3600), readTimeout: .seconds(3600), totalTimeout: .seconds(3600),
+            allowPrivateNetwork: true)
         try await TestHTTPServer.with { server in
             server.serve("/a.jpg", .init(body: [UInt8](bytes), entityTag: "\"v1\""))
             server.serve("/dated.jpg", .init(body: [UInt8](bytes), lastModified: "Sat, 21 Nov 2026 10:00:00 GMT"))
