@@ -3,7 +3,8 @@ import PackageDescription
 
 /// Settings every Swift target shares: Swift 6 mode plus `ExistentialAny`, as the house style asks.
 let swiftSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny")
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
 /// One system-library target per C library. `pkgConfig` finds the flags, `providers` names the
@@ -179,8 +180,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "LayoutPagesTests", dependencies: ["LayoutPages", "WaterfallLayout"], swiftSettings: swiftSettings),
-        .testTarget(name: "FeedLayoutTests", dependencies: ["FeedLayout"], swiftSettings: swiftSettings),
+            name: "LayoutPagesTests", dependencies: ["LayoutPages", "TextMeasure", "WaterfallLayout"], swiftSettings: swiftSettings),
+        .testTarget(name: "FeedLayoutTests", dependencies: ["FeedLayout", "TextMeasure"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LayoutPreviewTests",
             dependencies: ["LayoutPreview", "FeedLayout", "TextMeasure", "WaterfallLayout", "CFeedLayoutShims"],

@@ -48,24 +48,14 @@ public func ingestFeed(
 private func ingestFeed(
     from source: sending FeedSource, imageRoot: String?, onItem: (FeedItem) throws -> Void
 ) async throws -> IngestSummary {
-    let reader = source.makeReader(imageRoot: imageRoot)
-    let finisher = FeedItemFinisher(reader.finishing)
     // The parser runs in a child task and hands over items as captured; this task finishes and delivers them, so
-    // on two cores libxml2 has a core nearly to itself. A failed delivery (a closed pipe), or this task being
-    // cancelled, cancels the parser too.
-    let captured = AsyncThrowingChannel<FeedParsingStage.Window, any Error>()
-    // From here on only the parsing task uses the source and the reader (neither is Sendable): the handover is
-    // spelled out, since the task group's body closure cannot pass them on as `sending`.
-    nonisolated(unsafe) let parsingSource = source
-    nonisolated(unsafe) let parsingReader = reader
-    return try await withThrowingTaskGroup(of: FeedParsingStage.Outcome.self) { group in
-        group.addTask {
-            await FeedParsingStage.run(
-                source: parsingSource, reader: parsingReader, windowSize: 256, into: captured, clock: ContinuousClock())
-        }
-        defer { group.cancelAll() }
+    // on two cores libxml2 has a core nearly to itself. A failed delivery (a closed pipe) stops the parser too.
+    var (summary, outcome) = try await FeedParsingStage.withParsing(
+        source, imageRoot: imageRoot, windowSize: 256, clock: ContinuousClock()
+    ) { windows, finishing in
+        let finisher = FeedItemFinisher(finishing)
         var summary = IngestSummary()
-        for try await window in captured.buffer(policy: .bounded(8)) {
+        for try await window in windows.buffer(policy: .bounded(8)) {
             for item in window.items {
                 let record = finisher.finish(item)
                 summary.items += 1
@@ -73,10 +63,9 @@ private func ingestFeed(
                 try onItem(record)
             }
         }
-        try Task.checkCancellation()
-        let outcome = try await group.next()!
-        summary.format = outcome.format.map { "\($0)" }
-        summary.feedWarnings = outcome.feedWarnings
         return summary
     }
+    summary.format = outcome.format.map { "\($0)" }
+    summary.feedWarnings = outcome.feedWarnings
+    return summary
 }

@@ -24,6 +24,38 @@ enum FeedParsingStage {
     /// How many chunks are with the sanitizer at once: cleaning one overlaps parsing the other.
     static let chunksInFlight = 2
 
+    /// Parses `source` in a child task while `body` consumes the windows, and returns what `body` returned with the
+    /// stage's outcome. The one way `ingest` and `layout` start parsing.
+    ///
+    /// Whatever ends `body` (the end of the feed, an early stop, an error) cancels the stage, which stops at its next
+    /// window; its outcome then covers what it read. A cancelled caller gets `CancellationError`, not a result.
+    /// - Parameters:
+    ///   - body: Reads the windows from the channel (through a buffer of its choice), given the settings that
+    ///     finish the captured items.
+    static func withParsing<Result: Sendable>(
+        _ source: sending FeedSource, imageRoot: String?, windowSize: Int, clock: ContinuousClock,
+        _ body: (AsyncThrowingChannel<Window, any Error>, FeedItemFinisher.Settings) async throws -> Result
+    ) async throws -> (Result, Outcome) {
+        let reader = source.makeReader(imageRoot: imageRoot)
+        let finishing = reader.finishing
+        let channel = AsyncThrowingChannel<Window, any Error>()
+        // From here on only the parsing task uses the source and the reader (neither is Sendable): the handover is
+        // spelled out, since the task group's body closure cannot pass them on as `sending`.
+        nonisolated(unsafe) let parsingSource = source
+        nonisolated(unsafe) let parsingReader = reader
+        return try await withThrowingTaskGroup(of: Outcome.self) { group in
+            group.addTask {
+                await run(
+                    source: parsingSource, reader: parsingReader, windowSize: windowSize, into: channel, clock: clock)
+            }
+            defer { group.cancelAll() }
+            let result = try await body(channel, finishing)
+            try Task.checkCancellation()
+            group.cancelAll()
+            return (result, try await group.next()!)
+        }
+    }
+
     /// Parses the whole feed into `channel`, in windows of `windowSize` items, then finishes it. A read or parse error
     /// fails the channel with a `LayoutError` after the windows before it. Cancelling the task stops the stage at its
     /// next window (the receiver stopped early, or the caller's task was cancelled); the outcome then covers what
@@ -31,7 +63,7 @@ enum FeedParsingStage {
     ///
     /// Once the reader has decided how to read the feed, sanitizing moves to a child task (``FeedInputSanitizer``):
     /// this one reads chunks and keeps two of them with the sanitizer, so cleaning one overlaps parsing the other.
-    static func run(
+    private static func run(
         source: FeedSource, reader: FeedReader, windowSize: Int, into channel: AsyncThrowingChannel<Window, any Error>,
         clock: ContinuousClock
     ) async -> Outcome {

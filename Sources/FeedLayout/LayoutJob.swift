@@ -63,16 +63,18 @@ public final class LayoutJob {
         let started = ContinuousClock.now
         switch try FeedBatch.input(for: arguments) {
         case .feeds(let list) where list.count == 1:
-            return try await layOut(list[0], prefix: Data(), inBatch: false)
+            try await layOut(list[0], prefix: Data(), inBatch: false)
+            return someInputsFailed
         case .standardInputFeed(let prefix):
-            return try await layOut("-", prefix: prefix, inBatch: false)
+            try await layOut("-", prefix: prefix, inBatch: false)
+            return someInputsFailed
         case .feeds(let list):
             try checkBatch()
-            for feed in list { _ = try await layOut(feed, prefix: Data(), inBatch: true) }
+            for feed in list { try await layOut(feed, prefix: Data(), inBatch: true) }
         case .standardInputList(let prefix):
             try checkBatch()
             try await FeedBatch.forEachListedFeed(startingWith: prefix) { feed in
-                _ = try await layOut(feed, prefix: Data(), inBatch: true)
+                try await layOut(feed, prefix: Data(), inBatch: true)
             }
         }
         var line = "\(feeds) feed\(feeds == 1 ? "" : "s"): \(items) items in \(pages) page\(pages == 1 ? "" : "s")"
@@ -89,9 +91,7 @@ public final class LayoutJob {
     }
 
     /// Lays out one feed. Alone its errors end the job; in a batch they are reported and the batch goes on.
-    ///
-    /// - Returns: Whether some of its images could not be read.
-    private func layOut(_ feed: String, prefix: Data, inBatch: Bool) async throws -> Bool {
+    private func layOut(_ feed: String, prefix: Data, inBatch: Bool) async throws {
         let name = feed == "-" ? "stdin" : feed
         var directory = output
         if inBatch, let output {
@@ -118,7 +118,6 @@ public final class LayoutJob {
             items += summary.items
             pages += summary.pages
             if summary.imageFailures > 0 { someInputsFailed = true }
-            return summary.imageFailures > 0
         } catch let error as LayoutError {
             report(.ended(feed: name))
             guard inBatch, !error.isUsageError else { throw error }
@@ -135,7 +134,6 @@ public final class LayoutJob {
                 .failed(
                     feed: feed, message: error.message.hasPrefix(feed) ? error.message : "\(feed): \(error.message)",
                     record: record))
-            return false
         }
     }
 }
@@ -168,9 +166,4 @@ extension LayoutError {
         default: false
         }
     }
-}
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

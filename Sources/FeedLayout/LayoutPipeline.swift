@@ -119,7 +119,6 @@ public struct LayoutPipeline: Sendable {
     ) async throws -> LayoutSummary {
         var run = try RunAssembler(options: options, geometries: geometries, resume: resume)
         let source = try await FeedSource(path: feedPath, fetcher: fetcher, standardInputPrefix: prefix)
-        let reader = source.makeReader(imageRoot: options.imageRoot)
         // Items before a cursor are only counted and checked: the stages ahead of placement need not prepare them.
         let resumeIndex = run.resumeIndex
         let clock = ContinuousClock()
@@ -144,59 +143,44 @@ public struct LayoutPipeline: Sendable {
         // cores parsing overlaps the rest. Being children, the stages stop when this task is cancelled, and when
         // placement stops early (`--max-pages`) or fails, cancelling them stops them at their next window.
         let windowSize = max(32, options.probeConcurrency * 4)
-        let parsed = AsyncThrowingChannel<FeedParsingStage.Window, any Error>()
         let prepared = AsyncThrowingChannel<PreparedWindow, any Error>()
         let preparer = preparer
-        let finishing = reader.finishing
         let probeConcurrency = options.probeConcurrency
-        // From here on only the parsing task uses the source and the reader (neither is Sendable): the handover is
-        // spelled out, since the task group's body closure cannot pass them on as `sending`.
-        nonisolated(unsafe) let parsingSource = source
-        nonisolated(unsafe) let parsingReader = reader
-        let parse = try await withThrowingTaskGroup(of: FeedParsingStage.Outcome?.self) { group in
-            group.addTask {
-                await FeedParsingStage.run(
-                    source: parsingSource, reader: parsingReader, windowSize: windowSize, into: parsed, clock: clock)
-            }
-            group.addTask {
-                await Self.prepare(
-                    from: parsed, into: prepared, finishing: finishing, skippingBefore: resumeIndex,
-                    preparer: preparer, prober: prober, memo: memo, concurrency: probeConcurrency)
-                return nil
-            }
-            // Whatever ends placement, the stages ahead stop at their next window.
-            defer { group.cancelAll() }
-            for try await batch in prepared.buffer(policy: .bounded(4)) {
-                var window: [PreparedItem] = []
-                var unprepared: [FeedItem] = []
-                for item in batch.skipped where !run.isBeforeCursor(item) { unprepared.append(item) }
-                // Only when the cursor's index and the assembler disagree: prepare here what was skipped.
-                if !unprepared.isEmpty {
-                    window += await Self.prepare(
-                        unprepared, preparer: preparer, prober: prober, memo: memo, concurrency: probeConcurrency)
+        let ((), parse) = try await FeedParsingStage.withParsing(
+            source, imageRoot: options.imageRoot, windowSize: windowSize, clock: clock
+        ) { parsed, finishing in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await Self.prepare(
+                        from: parsed, into: prepared, finishing: finishing, skippingBefore: resumeIndex,
+                        preparer: preparer, prober: prober, memo: memo, concurrency: probeConcurrency)
                 }
-                // Items before the cursor are a prefix of the feed: count them, then take the rest whole (copying
-                // prepared items one by one costs a retain per field).
-                var beforeCursor = 0
-                for position in batch.items.indices where run.isBeforeCursor(batch.items[position].item) {
-                    beforeCursor += 1
+                // Whatever ends placement, the stages ahead stop at their next window.
+                defer { group.cancelAll() }
+                for try await batch in prepared.buffer(policy: .bounded(4)) {
+                    var window: [PreparedItem] = []
+                    var unprepared: [FeedItem] = []
+                    for item in batch.skipped where !run.isBeforeCursor(item) { unprepared.append(item) }
+                    // Only when the cursor's index and the assembler disagree: prepare here what was skipped.
+                    if !unprepared.isEmpty {
+                        window += await Self.prepare(
+                            unprepared, preparer: preparer, prober: prober, memo: memo, concurrency: probeConcurrency)
+                    }
+                    // Items before the cursor are a prefix of the feed: count them, then take the rest whole (copying
+                    // prepared items one by one costs a retain per field).
+                    var beforeCursor = 0
+                    for position in batch.items.indices where run.isBeforeCursor(batch.items[position].item) {
+                        beforeCursor += 1
+                    }
+                    if window.isEmpty && beforeCursor == 0 {
+                        window = batch.items
+                    } else {
+                        window += batch.items[beforeCursor...]
+                    }
+                    if !window.isEmpty { try add(window) }
+                    if run.isFinished { break }
                 }
-                if window.isEmpty && beforeCursor == 0 {
-                    window = batch.items
-                } else {
-                    window += batch.items[beforeCursor...]
-                }
-                if !window.isEmpty { try add(window) }
-                if run.isFinished { break }
             }
-            // A cancelled caller gets no summary of a partial run.
-            try Task.checkCancellation()
-            // At the end of the feed the stages ahead have finished; stopped early (`--max-pages`), they stop at their
-            // next window, and the parser reports the format and warnings of what it read.
-            group.cancelAll()
-            var parse: FeedParsingStage.Outcome?
-            for try await outcome in group where outcome != nil { parse = outcome }
-            return parse!
         }
         run.summary.stageTimes.parse = parse.time
         run.summary.feedFormat = parse.format.map { "\($0)" }

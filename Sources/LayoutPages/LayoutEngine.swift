@@ -12,13 +12,24 @@ package enum EngineState: Hashable, Sendable {
         }
     }
 
-    /// Whether the feed has opened a section (a cursor must then carry the section fields).
-    var hasSections: Bool {
+    /// The current section's bookkeeping, which both engines keep alike.
+    var section: SectionProgress {
         switch self {
-        case .waterfall(let state): state.section.begun || state.section.index > 0
-        case .flow(let state): state.section.begun || state.section.index > 0
+        case .waterfall(let state): state.section
+        case .flow(let state): state.section
         }
     }
+
+    /// The lowest bottom so far of a cell, header or ended section.
+    var contentBottom: Int {
+        switch self {
+        case .waterfall(let state): state.contentBottom
+        case .flow(let state): state.contentBottom
+        }
+    }
+
+    /// Whether the feed has opened a section (a cursor must then carry the section fields).
+    var hasSections: Bool { section.begun || section.index > 0 }
 }
 
 /// The geometry of one layout of a run: what the page records describe, and the width an item's annotation is
@@ -135,10 +146,8 @@ package struct LayoutEngine {
 
     /// Whether the current section holds items or was opened by `beginSection` (ending it then means something).
     var sectionIsOpen: Bool {
-        switch state {
-        case .waterfall(let state): state.section.begun || state.nextIndex > state.section.firstIndex
-        case .flow(let state): state.section.begun || state.nextIndex > state.section.firstIndex
-        }
+        let state = state
+        return state.section.begun || state.nextIndex > state.section.firstIndex
     }
 
     /// Where each lane's next item would start on the scroll axis: the waterfall's column heights; in flow mode

@@ -44,7 +44,6 @@ public struct LayoutProgress: Sendable {
 extension LayoutSummary {
     /// The one-line summary printed on standard error after a run.
     public func line(grids: [WaterfallGrid], destination: String?, elapsed: Duration) -> String {
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         var text = "laid out \(items) items in \(pages) page\(pages == 1 ? "" : "s")"
         if grids.count == 1, let grid = grids.first {
             text += " (\(grid.columnCount) columns of \(cssNumber(Double(grid.columnWidth) / grid.scale)) px)"
@@ -60,7 +59,7 @@ extension LayoutSummary {
                 "; warnings: "
                 + warningsByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         }
-        text += "; " + String(Int((seconds * 1000).rounded())) + " ms"
+        text += "; " + String(Int((elapsed.seconds * 1000).rounded())) + " ms"
         let times = stageTimes
         let stages = [
             ("parse", times.parse), ("probe", times.probe), ("measure", times.measure), ("place", times.place),
@@ -69,10 +68,14 @@ extension LayoutSummary {
         text +=
             " ("
             + stages.map { name, time in
-                let milliseconds = Double(time.components.seconds) * 1000 + Double(time.components.attoseconds) / 1e15
-                return "\(name) \(Int(milliseconds.rounded())) ms"
+                "\(name) \(Int((time.seconds * 1000).rounded())) ms"
             }.joined(separator: ", ") + "; probe and measure summed over tasks)"
         if let destination { text += " → \(destination)" }
         return text
     }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double` (summaries print milliseconds, progress lines rates).
+    public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

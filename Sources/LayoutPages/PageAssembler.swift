@@ -198,13 +198,10 @@ struct PageAssembler {
         let sections = options.sections
         if engine.sectionIsOpen { waitingEvents.append(.end(engine.endSection(footer: sections.footerHeight))) }
         let header = engine.beginSection(header: sections.headerHeight)
-        let index: Int
-        let start: Int
-        switch engine.state {
-        case .waterfall(let state): (index, start) = (state.section.index, state.section.start ?? grid.scrollStartInset)
-        case .flow(let state): (index, start) = (state.section.index, state.section.start ?? grid.insets.top)
-        }
-        waitingEvents.append(.start(index: index, key: key, header: header, start: start))
+        // In flow mode `grid` is the one-lane vertical stand-in, whose scroll start is the top inset too.
+        let section = engine.state.section
+        waitingEvents.append(
+            .start(index: section.index, key: key, header: header, start: section.start ?? grid.scrollStartInset))
         sectionKey = hash
     }
 
@@ -241,12 +238,7 @@ struct PageAssembler {
         pageEvents += waitingEvents
         waitingEvents.removeAll()
         let state = engine.state
-        let section: Int? =
-            switch state {
-            case .waterfall(let state) where state.section.begun || state.section.index > 0: state.section.index
-            case .flow(let state) where state.section.begun || state.section.index > 0: state.section.index
-            default: nil
-            }
+        let section = state.hasSections ? state.section.index : nil
         for (prepared, placed) in zip(waiting.prefix(cells.count), cells) {
             pageItems.append(laidOut(prepared, placed, section: section))
             boundaryDigest.combine(prepared.item.id)
@@ -274,7 +266,7 @@ struct PageAssembler {
     /// - Parameter cursor: Where the next page starts, or `nil` when this is the last page.
     private mutating func emitPage(cursor: LayoutCursor?, onPage: (LayoutPage) throws -> Void) throws {
         let lanes = cursor.map { _ in laneHeights(boundaryState) } ?? engine.laneHeights
-        let bottom = cursor.map { _ in contentBottom(boundaryState) } ?? engine.contentBottom
+        let bottom = cursor.map { _ in boundaryState.contentBottom } ?? engine.contentBottom
         let quality = LayoutQuality(items: pageItems.map(\.placed), columnHeights: lanes, grid: grid)
         qualityTotals.add(quality)
         var cursor = cursor
@@ -294,13 +286,6 @@ struct PageAssembler {
         switch state {
         case .waterfall(let state): state.columnHeights
         case .flow(let state): [state.rowTop]
-        }
-    }
-
-    private func contentBottom(_ state: EngineState) -> Int {
-        switch state {
-        case .waterfall(let state): state.contentBottom
-        case .flow(let state): state.contentBottom
         }
     }
 

@@ -23,15 +23,14 @@ final class GlyphRasterizer {
     ) {
         let pixelSize = Int((size * scale * 64).rounded())
         for run in line.runs {
+            guard let face = renderer.face(fontPath: run.fontPath, faceIndex: run.faceIndex, pixelSize64: pixelSize)
+            else { continue }
             for glyph in run.glyphs {
                 let penX = x + glyph.x * scale
                 let penY = baseline + glyph.y * scale
                 let wholeX = penX.rounded(.down)
                 let subpixel = min(3, Int(((penX - wholeX) * 4).rounded(.down)))
-                guard
-                    let bitmap = renderer.bitmap(
-                        fontPath: run.fontPath, faceIndex: run.faceIndex, pixelSize64: pixelSize, glyph: glyph.glyph,
-                        subpixel: subpixel),
+                guard let bitmap = renderer.bitmap(face, glyph: glyph.glyph, subpixel: subpixel),
                     bitmap.width > 0, bitmap.height > 0
                 else { continue }
                 let left = Int(wholeX) + bitmap.left

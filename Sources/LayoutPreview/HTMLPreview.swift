@@ -1,4 +1,5 @@
 import Foundation
+import ImageProbe
 import LayoutPages
 import TextMeasure
 import WaterfallLayout
@@ -107,9 +108,7 @@ public struct HTMLPreview {
         let fonts = try copyFonts()
         let scale = grid.scale
         // Lanes to show with the frames: columns, rows on the horizontal axis, none for flow rows.
-        // The element type is spelled out: inferred, the literals became GRDB's `SQL` (visible through ProbeCache,
-        // which has a `joined()` of its own), and the page showed its debug description instead of the guides.
-        let columnGuides = (isFlow ? [] : grid.columnX).map { (position: Int) -> String in
+        let columnGuides = (isFlow ? [] : grid.columnX).map { position in
             let start = cssNumber(Double(position) / scale)
             let length = cssNumber(Double(grid.columnWidth) / scale)
             return horizontal

@@ -30,4 +30,15 @@ final class FreeTypeLibrary {
         }
         return face
     }
+
+    /// For a bitmap-only face (colour emoji): selects the smallest strike at least `pixelSize64` / 64 pixels tall
+    /// (else the largest), as Skia does for Chromium, and returns its size in 1/64 px; `nil` when the face has no
+    /// strikes or FreeType refuses the selection.
+    static func selectStrike(of face: FT_Face, atLeast pixelSize64: Int) -> Int? {
+        let count = Int(face.pointee.num_fixed_sizes)
+        guard count > 0, let strikes = face.pointee.available_sizes else { return nil }
+        let index = (0..<count).first { Int(strikes[$0].y_ppem) >= pixelSize64 } ?? (count - 1)
+        guard FT_Select_Size(face, FT_Int(index)) == 0, strikes[index].y_ppem > 0 else { return nil }
+        return Int(strikes[index].y_ppem)
+    }
 }

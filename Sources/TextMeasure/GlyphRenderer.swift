@@ -53,15 +53,21 @@ public final class GlyphRenderer {
         for case let loaded? in faces { FT_Done_Face(loaded.face) }
     }
 
-    /// The glyph `glyph` of face `faceIndex` in `fontPath` at `pixelSize64` / 64 pixels, its pen position's
-    /// fraction `subpixel` quarter pixels to the right; `nil` when the face or glyph cannot be rendered.
-    public func bitmap(fontPath: String, faceIndex: Int, pixelSize64: Int, glyph: UInt32, subpixel: Int)
-        -> GlyphBitmap?
-    {
-        guard let face = faceID(FaceKey(path: fontPath, faceIndex: faceIndex, size: pixelSize64)) else {
-            return nil
-        }
-        let key = GlyphKey(face: face, glyph: glyph, subpixel: subpixel)
+    /// A face at one size, opened once: look it up per run of glyphs, not per glyph.
+    public struct Face: Hashable, Sendable {
+        fileprivate let id: Int
+    }
+
+    /// Face `faceIndex` of the font file at `fontPath`, sized to `pixelSize64` / 64 pixels; `nil` when FreeType
+    /// cannot open or size it.
+    public func face(fontPath: String, faceIndex: Int, pixelSize64: Int) -> Face? {
+        faceID(FaceKey(path: fontPath, faceIndex: faceIndex, size: pixelSize64)).map(Face.init)
+    }
+
+    /// The glyph `glyph` of `face`, its pen position's fraction `subpixel` quarter pixels to the right; `nil` when
+    /// the glyph cannot be rendered.
+    public func bitmap(_ face: Face, glyph: UInt32, subpixel: Int) -> GlyphBitmap? {
+        let key = GlyphKey(face: face.id, glyph: glyph, subpixel: subpixel)
         if let cached = glyphs[key] { return cached }
         let bitmap = render(key)
         glyphs[key] = .some(bitmap)
@@ -87,17 +93,11 @@ public final class GlyphRenderer {
             return LoadedFace(face: face, bitmapScale: nil)
         }
         // A bitmap-only face (colour emoji): take the smallest strike at least as big, scale it down.
-        let count = Int(face.pointee.num_fixed_sizes)
-        guard count > 0, let strikes = face.pointee.available_sizes else {
+        guard let strike = FreeTypeLibrary.selectStrike(of: face, atLeast: key.size) else {
             FT_Done_Face(face)
             return nil
         }
-        let index = (0..<count).first { Int(strikes[$0].y_ppem) >= key.size } ?? (count - 1)
-        guard FT_Select_Size(face, FT_Int(index)) == 0, strikes[index].y_ppem > 0 else {
-            FT_Done_Face(face)
-            return nil
-        }
-        return LoadedFace(face: face, bitmapScale: Double(key.size) / Double(strikes[index].y_ppem))
+        return LoadedFace(face: face, bitmapScale: Double(key.size) / Double(strike))
     }
 
     private func render(_ key: GlyphKey) -> GlyphBitmap? {

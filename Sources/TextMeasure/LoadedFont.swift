@@ -179,19 +179,15 @@ final class LoadedFont: @unchecked Sendable {
         }
         var bitmapAdvances: [Int32]?
         let isScalable = (face.face_flags & FT_Long(FT_FACE_FLAG_SCALABLE)) != 0
-        if !isScalable, face.num_fixed_sizes > 0, let strikes = face.available_sizes {
+        if !isScalable, face.num_fixed_sizes > 0 {
             // A bitmap-only face (colour emoji): Chromium lays its glyphs out with the
             // bitmap strike's advances scaled to the size, but its line metrics come from
             // the hhea table over head's units per em (FreeType reports no outline metrics
             // for such faces). Both measured: ten U+1F389 at 20 px are 249.546875 px wide
             // (136 px at 109 ppem), and line heights over 10-30 px in quarter pixels only
             // match with hhea.
-            let strikeCount = Int(face.num_fixed_sizes)
-            let requested = FT_Pos(size * 64)
-            let strikeIndex = (0..<strikeCount).first { strikes[$0].y_ppem >= requested } ?? (strikeCount - 1)
-            if FT_Select_Size(faceHandle, FT_Int(strikeIndex)) == 0 {
-                let ppem = Double(strikes[strikeIndex].y_ppem) / 64
-                if ppem > 0 { bitmapAdvances = Self.strikeAdvances(faceHandle, ppem: ppem, size: size) }
+            if let strike = FreeTypeLibrary.selectStrike(of: faceHandle, atLeast: Int(FT_Pos(size * 64))) {
+                bitmapAdvances = Self.strikeAdvances(faceHandle, ppem: Double(strike) / 64, size: size)
             }
             if let hheaTable = FT_Get_Sfnt_Table(faceHandle, FT_SFNT_HHEA),
                 let headTable = FT_Get_Sfnt_Table(faceHandle, FT_SFNT_HEAD)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TextMeasure
 import WaterfallLayout
 
 @testable import LayoutPages

@@ -6,7 +6,7 @@ import Testing
 /// The request limiter is a counting semaphore shared by every caller of one fetcher (a server's many layouts are
 /// not children of one task group, so a group cannot bound them). These check the bound and that a waiting caller
 /// that is cancelled leaves without taking a permit.
-@Suite struct ConcurrencyLimiterTests {
+@Suite(.timeLimit(.minutes(1))) struct ConcurrencyLimiterTests {
     /// Counters the concurrent callers share.
     final class Counters: Sendable {
         let ran = Atomic<Bool>(false)
@@ -45,7 +45,7 @@ import Testing
         #expect(next == 42)
     }
 
-    @Test func waitersAreServedInOrderWithinTheLimit() async throws {
+    @Test func theBoundHoldsOverFiftyCallers() async throws {
         let limiter = ConcurrencyLimiter(limit: 2)
         let counters = Counters()
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -64,7 +64,7 @@ import Testing
         let (mostInside, insideAtEnd) = (
             counters.most.load(ordering: .relaxed), counters.inside.load(ordering: .relaxed)
         )
-        #expect(mostInside == 2)
+        #expect((1...2).contains(mostInside))
         #expect(insideAtEnd == 0)
     }
 }
