@@ -175,6 +175,7 @@ let package = Package(
             name: "ProbeCacheTests",
             dependencies: [
                 "ProbeCache", "ImageProbe", "RemoteFetch", "FeedLayoutTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],

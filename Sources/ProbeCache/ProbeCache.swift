@@ -64,8 +64,11 @@ public final class ProbeCache: Sendable {
         configuration.busyMode = .timeout(10)
         configuration.label = "ProbeCache"
         do {
-            database = try DatabasePool(path: path, configuration: configuration)
-            try Self.migrate(database)
+            database = try Self.openRetryingWhileBusy { () throws -> DatabasePool in
+                let database = try DatabasePool(path: path, configuration: configuration)
+                try Self.migrate(database)
+                return database
+            }
         } catch let error as ProbeCacheError {
             throw ProbeCacheError(code: error.code, path: path, reason: error.reason)
         } catch {
@@ -107,6 +110,25 @@ public final class ProbeCache: Sendable {
                     ) WITHOUT ROWID;
                     PRAGMA user_version = \(schemaVersion);
                     """)
+        }
+    }
+
+    /// Opens the database, trying again for up to 10 s while SQLite answers SQLITE_BUSY.
+    ///
+    /// The busy timeout does not cover opening: switching a new file to WAL needs an exclusive lock, and when
+    /// another process holds the file's reserved lock SQLite answers SQLITE_BUSY at once instead of waiting (its
+    /// deadlock rule), so processes that open one new cache together could fail.
+    private static func openRetryingWhileBusy<Database>(_ open: () throws -> Database) throws -> Database {
+        let deadline = ContinuousClock.now + .seconds(10)
+        var pauseMilliseconds = 5.0
+        while true {
+            do {
+                return try open()
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline
+            {
+                Thread.sleep(forTimeInterval: pauseMilliseconds / 1000)
+                pauseMilliseconds = min(pauseMilliseconds * 2, 200)
+            }
         }
     }
 

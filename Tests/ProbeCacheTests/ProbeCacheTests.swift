@@ -1,5 +1,6 @@
 import FeedLayoutTestSupport
 import Foundation
+import GRDB
 import ImageProbe
 import Logging
 import ProbeCache
@@ -211,6 +212,28 @@ struct ProbeCacheTests {
         // Standard input is never cached, and a missing file is an error, not a cache entry.
         let missing = await prober.probe(folder + "/missing.jpg", withPlaceholder: false)
         #expect(throws: ImageProbeError.self) { try missing.info.get() }
+    }
+
+    @Test func aCacheOpensWhileAnotherProcessHoldsItsWriteLock() throws {
+        // Another connection holds the new file's reserved lock (a write transaction in rollback-journal mode, as
+        // a process that is creating the cache does for a moment). Switching to WAL then gets SQLITE_BUSY at once,
+        // whatever the busy timeout; the cache must wait for the lock instead of failing.
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/probe.sqlite"
+        let other = try DatabaseQueue(path: path)
+        let holding = DispatchSemaphore(value: 0)
+        let holder = Thread {
+            try? other.write { db in
+                try db.execute(sql: "CREATE TABLE holding (x)")
+                holding.signal()
+                Thread.sleep(forTimeInterval: 0.3)
+            }
+        }
+        holder.start()
+        holding.wait()
+        let cache = try ProbeCache(path: path)
+        #expect(cache.path == path)
     }
 
     @Test func urlsAreRevalidatedWithAConditionalRangeRequest() async throws {
