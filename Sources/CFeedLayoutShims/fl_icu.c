@@ -26,10 +26,6 @@ int32_t fl_icu_break_done(void) { return UBRK_DONE; }
 
 int32_t fl_icu_char_type(int32_t code_point) { return (int32_t)u_charType(code_point); }
 
-int fl_icu_is_emoji_presentation(int32_t code_point) {
-    return u_hasBinaryProperty(code_point, UCHAR_EMOJI_PRESENTATION);
-}
-
 // TextMeasure mirrors these ULineBreak values; these assertions keep the mirror honest.
 _Static_assert(U_LB_UNKNOWN == 0 && U_LB_AMBIGUOUS == 1 && U_LB_ALPHABETIC == 2 && U_LB_BREAK_BOTH == 3,
                "ULineBreak values as TextMeasure's LineBreakClass has them");

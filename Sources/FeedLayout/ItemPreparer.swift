@@ -85,6 +85,8 @@ struct ItemPreparer: Sendable {
     var geometries: [LayoutGeometry] = []
     let titleMeasurer: TextMeasurer
     let textMeasurer: TextMeasurer
+    /// The font files both measurers use, as pages record them.
+    var fonts: LayoutFonts { LayoutFonts(title: titleMeasurer.fontFaces, caption: textMeasurer.fontFaces) }
     let cache: ProbeCache?
 
     init(options: LayoutOptions) throws(LayoutError) {

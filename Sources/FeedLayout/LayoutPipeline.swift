@@ -117,7 +117,7 @@ public struct LayoutPipeline: Sendable {
         feedPath: String, resume: String?, prefix: Data, fetcher: RemoteFetcher, prober: CachingImageProber,
         onProgress: (LayoutProgress) -> Void, onPage: (LayoutPage) throws -> Void
     ) async throws -> LayoutSummary {
-        var run = try RunAssembler(options: options, geometries: geometries, resume: resume)
+        var run = try RunAssembler(options: options, fonts: preparer.fonts, geometries: geometries, resume: resume)
         let source = try await FeedSource(path: feedPath, fetcher: fetcher, standardInputPrefix: prefix)
         // Items before a cursor are only counted and checked: the stages ahead of placement need not prepare them.
         let resumeIndex = run.resumeIndex

@@ -2,21 +2,26 @@ import WaterfallLayout
 
 /// Everything the next page needs, packed into an opaque string: `--resume` takes it back.
 ///
-/// Layout: a version byte; the options' fingerprint; a digest of the ids of every item before the cursor (so a
-/// cursor refuses a feed that changed under it); then the next page's index, the running quality totals and the
+/// Layout: a version byte; the options' fingerprint (fonts included); a digest of the ids of every item before the
+/// cursor (so a cursor refuses a feed that changed under it); a 16-bit tag of each font's digest (so a refusal can
+/// name the font that differs); then the next page's index, the running quality totals and the
 /// engine state as LEB128 varints; then an FNV-1a checksum of all of it, and the whole in base64url behind the
-/// prefix `fl1.` or `fl2.`. The checksum catches damage and casual edits; it is not a signature, so a cursor
+/// prefix `fl3.` or `fl4.`. The checksum catches damage and casual edits; it is not a signature, so a cursor
 /// from an untrusted client must not be given more trust than its feed.
 ///
-/// Version 1 carries a waterfall's columns only, and is still what a layout without sections writes, so its
-/// cursors stay byte-identical. Version 2 adds the mode (waterfall or flow), the section fields, the flow rows'
+/// Version 3 carries a waterfall's columns only, and is what a layout without sections writes. Version 4 adds the mode (waterfall or flow), the section fields, the flow rows'
 /// follow lanes, and a hash of the current section's key (the next item starts a new section when its key
 /// differs); its integers are zigzag-encoded, since frames may start left of zero.
+/// (Versions 1 and 2 were the same without font tags, from before fonts were part of a layout; they are refused
+/// with a message that says so.)
 package struct LayoutCursor: Hashable {
-    static let prefixes = ["fl1.", "fl2."]
+    static let prefixes = ["fl3.", "fl4."]
+    static let firstVersion: UInt8 = 3
 
     var fingerprint: UInt64
     var feedDigest: UInt64
+    /// The first 16 bits of each font's digest (``LayoutFonts/tags``).
+    var fontTags: [Int]
     var pageIndex: Int
     var state: EngineState
     /// A hash of the current section's key (`<fl:section>`); 0 before any.
@@ -25,11 +30,12 @@ package struct LayoutCursor: Hashable {
     var qualityTotals: LayoutQualityTotals
 
     init(
-        fingerprint: UInt64, feedDigest: UInt64, pageIndex: Int, state: EngineState, sectionKey: UInt64 = 0,
-        qualityTotals: LayoutQualityTotals = LayoutQualityTotals()
+        fingerprint: UInt64, feedDigest: UInt64, fontTags: [Int] = [], pageIndex: Int, state: EngineState,
+        sectionKey: UInt64 = 0, qualityTotals: LayoutQualityTotals = LayoutQualityTotals()
     ) {
         self.fingerprint = fingerprint
         self.feedDigest = feedDigest
+        self.fontTags = fontTags
         self.pageIndex = pageIndex
         self.state = state
         self.sectionKey = sectionKey
@@ -37,18 +43,18 @@ package struct LayoutCursor: Hashable {
     }
 
     init(
-        fingerprint: UInt64, feedDigest: UInt64, pageIndex: Int, state: WaterfallState,
+        fingerprint: UInt64, feedDigest: UInt64, fontTags: [Int] = [], pageIndex: Int, state: WaterfallState,
         qualityTotals: LayoutQualityTotals = LayoutQualityTotals()
     ) {
         self.init(
-            fingerprint: fingerprint, feedDigest: feedDigest, pageIndex: pageIndex, state: .waterfall(state),
-            qualityTotals: qualityTotals)
+            fingerprint: fingerprint, feedDigest: feedDigest, fontTags: fontTags, pageIndex: pageIndex,
+            state: .waterfall(state), qualityTotals: qualityTotals)
     }
 
-    /// The version this cursor needs: 1 when a plain waterfall state says it all.
+    /// The version this cursor needs: 3 when a plain waterfall state says it all.
     private var version: UInt8 {
-        if case .waterfall = state, !state.hasSections, sectionKey == 0 { return 1 }
-        return 2
+        if case .waterfall = state, !state.hasSections, sectionKey == 0 { return 3 }
+        return 4
     }
 
     func encoded() -> String {
@@ -56,7 +62,9 @@ package struct LayoutCursor: Hashable {
         var payload: [UInt8] = [version]
         appendFixed(fingerprint, to: &payload)
         appendFixed(feedDigest, to: &payload)
-        if version == 1, case .waterfall(let state) = state {
+        appendVarint(UInt64(fontTags.count), to: &payload)
+        for tag in fontTags { appendVarint(UInt64(UInt16(truncatingIfNeeded: tag)), to: &payload) }
+        if version == 3, case .waterfall(let state) = state {
             let fields = [
                 pageIndex, state.nextIndex, state.contentBottom, state.nextRoundRobinColumn,
                 qualityTotals.orderInversions, qualityTotals.largestDisplacement, state.columnHeights.count,
@@ -84,7 +92,7 @@ package struct LayoutCursor: Hashable {
             for value in fields { appendVarint(zigzag(value), to: &payload) }
         }
         appendFixed(checksum(payload), to: &payload)
-        return Self.prefixes[Int(version) - 1] + Base64URL.encode(payload)
+        return Self.prefixes[Int(version - Self.firstVersion)] + Base64URL.encode(payload)
     }
 
     /// Reads a cursor string.
@@ -97,10 +105,16 @@ package struct LayoutCursor: Hashable {
                 .invalidCursor,
                 "--resume: the cursor is not valid (\(why)); pass the `cursor` string of a page exactly as written")
         }
+        if text.hasPrefix("fl1.") || text.hasPrefix("fl2.") {
+            throw LayoutError(
+                .cursorMismatch,
+                "--resume: the cursor was made by an earlier FeedLayout, before fonts were part of a layout, so it "
+                    + "cannot tell whether this run's fonts match; lay the feed out again from the first page")
+        }
         guard let prefix = Self.prefixes.first(where: { text.hasPrefix($0) }),
             let bytes = Base64URL.decode(text.dropFirst(prefix.count))
         else {
-            throw invalid("it does not start with fl1. or fl2. followed by base64url")
+            throw invalid("it does not start with fl3. or fl4. followed by base64url")
         }
         guard bytes.count > 17 + 8 else { throw invalid("it is too short") }
         let body = Array(bytes[..<(bytes.count - 8)])
@@ -108,16 +122,18 @@ package struct LayoutCursor: Hashable {
         guard reader.fixed() == checksum(body) else {
             throw invalid("its checksum does not match: it was cut or changed")
         }
-        guard body[0] == 1 || body[0] == 2, prefix == Self.prefixes[Int(body[0]) - 1] else {
-            throw invalid("it is version \(body[0]); this feedlayout reads versions 1 and 2")
+        guard body[0] == 3 || body[0] == 4, prefix == Self.prefixes[Int(body[0] - Self.firstVersion)] else {
+            throw invalid("it is version \(body[0]); this feedlayout reads versions 3 and 4")
         }
         reader = ByteReader(bytes: body, offset: 1)
-        guard let fingerprint = reader.fixed(), let feedDigest = reader.fixed() else {
+        guard let fingerprint = reader.fixed(), let feedDigest = reader.fixed(), let fontTags = reader.list(signed: false)
+        else {
             throw invalid("its fields are incomplete")
         }
         self.fingerprint = fingerprint
         self.feedDigest = feedDigest
-        if body[0] == 1 {
+        self.fontTags = fontTags
+        if body[0] == 3 {
             guard let pageIndex = reader.varint(), let nextIndex = reader.varint(), let contentBottom = reader.varint(),
                 let roundRobin = reader.varint(), let inversions = reader.varint(),
                 let displacement = reader.varint(), let heights = reader.list(signed: false)
@@ -216,7 +232,7 @@ private struct ByteReader {
         return (index, start == 0 ? nil : start - 1, begun == 1, header, first, bounds)
     }
 
-    /// A version 2 engine state of mode 0 (waterfall) or 1 (flow).
+    /// A version 4 engine state of mode 0 (waterfall) or 1 (flow).
     mutating func engineState(_ mode: Int) -> EngineState? {
         switch mode {
         case 0:

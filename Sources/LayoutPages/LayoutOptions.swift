@@ -205,7 +205,13 @@ public struct LayoutOptions: Sendable, Hashable {
         hash.combine("|\(w.annotationSpacing)|\(String(describing: w.maximumPhotoHeight))|\(w.minimumPhotoHeight)")
         hash.combine("|\(w.scale)|\(w.direction.rawValue)|\(w.placement.rawValue)|\(w.orderTolerance)")
         let a = annotation
-        hash.combine("a\(a.title)|\(a.text)|\(String(describing: a.titleLines))|\(String(describing: a.textLines))")
+        // The styles' sizes and spacing; which fonts they use is the fonts' digests' to say (`LayoutFonts`), not
+        // their names or the folder they were found in.
+        for style in [a.title, a.text] {
+            hash.combine(
+                "a\(style.size)|\(style.lineHeight)|\(style.weight)|\(style.subpixelPositioning)|\(style.whiteSpace)")
+        }
+        hash.combine("|\(String(describing: a.titleLines))|\(String(describing: a.textLines))")
         hash.combine("|\(a.titleTextGap)|p\(String(describing: pagination.pageSize))")
         hash.combine("|\(String(describing: pagination.pageHeight))|f\(fallbackAspectRatio)")
         // Both change what a page says about its photos (placeholders; which images could be read at all).

@@ -40,6 +40,8 @@ public struct LayoutPage: Sendable {
     public var grid: WaterfallGrid
     /// The flow rows' grid, in flow mode.
     public var flowGrid: FlowGrid?
+    /// The fonts the annotations were measured with.
+    public var fonts: LayoutFonts
     public var index: Int
     public var items: [LaidOutItem]
     /// Sections that start or end with this page's items, in order.
@@ -57,13 +59,15 @@ public struct LayoutPage: Sendable {
     public var totals: LayoutQualityTotals
 
     public init(
-        layoutIndex: Int = 0, grid: WaterfallGrid, flowGrid: FlowGrid? = nil, index: Int, items: [LaidOutItem],
+        layoutIndex: Int = 0, grid: WaterfallGrid, flowGrid: FlowGrid? = nil, fonts: LayoutFonts, index: Int,
+        items: [LaidOutItem],
         sections: [SectionEvent] = [], columnHeights: [Int], contentHeight: Int, cursor: String?,
         quality: LayoutQuality, totals: LayoutQualityTotals
     ) {
         self.layoutIndex = layoutIndex
         self.grid = grid
         self.flowGrid = flowGrid
+        self.fonts = fonts
         self.index = index
         self.items = items
         self.sections = sections

@@ -7,11 +7,13 @@ package struct RunAssembler {
     var assemblers: [PageAssembler]
     package var summary = LayoutSummary()
 
-    package init(options: LayoutOptions, geometries: [LayoutGeometry], resume: String?) throws(LayoutError) {
+    package init(options: LayoutOptions, fonts: LayoutFonts, geometries: [LayoutGeometry], resume: String?)
+        throws(LayoutError)
+    {
         var assemblers: [PageAssembler] = []
         for (index, (layout, geometry)) in zip(options.layouts, geometries).enumerated() {
             assemblers.append(
-                try PageAssembler(options: layout, geometry: geometry, layoutIndex: index, resume: resume))
+                try PageAssembler(options: layout, fonts: fonts, geometry: geometry, layoutIndex: index, resume: resume))
         }
         self.assemblers = assemblers
     }
@@ -71,7 +73,9 @@ public enum SectionEvent: Sendable, Hashable {
 /// before that batch makes the resumed run make the same change again.
 struct PageAssembler {
     let options: LayoutOptions
-    /// `options.fingerprint`, which every cursor carries: computed once, it formats a dozen strings.
+    /// The fonts the annotations were measured with: every page records them.
+    let fonts: LayoutFonts
+    /// The options' and fonts' fingerprint, which every cursor carries: computed once, it formats a dozen strings.
     private let fingerprint: UInt64
     let geometry: LayoutGeometry
     var grid: WaterfallGrid { geometry.grid }
@@ -104,14 +108,23 @@ struct PageAssembler {
     private var pageEvents: [SectionEvent] = []
     private var pageTop = 0
 
-    init(options: LayoutOptions, geometry: LayoutGeometry, layoutIndex: Int = 0, resume: String?) throws(LayoutError) {
+    init(
+        options: LayoutOptions, fonts: LayoutFonts, geometry: LayoutGeometry, layoutIndex: Int = 0, resume: String?
+    ) throws(LayoutError) {
         self.options = options
-        fingerprint = options.fingerprint
+        self.fonts = fonts
+        fingerprint = fonts.fingerprint(combinedWith: options.fingerprint)
         self.geometry = geometry
         self.layoutIndex = layoutIndex
         if let resume {
             let cursor = try LayoutCursor(decoding: resume)
             guard cursor.fingerprint == fingerprint else {
+                if let difference = fonts.difference(fromTags: cursor.fontTags) {
+                    throw LayoutError(
+                        .cursorMismatch,
+                        "--resume: the cursor was made with other fonts (\(difference)); resume on a machine with "
+                            + "the same font files, or pass the fonts of the run that wrote it")
+                }
                 throw LayoutError(
                     .cursorMismatch,
                     "--resume: the cursor was made with other layout options; pass the same options as the run that wrote it"
@@ -226,7 +239,8 @@ struct PageAssembler {
         if !pageItems.isEmpty, startsNewPage(top: scrollPosition(first.frame), adding: cells.count) {
             try emitPage(
                 cursor: LayoutCursor(
-                    fingerprint: fingerprint, feedDigest: boundaryDigest.value, pageIndex: pageIndex + 1,
+                    fingerprint: fingerprint, feedDigest: boundaryDigest.value, fontTags: fonts.tags,
+                    pageIndex: pageIndex + 1,
                     state: boundaryState, sectionKey: boundarySectionKey, qualityTotals: qualityTotals),
                 onPage: onPage)
             if let maximum = options.maximumPages, pagesWritten >= maximum {
@@ -272,7 +286,8 @@ struct PageAssembler {
         var cursor = cursor
         cursor?.qualityTotals = qualityTotals
         let page = LayoutPage(
-            layoutIndex: layoutIndex, grid: grid, flowGrid: geometry.flowGrid, index: pageIndex, items: pageItems,
+            layoutIndex: layoutIndex, grid: grid, flowGrid: geometry.flowGrid, fonts: fonts, index: pageIndex,
+            items: pageItems,
             sections: pageEvents, columnHeights: lanes, contentHeight: bottom + grid.scrollEndInset,
             cursor: cursor?.encoded(), quality: quality, totals: qualityTotals)
         try onPage(page)

@@ -35,7 +35,7 @@ public enum Records {
             Double(page.items.map { horizontal ? $0.placed.frame.maxX : $0.placed.frame.maxY }.max() ?? 0) / scale)
         json.endObject()
         json.key("layout")
-        writeGrid(grid, flow: page.flowGrid, into: &json)
+        writeGrid(grid, flow: page.flowGrid, fonts: page.fonts, into: &json)
         if !page.sections.isEmpty {
             json.key("sections")
             json.beginArray()
@@ -114,7 +114,7 @@ public enum Records {
         if let rect { write(rect, scale: scale, into: &json) } else { json.null() }
     }
 
-    private static func writeGrid(_ grid: WaterfallGrid, flow: FlowGrid?, into json: inout JSONWriter) {
+    private static func writeGrid(_ grid: WaterfallGrid, flow: FlowGrid?, fonts: LayoutFonts, into json: inout JSONWriter) {
         let scale = grid.scale
         json.beginObject()
         // The mode and axis only when they are not the default waterfall, so existing pages stay as they were.
@@ -126,6 +126,7 @@ public enum Records {
             json.field("follow", flow.follow)
             json.field("itemGap", Double(flow.itemGap) / scale)
             json.field("scale", scale)
+            write(fonts, into: &json)
             json.endObject()
             return
         }
@@ -140,6 +141,28 @@ public enum Records {
         json.field("scale", scale)
         json.field("direction", grid.direction.rawValue)
         json.field("placement", grid.placement.rawValue)
+        write(fonts, into: &json)
+        json.endObject()
+    }
+
+    /// `fonts`: the title's and the caption's font files, each list in the order a character looks for its glyph.
+    private static func write(_ fonts: LayoutFonts, into json: inout JSONWriter) {
+        json.key("fonts")
+        json.beginObject()
+        for (block, faces) in [("title", fonts.title), ("caption", fonts.caption)] {
+            json.key(block)
+            json.beginArray()
+            for face in faces {
+                json.beginObject()
+                json.field("family", face.family)
+                json.field("style", face.style)
+                json.field("file", face.fileName)
+                json.field("faceIndex", face.faceIndex)
+                json.field("digest", face.digest)
+                json.endObject()
+            }
+            json.endArray()
+        }
         json.endObject()
     }
 

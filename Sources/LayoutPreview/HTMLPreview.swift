@@ -169,42 +169,60 @@ public struct HTMLPreview {
         }
     }
 
-    /// Copies the title and caption font files into `fonts/` and declares them with `@font-face`, so the preview
-    /// renders with exactly the files the measurement used, offline, wherever the folder is moved.
+    /// Copies every font file of the title's and the caption's font lists into `fonts/` and declares each with
+    /// `@font-face`, in list order, so the browser walks the same fonts the measurement did, offline, wherever the
+    /// folder is moved. A face inside a collection other than the first is written out as a font file of its own:
+    /// `@font-face` can only load a collection's first face.
     private func copyFonts() throws(LayoutError) -> (faces: String, titleFamily: String, textFamily: String) {
         let folder = outputDirectory.appendingPathComponent("fonts", isDirectory: true)
+        let fonts = try LayoutFonts(options.annotation)
         var faces = ""
         var families: [String] = []
-        for (role, style) in [("Title", options.annotation.title), ("Text", options.annotation.text)] {
-            let file: (path: String, faceIndex: Int)
-            do {
-                file = try style.resolvedFontFile()
-            } catch {
-                throw LayoutError(.fontUnavailable, "\(role.lowercased()) font: \(error)")
-            }
-            let source = URL(fileURLWithPath: file.path)
-            let name = source.lastPathComponent
-            do {
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                let target = folder.appendingPathComponent(name)
-                if !FileManager.default.fileExists(atPath: target.path) {
-                    try FileManager.default.copyItem(at: source, to: target)
+        var written: Set<String> = []
+        for (role, style, list) in [
+            ("Title", options.annotation.title, fonts.title), ("Text", options.annotation.text, fonts.caption),
+        ] {
+            var names: [String] = []
+            for (position, face) in list.enumerated() {
+                let name =
+                    face.faceIndex == 0
+                    ? face.fileName : "\(face.fileName.split(separator: ".").first ?? "font")-face\(face.faceIndex).otf"
+                if written.insert(name).inserted {
+                    try copy(face, to: folder.appendingPathComponent(name))
                 }
-            } catch {
-                throw LayoutError(
-                    .outputFailed, "\(folder.path): cannot copy the font \(file.path): \(error.localizedDescription)")
+                // One family per list entry, declared at the block's weight, so the browser never synthesises bold
+                // for a fallback face that has no bold of its own (the measurement does not either).
+                let family = "FeedLayout \(role) \(position)"
+                faces +=
+                    "@font-face { font-family: '\(family)'; font-weight: \(style.weight); src: url('fonts/\(escape(name))'); }\n"
+                names.append("'\(family)'")
             }
-            // A face inside a collection cannot be picked by @font-face: fall back to the family name there.
-            guard file.faceIndex == 0 else {
-                families.append("'\(style.font)'")
-                continue
-            }
-            let family = "FeedLayout \(role)"
-            faces +=
-                "@font-face { font-family: '\(family)'; font-weight: \(style.weight); src: url('fonts/\(escape(name))'); }\n"
-            families.append("'\(family)'")
+            families.append(names.joined(separator: ", "))
         }
         return (faces, families[0], families[1])
+    }
+
+    private func copy(_ face: FontFace, to target: URL) throws(LayoutError) {
+        do {
+            try FileManager.default.createDirectory(
+                at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            if FileManager.default.fileExists(atPath: target.path) { return }
+            if face.faceIndex == 0 {
+                try FileManager.default.copyItem(at: URL(fileURLWithPath: face.path), to: target)
+            } else {
+                let data = try Data(contentsOf: URL(fileURLWithPath: face.path))
+                guard let single = FontCollection.face(face.faceIndex, of: data) else {
+                    throw LayoutError(
+                        .outputFailed, "\(face.path): face \(face.faceIndex) is not a font the preview can extract")
+                }
+                try single.write(to: target)
+            }
+        } catch let error as LayoutError {
+            throw error
+        } catch {
+            throw LayoutError(
+                .outputFailed, "\(target.path): cannot copy the font \(face.path): \(error.localizedDescription)")
+        }
     }
 
     private func fontCSS(_ style: TextStyle, family: String) -> String {

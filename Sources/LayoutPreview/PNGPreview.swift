@@ -313,7 +313,9 @@ private final class TextPainter {
     init(options: LayoutOptions, scale: Double) throws(LayoutError) {
         title = try .annotation(options.annotation.title, role: "title")
         caption = try .annotation(options.annotation.text, role: "caption")
-        label = try .annotation(TextStyle(font: options.annotation.text.font, size: 10), role: "caption")
+        var labelStyle = options.annotation.text
+        (labelStyle.size, labelStyle.lineHeight) = (10, .normal)
+        label = try .annotation(labelStyle, role: "caption")
         self.scale = scale
         do {
             rasterizer = try GlyphRasterizer()

@@ -1,20 +1,28 @@
 internal import CFontconfig
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A font file and the face inside it, as fontconfig reports them.
 struct FontLocation: Sendable, Hashable {
     var path: String
     var faceIndex: Int
 }
 
-/// Looks fonts up through fontconfig: the primary font by family and weight, and the
-/// fallback font for a character the primary font lacks.
+/// Turns font family names into files through fontconfig, and nothing more: which font measures a character is
+/// the style's ordered font list's to decide (``FontSet``), never fontconfig's fallback order, which differs
+/// from machine to machine with the fonts installed and the locale.
 ///
 /// Fontconfig keeps process-wide state of its own; every call into it here goes through
 /// one lock, so measurers on different tasks never race inside it.
 enum FontCatalog {
-    /// Serialises calls into fontconfig. A lock, not state: nothing is stored behind it.
-    private static let fontconfigLock = Mutex(())
+    /// Serialises calls into fontconfig, and holds the configurations of `--font-dir` folders: one each, made
+    /// when the folder is first asked about (fontconfig scans the folder then).
+    private static let fontconfigLock = Mutex([String: OpaquePointer]())
 
     /// Families CSS treats as generic: fontconfig resolves them through its aliases, so the
     /// matched family legitimately differs from the requested name.
@@ -27,18 +35,56 @@ enum FontCatalog {
     /// - Parameters:
     ///   - family: The family name, e.g. "DejaVu Sans".
     ///   - weight: The CSS weight (100–900).
+    ///   - directory: Look only among the fonts in this folder (and its subfolders), not the machine's.
     /// - Returns: The file and face index of the best match.
     /// - Throws: ``TextMeasureError/Code/fontFamilyNotFound`` when no installed family has
     ///   that name (fontconfig would silently substitute another; a browser would too, but
     ///   then our measurements would not match what the client renders).
-    static func locate(family: String, weight: Int) throws(TextMeasureError) -> FontLocation {
-        try fontconfigLock.withLock { _ throws(TextMeasureError) in try locateUnlocked(family: family, weight: weight) }
+    static func locate(family: String, weight: Int, directory: String? = nil) throws(TextMeasureError)
+        -> FontLocation
+    {
+        try fontconfigLock.withLock { configurations throws(TextMeasureError) in
+            guard FcInit() != 0 else {
+                throw TextMeasureError(code: .libraryFailure, message: "fontconfig failed to initialise")
+            }
+            var configuration: OpaquePointer?
+            if let directory {
+                if let known = configurations[directory] {
+                    configuration = known
+                } else {
+                    configuration = try folderConfiguration(directory)
+                    configurations[directory] = configuration
+                }
+            }
+            return try locateUnlocked(family: family, weight: weight, configuration: configuration, directory: directory)
+        }
     }
 
-    private static func locateUnlocked(family: String, weight: Int) throws(TextMeasureError) -> FontLocation {
-        guard FcInit() != 0 else {
-            throw TextMeasureError(code: .libraryFailure, message: "fontconfig failed to initialise")
+    /// A fontconfig configuration that knows only the fonts in `directory`: no system fonts, no aliases.
+    private static func folderConfiguration(_ directory: String) throws(TextMeasureError) -> OpaquePointer {
+        var status = stat()
+        guard stat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
+            throw TextMeasureError(
+                code: .fontFamilyNotFound, message: "font folder '\(directory)' does not exist or is not a folder")
         }
+        guard let configuration = FcConfigCreate() else {
+            throw TextMeasureError(code: .libraryFailure, message: "fontconfig could not create a configuration")
+        }
+        // The folder, and the user's fontconfig cache (without a cache folder fontconfig complains on stderr).
+        let escaped = directory.map { $0 == "&" ? "&amp;" : $0 == "<" ? "&lt;" : String($0) }.joined()
+        let document =
+            "<fontconfig><dir>\(escaped)</dir><cachedir prefix=\"xdg\">fontconfig</cachedir></fontconfig>"
+        guard FcConfigParseAndLoadFromMemory(configuration, document, 1) != 0, FcConfigBuildFonts(configuration) != 0
+        else {
+            FcConfigDestroy(configuration)
+            throw TextMeasureError(code: .fontFamilyNotFound, message: "fontconfig cannot read the font folder '\(directory)'")
+        }
+        return configuration
+    }
+
+    private static func locateUnlocked(family: String, weight: Int, configuration: OpaquePointer?, directory: String?)
+        throws(TextMeasureError) -> FontLocation
+    {
         guard let pattern = FcPatternCreate() else {
             throw TextMeasureError(code: .libraryFailure, message: "fontconfig could not allocate a pattern")
         }
@@ -46,70 +92,23 @@ enum FontCatalog {
         _ = FcPatternAddString(pattern, FC_FAMILY, family)
         _ = FcPatternAddInteger(pattern, FC_WEIGHT, FcWeightFromOpenType(Int32(clamping: weight)))
         _ = FcPatternAddInteger(pattern, FC_SLANT, Int32(FC_SLANT_ROMAN))
-        FcConfigSubstitute(nil, pattern, FcMatchPattern)
+        FcConfigSubstitute(configuration, pattern, FcMatchPattern)
         FcDefaultSubstitute(pattern)
         var result = FcResultNoMatch
-        guard let match = FcFontMatch(nil, pattern, &result) else {
-            throw notFound(family: family, matched: nil)
+        guard let match = FcFontMatch(configuration, pattern, &result) else {
+            throw notFound(family: family, matched: nil, directory: directory)
         }
         defer { FcPatternDestroy(match) }
         let matchedFamilies = strings(of: match, property: FC_FAMILY)
         let requested = family.lowercased()
         guard genericFamilies.contains(requested) || matchedFamilies.contains(where: { $0.lowercased() == requested })
         else {
-            throw notFound(family: family, matched: matchedFamilies.first)
+            throw notFound(family: family, matched: matchedFamilies.first, directory: directory)
         }
         guard let location = location(of: match) else {
-            throw notFound(family: family, matched: matchedFamilies.first)
+            throw notFound(family: family, matched: matchedFamilies.first, directory: directory)
         }
         return location
-    }
-
-    /// Finds the font fontconfig prefers for a character, as Chromium's Linux fallback
-    /// (`gfx::GetFallbackFontForChar`) does: sort by the pattern, take the first face whose
-    /// character set really contains the character.
-    ///
-    /// - Parameters:
-    ///   - codePoint: The character the primary font lacks.
-    ///   - weight: The CSS weight to prefer.
-    ///   - language: The language to ask for (`ko`, `ja`, or `und-zsye` for emoji, as
-    ///     Chromium asks for emoji-presentation clusters), or nil.
-    ///   - preferColor: Ask for a colour font too (emoji).
-    /// - Returns: The face, or nil when no installed font has the character.
-    static func fallback(for codePoint: UInt32, weight: Int, language: String?, preferColor: Bool) -> FontLocation? {
-        fontconfigLock.withLock { _ in
-            fallbackUnlocked(for: codePoint, weight: weight, language: language, preferColor: preferColor)
-        }
-    }
-
-    private static func fallbackUnlocked(for codePoint: UInt32, weight: Int, language: String?, preferColor: Bool)
-        -> FontLocation?
-    {
-        guard FcInit() != 0, let pattern = FcPatternCreate() else { return nil }
-        defer { FcPatternDestroy(pattern) }
-        guard let characterSet = FcCharSetCreate() else { return nil }
-        defer { FcCharSetDestroy(characterSet) }
-        _ = FcCharSetAddChar(characterSet, codePoint)
-        _ = FcPatternAddCharSet(pattern, FC_CHARSET, characterSet)
-        _ = FcPatternAddInteger(pattern, FC_WEIGHT, FcWeightFromOpenType(Int32(clamping: weight)))
-        if let language { _ = FcPatternAddString(pattern, FC_LANG, language) }
-        if preferColor { _ = FcPatternAddBool(pattern, FC_COLOR, 1) }
-        FcConfigSubstitute(nil, pattern, FcMatchPattern)
-        FcDefaultSubstitute(pattern)
-        var result = FcResultNoMatch
-        guard let fontSet = FcFontSort(nil, pattern, 0, nil, &result) else { return nil }
-        defer { FcFontSetDestroy(fontSet) }
-        let count = Int(fontSet.pointee.nfont)
-        guard let fonts = fontSet.pointee.fonts else { return nil }
-        for index in 0..<count {
-            guard let candidate = fonts[index] else { continue }
-            var candidateSet: OpaquePointer?
-            guard FcPatternGetCharSet(candidate, FC_CHARSET, 0, &candidateSet) == FcResultMatch,
-                let candidateSet, FcCharSetHasChar(candidateSet, codePoint) != 0
-            else { continue }
-            if let location = location(of: candidate) { return location }
-        }
-        return nil
     }
 
     private static func location(of pattern: OpaquePointer) -> FontLocation? {
@@ -131,11 +130,17 @@ enum FontCatalog {
         return values
     }
 
-    private static func notFound(family: String, matched: String?) -> TextMeasureError {
+    private static func notFound(family: String, matched: String?, directory: String?) -> TextMeasureError {
         let substitute = matched.map { " (fontconfig would substitute '\($0)')" } ?? ""
+        if let directory {
+            return TextMeasureError(
+                code: .fontFamilyNotFound,
+                message: "font family '\(family)' is not in the font folder '\(directory)'\(substitute): add its file "
+                    + "there (see `fc-scan --format '%{family}\\n' FILE`), or pass the path of a .ttf/.otf file")
+        }
         return TextMeasureError(
             code: .fontFamilyNotFound,
-            message: "font family '\(family)' is not installed\(substitute): install it (see `fc-list : family`), "
-                + "or pass the path of a .ttf/.otf file as the font")
+            message: "font family '\(family)' is not installed\(substitute): install it (scripts/install-deps installs "
+                + "the standard fonts; see `fc-list : family`), or pass the path of a .ttf/.otf file")
     }
 }

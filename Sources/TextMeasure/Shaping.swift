@@ -14,130 +14,115 @@ struct ShapedMetrics: Sendable {
     var lineBoxBelow: Int
 }
 
-/// The fonts one measurer shapes with: the primary face and the fallback faces fontconfig
-/// picks for characters it lacks. Fallback lookups are cached; all mutable state sits
-/// behind one lock.
+/// The fonts one measurer shapes with: the primary face and the style's fallback faces, in order. A grapheme
+/// cluster is shaped with the first of them that has it, as Blink walks a CSS `font-family` list; fallback faces
+/// are loaded when a character first needs them. All mutable state sits behind one lock.
 final class FontSet: Sendable {
     let primary: LoadedFont
+    /// The fallback faces in the style's order (the primary face left out).
+    private let fallbacks: [FontFace]
     private let size: Double
-    private let weight: Int
     private let subpixelPositioning: Bool
 
     private struct FallbackState {
-        /// Faces already opened, by location, so each file is loaded once (bounded by the
-        /// fonts installed).
-        var facesByLocation: [FontLocation: LoadedFont] = [:]
-        /// Fallback faces in the order they were first needed, per language asked for;
-        /// consulted before asking fontconfig again, because a face that covered one CJK
-        /// ideograph almost always covers its neighbours and `FcFontSort` costs
-        /// milliseconds.
-        var fallbackOrder: [String: [LoadedFont]] = [:]
-        /// The answer per code point (the high bit marks an emoji-presentation request);
-        /// nil means no installed font has it.
-        var byCodePoint: [UInt32: LoadedFont?] = [:]
+        /// Each fallback face once loaded; nil until a character needs it.
+        var loaded: [LoadedFont?]
+        /// Faces that failed to load (a file removed since the run began): they cover nothing.
+        var failed: Set<Int> = []
+        /// The first fallback with a glyph for a code point (the high bit marks a request for its emoji variation
+        /// sequence); -1 when none has it. Consulted before asking the faces one by one.
+        var firstWithGlyph: [UInt32: Int] = [:]
     }
-    /// Bounds the per-code-point cache; a feed in many scripts could otherwise grow it to
-    /// every code point seen.
+    /// Bounds the per-code-point cache; a feed in many scripts could otherwise grow it to every code point seen.
     private static let codePointCacheLimit = 8192
-    private let fallbackState = Mutex(FallbackState())
+    private let fallbackState: Mutex<FallbackState>
 
-    init(primary: LoadedFont, size: Double, weight: Int, subpixelPositioning: Bool) {
+    init(primary: LoadedFont, fallbacks: [FontFace], size: Double, subpixelPositioning: Bool) {
         self.primary = primary
+        self.fallbacks = fallbacks
         self.size = size
-        self.weight = weight
         self.subpixelPositioning = subpixelPositioning
+        fallbackState = Mutex(FallbackState(loaded: Array(repeating: nil, count: fallbacks.count)))
     }
 
     /// The face to shape a grapheme cluster with.
     ///
-    /// The primary face wins when it has every visible character of the cluster;
-    /// otherwise fontconfig's fallback for the cluster's first visible character (asking
-    /// for colour emoji when the cluster wants emoji presentation). When nothing covers
-    /// it, the primary face, which then shows its .notdef glyph as a browser does.
+    /// The primary face when it has every visible character of the cluster; otherwise the first fallback face that
+    /// does. A cluster that asks for emoji presentation with U+FE0F needs a face that lists the variation sequence
+    /// (Blink's variation-selector-aware font choice). When no face has it, the primary face, which then shows its
+    /// .notdef glyph.
     func face<Cluster: Collection<Unicode.Scalar>>(for cluster: Cluster) -> LoadedFont {
         // One pass and no allocation: every line's shaping asks this once per cluster, and the
         // ellipsis search shapes a line several times.
         var firstVisible: Unicode.Scalar?
         var primaryHasVisible = true
         var asksForEmojiVariation = false
+        var visibleCount = 0
         for scalar in cluster {
             if scalar.value == 0xFE0F { asksForEmojiVariation = true }
             if Self.isDefaultIgnorable(scalar.value) { continue }
             if firstVisible == nil { firstVisible = scalar }
+            visibleCount += 1
             if primaryHasVisible && !primary.hasGlyph(for: scalar.value) { primaryHasVisible = false }
         }
         guard let first = firstVisible else { return primary }
-        // The font the author chose wins whenever it covers the cluster, emoji included:
-        // Chromium only asks the system for a colour emoji font when it falls back. An
-        // explicit emoji variation selector counts as part of the cluster: the font must
-        // list the sequence, as Chromium's variation-selector-aware fallback requires.
         if primaryHasVisible
             && (!asksForEmojiVariation || primary.hasVariationGlyph(for: first.value, selector: 0xFE0F))
         {
             return primary
         }
-        return fallbackFace(for: first.value, wantsEmoji: Self.wantsEmojiPresentation(cluster)) ?? primary
+        return fallbackFace(for: cluster, first: first.value, visibleCount: visibleCount, variation: asksForEmojiVariation)
+            ?? primary
     }
 
-    private func fallbackFace(for codePoint: UInt32, wantsEmoji: Bool) -> LoadedFont? {
-        let key = codePoint | (wantsEmoji ? 0x8000_0000 : 0)
-        return fallbackState.withLock { state -> LoadedFont? in
-            if let known = state.byCodePoint[key] { return known }
-            var chosen: LoadedFont?
-            let language = wantsEmoji ? "und-zsye" : Self.fallbackLanguage(for: codePoint)
-            if !wantsEmoji {
-                chosen = state.fallbackOrder[language, default: []].first { $0.hasGlyph(for: codePoint) }
-            }
-            if chosen == nil,
-                let location = FontCatalog.fallback(
-                    for: codePoint, weight: weight, language: language.isEmpty ? nil : language, preferColor: wantsEmoji
-                )
-            {
-                if let loaded = state.facesByLocation[location] {
-                    chosen = loaded
-                } else if let loaded = try? LoadedFont(
-                    path: location.path, faceIndex: location.faceIndex, size: size,
-                    subpixelPositioning: subpixelPositioning)
-                {
-                    state.facesByLocation[location] = loaded
-                    chosen = loaded
+    private func fallbackFace<Cluster: Collection<Unicode.Scalar>>(
+        for cluster: Cluster, first: UInt32, visibleCount: Int, variation: Bool
+    ) -> LoadedFont? {
+        fallbackState.withLock { state -> LoadedFont? in
+            let key = first | (variation ? 0x8000_0000 : 0)
+            let start: Int
+            if let known = state.firstWithGlyph[key] {
+                start = known
+            } else {
+                start =
+                    fallbacks.indices.first { index in
+                        guard let face = load(index, &state) else { return false }
+                        return variation ? face.hasVariationGlyph(for: first, selector: 0xFE0F) : face.hasGlyph(for: first)
+                    } ?? -1
+                if state.firstWithGlyph.count >= Self.codePointCacheLimit {
+                    state.firstWithGlyph.removeAll(keepingCapacity: true)
                 }
-                if let chosen, !wantsEmoji { state.fallbackOrder[language, default: []].append(chosen) }
+                state.firstWithGlyph[key] = start
             }
-            if state.byCodePoint.count >= Self.codePointCacheLimit {
-                state.byCodePoint.removeAll(keepingCapacity: true)
+            guard start >= 0 else { return nil }
+            for index in start..<fallbacks.count {
+                guard let face = load(index, &state),
+                    variation ? face.hasVariationGlyph(for: first, selector: 0xFE0F) : face.hasGlyph(for: first)
+                else { continue }
+                // The first character decided where to start looking; a cluster of several needs them all.
+                if visibleCount == 1
+                    || cluster.allSatisfy({ Self.isDefaultIgnorable($0.value) || face.hasGlyph(for: $0.value) })
+                {
+                    return face
+                }
             }
-            state.byCodePoint[key] = .some(chosen)
-            return chosen
+            return nil
         }
     }
 
-    /// The language Chromium asks fontconfig for when falling back for a character:
-    /// scripts used by one language carry it (Hangul is Korean, kana Japanese), which
-    /// picks the matching face of a pan-CJK collection (their Hangul and kana differ in
-    /// width); anything else asks for no language.
-    static func fallbackLanguage(for codePoint: UInt32) -> String {
-        switch codePoint {
-        case 0x1100...0x11FF, 0x3130...0x318F, 0xA960...0xA97F, 0xAC00...0xD7FF: return "ko"
-        case 0x3040...0x30FF, 0x31F0...0x31FF, 0xFF66...0xFF9F: return "ja"
-        default: return ""
+    private func load(_ index: Int, _ state: inout FallbackState) -> LoadedFont? {
+        if let face = state.loaded[index] { return face }
+        guard !state.failed.contains(index) else { return nil }
+        let font = fallbacks[index]
+        guard
+            let face = try? LoadedFont(
+                path: font.path, faceIndex: font.faceIndex, size: size, subpixelPositioning: subpixelPositioning)
+        else {
+            state.failed.insert(index)
+            return nil
         }
-    }
-
-    /// Emoji presentation as Blink's run segmenter decides it, simplified: an explicit
-    /// U+FE0F, a code point that defaults to emoji presentation, a skin-tone modifier,
-    /// a keycap, or a flag (regional indicators); U+FE0E asks for text.
-    static func wantsEmojiPresentation<Cluster: Collection<Unicode.Scalar>>(_ cluster: Cluster) -> Bool {
-        var sawPictographic = false
-        for scalar in cluster {
-            switch scalar.value {
-            case 0xFE0E: return false
-            case 0xFE0F, 0x20E3, 0x1F3FB...0x1F3FF, 0x1F1E6...0x1F1FF: return true
-            default:
-                if fl_icu_is_emoji_presentation(Int32(bitPattern: scalar.value)) != 0 { sawPictographic = true }
-            }
-        }
-        return sawPictographic
+        state.loaded[index] = face
+        return face
     }
 
     /// Code points HarfBuzz renders invisibly with no advance (default ignorables); they

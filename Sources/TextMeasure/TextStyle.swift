@@ -27,9 +27,16 @@ public enum WhiteSpace: Sendable, Hashable {
 ///
 /// Equal styles measure identically, so a style can key caches.
 public struct TextStyle: Sendable, Hashable {
-    /// A font file path (anything containing a `/` or ending in .ttf, .otf, .ttc or .otc;
-    /// the first face of a collection) or a family name looked up with fontconfig.
+    /// The primary font: a font file path (anything containing a `/` or ending in .ttf, .otf, .ttc or .otc; the
+    /// first face of a collection) or a family name that fontconfig resolves to a file.
     public var font: String
+    /// The fonts a character the primary font lacks looks in, in this order (file paths or family names, as
+    /// `font`): the first one that has every character of the grapheme cluster shapes it, as a browser does with
+    /// the families of a CSS `font-family` list. Fontconfig only turns names into files; the machine's fallback
+    /// order never decides, so the same list measures the same on every machine that has the same files.
+    public var fallbackFonts: [String]
+    /// When set, family names are looked up only among the fonts in this folder, not the machine's.
+    public var fontDirectory: String?
     /// The font size in CSS pixels.
     public var size: Double
     /// The line height.
@@ -49,6 +56,8 @@ public struct TextStyle: Sendable, Hashable {
     ///
     /// - Parameters:
     ///   - font: A font file path or a fontconfig family name.
+    ///   - fallbackFonts: The fonts for characters the primary font lacks, in order.
+    ///   - fontDirectory: A folder to look family names up in instead of the machine's fonts.
     ///   - size: The font size in CSS pixels.
     ///   - lineHeight: The line height.
     ///   - weight: The CSS font weight (400 regular, 700 bold).
@@ -56,6 +65,8 @@ public struct TextStyle: Sendable, Hashable {
     ///   - whiteSpace: Whether newlines collapse or force line breaks.
     public init(
         font: String = "DejaVu Sans",
+        fallbackFonts: [String] = TextStyle.standardFallbackFonts,
+        fontDirectory: String? = nil,
         size: Double = 14,
         lineHeight: LineHeight = .normal,
         weight: Int = 400,
@@ -63,12 +74,25 @@ public struct TextStyle: Sendable, Hashable {
         whiteSpace: WhiteSpace = .normal
     ) {
         self.font = font
+        self.fallbackFonts = fallbackFonts
+        self.fontDirectory = fontDirectory
         self.size = size
         self.lineHeight = lineHeight
         self.weight = weight
         self.subpixelPositioning = subpixelPositioning
         self.whiteSpace = whiteSpace
     }
+}
+
+extension TextStyle {
+    /// The fallback fonts every style gets unless it names its own, chosen for coverage: DejaVu Sans (Latin,
+    /// Greek, Cyrillic, Armenian, Georgian, Hebrew, Arabic, symbols, and for serif primaries), Devanagari, Thai,
+    /// Chinese/Japanese/Korean (the Japanese face of the pan-CJK collection: Han, kana and Hangul) and colour emoji.
+    /// `scripts/install-deps` installs them all (fonts-dejavu-core, fonts-noto-core, fonts-noto-cjk,
+    /// fonts-noto-color-emoji).
+    public static let standardFallbackFonts = [
+        "DejaVu Sans", "Noto Sans Devanagari", "Noto Sans Thai", "Noto Sans CJK JP", "Noto Color Emoji",
+    ]
 }
 
 /// The result of laying out one text at one width.

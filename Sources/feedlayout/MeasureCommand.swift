@@ -22,6 +22,8 @@ extension FeedLayoutCommand {
         @Option(help: "A font file path or a family name.")
         var font: String = "DejaVu Sans"
 
+        @OptionGroup var fontList: FontListOptions
+
         @Option(help: "Font size in pixels.")
         var fontSize: Double = 13
 
@@ -45,8 +47,9 @@ extension FeedLayoutCommand {
         }
 
         func run() throws {
-            let style = TextStyle(
-                font: font, size: fontSize, lineHeight: try LineHeightParser.parse(lineHeight), weight: weight)
+            let style = fontList.applied(
+                to: TextStyle(
+                    font: font, size: fontSize, lineHeight: try LineHeightParser.parse(lineHeight), weight: weight))
             let measurer: TextMeasurer
             do {
                 measurer = try TextMeasurer(style: style)

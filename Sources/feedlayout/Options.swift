@@ -95,10 +95,51 @@ struct GridOptions: ParsableArguments {
     }
 }
 
+/// The fonts behind the primary one, and where family names are looked up: shared by `layout`, `preview` and
+/// `measure`.
+struct FontListOptions: ParsableArguments {
+    @Option(
+        name: .customLong("fallback-font"),
+        help: ArgumentHelp(
+            "A font for characters the primary font lacks: a file path or a family name. Repeat it to list several, "
+                + "in the order a character looks for its glyph; they replace the standard list (\(TextStyle.standardFallbackFonts.joined(separator: ", "))).",
+            valueName: "font"))
+    var fallbackFonts: [String] = []
+
+    @Flag(help: "Use no fallback fonts: characters the primary font lacks show as its missing-glyph box.")
+    var noFallbackFonts = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Look font family names up only in this folder, not among the machine's fonts.", valueName: "folder"))
+    var fontDir: String?
+
+    func validate() throws {
+        if noFallbackFonts && !fallbackFonts.isEmpty {
+            throw ValidationError("--no-fallback-fonts and --fallback-font exclude each other")
+        }
+    }
+
+    /// The fallback list a style gets.
+    var fallbackList: [String] {
+        noFallbackFonts ? [] : fallbackFonts.isEmpty ? TextStyle.standardFallbackFonts : fallbackFonts
+    }
+
+    /// `style` with these fallbacks and this font folder.
+    func applied(to style: TextStyle) -> TextStyle {
+        var style = style
+        style.fallbackFonts = fallbackList
+        style.fontDirectory = fontDir
+        return style
+    }
+}
+
 /// Text: fonts, sizes and line limits of the annotation.
 struct TextOptions: ParsableArguments {
     @Option(help: "Caption font: a font file path or a family name.")
     var font: String = "DejaVu Sans"
+
+    @OptionGroup var fontList: FontListOptions
 
     @Option(help: "Caption font size in pixels.")
     var fontSize: Double = 13
@@ -139,8 +180,9 @@ struct TextOptions: ParsableArguments {
     func annotationStyle() throws -> AnnotationStyle {
         let lineHeight = try parsedLineHeight()
         return AnnotationStyle(
-            title: TextStyle(font: titleFont ?? font, size: titleFontSize, lineHeight: lineHeight, weight: titleWeight),
-            text: TextStyle(font: font, size: fontSize, lineHeight: lineHeight, weight: 400),
+            title: fontList.applied(
+                to: TextStyle(font: titleFont ?? font, size: titleFontSize, lineHeight: lineHeight, weight: titleWeight)),
+            text: fontList.applied(to: TextStyle(font: font, size: fontSize, lineHeight: lineHeight, weight: 400)),
             titleLines: titleLines, textLines: textLines, titleTextGap: titleTextGap)
     }
 }

@@ -30,17 +30,20 @@ struct CommandRunner {
         return folder.appendingPathComponent("feedlayout")
     }()
 
-    static func run(_ arguments: [String], stdin: Data? = nil) throws -> Output {
-        try runTool(binary.path, arguments, stdin: stdin)
+    static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:]) throws -> Output {
+        try runTool(binary.path, arguments, stdin: stdin, environment: environment)
     }
 
     /// Runs any program (a script of the repository, say) the same way.
-    static func runTool(_ path: String, _ arguments: [String], stdin: Data? = nil) throws -> Output {
+    static func runTool(_ path: String, _ arguments: [String], stdin: Data? = nil, environment extra: [String: String] = [:])
+        throws -> Output
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         // The probe cache goes to a folder of this test run, never the user's own cache.
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CACHE_HOME"] = testCacheHome.path
+        environment.merge(extra) { _, new in new }
         process.environment = environment
         process.arguments = arguments
         process.currentDirectoryURL = repositoryRoot

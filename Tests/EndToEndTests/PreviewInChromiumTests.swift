@@ -9,7 +9,8 @@ import Testing
     /// `<pre id="check">` that `--dump-dom` prints.
     static let checkScript = """
         <script>
-        window.addEventListener('load', () => document.fonts.ready.then(() => {
+        // Every face is loaded, not only those the text needs: a fallback file the browser cannot read must fail here.
+        window.addEventListener('load', () => Promise.allSettled([...document.fonts].map(face => face.load())).then(() => {
           const annotations = [];
           for (const annotation of document.querySelectorAll('[data-role=annotation]')) {
             const top = annotation.getBoundingClientRect().top;
@@ -56,6 +57,10 @@ import Testing
         var annotations: [Annotation]
         var images: [Image]
         var fonts: [Font]
+        /// How many `@font-face` rules the preview declares (one per entry of the title's and caption's font lists).
+        var declaredFaces = 0
+
+        private enum CodingKeys: String, CodingKey { case annotations, images, fonts }
     }
 
     /// Renders the preview of the sample feed with these options in Chromium.
@@ -64,6 +69,7 @@ import Testing
         let preview = try CommandRunner.run(["preview", CommandRunner.sampleFeed, "--out", directory.path] + options)
         #expect(preview.status == 1, "the sample has a missing and a corrupt image; stderr: \(preview.stderr)")
         var html = try String(contentsOf: directory.appendingPathComponent("index.html"), encoding: .utf8)
+        let declaredFaces = html.components(separatedBy: "@font-face").count - 1
         html = html.replacingOccurrences(of: "</body>", with: Self.checkScript + "</body>")
         let page = directory.appendingPathComponent("check.html")
         try html.write(to: page, atomically: true, encoding: .utf8)
@@ -76,12 +82,13 @@ import Testing
         guard let start = dom.range(of: "<pre id=\"check\">"), let end = dom.range(of: "</pre>", range: start.upperBound..<dom.endIndex)
         else {
             Issue.record("chromium printed no check result (is Debian's chromium installed?): \(chromium.stderr.suffix(600))")
-            return (Check(annotations: [], images: [], fonts: []), [])
+            return (Check(annotations: [], images: [], fonts: [], declaredFaces: declaredFaces), [])
         }
         let json = String(dom[start.upperBound..<end.lowerBound])
             .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&lt;", with: "<")
             .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
-        let check = try JSONDecoder().decode(Check.self, from: Data(json.utf8))
+        var check = try JSONDecoder().decode(Check.self, from: Data(json.utf8))
+        check.declaredFaces = declaredFaces
 
         // Which items have an image our prober could read: exactly those must load in the browser too.
         let layout = try CommandRunner.run(["layout", CommandRunner.sampleFeed, "--quiet"] + options)
@@ -100,11 +107,16 @@ import Testing
         ["--width", "375", "--columns", "2", "--cell-padding", "6", "--line-height", "1.4x", "--title-lines", "3",
          "--font-size", "14"],
         ["--width", "900", "--min-column-width", "170", "--line-height", "19px", "--text-lines", "5", "--title-font-size", "17"],
+        // A fallback face inside a collection that is not its first (the Korean face): the preview writes it out
+        // as a font file of its own, which the browser must load and measure with.
+        ["--width", "600", "--columns", "3", "--fallback-font", "Noto Sans CJK KR", "--fallback-font", "Noto Color Emoji"],
     ])
     func annotationsRenderAtTheirPrecomputedHeightsAndImagesLoad(options: [String]) throws {
         let (check, readable) = try renderInChromium(options + ["--placeholders"])
         #expect(check.annotations.count == LayoutEndToEndTests.sampleItemCount)
-        #expect(check.fonts.count == 2 && check.fonts.allSatisfy { $0.status == "loaded" }, "\(check.fonts)")
+        // Every font of both lists is declared, and every one loads.
+        #expect(check.declaredFaces >= 4 && check.fonts.count == check.declaredFaces, "\(check.fonts)")
+        #expect(check.fonts.allSatisfy { $0.status == "loaded" }, "\(check.fonts)")
         var blocks = 0
         for annotation in check.annotations {
             #expect(abs(annotation.rendered - annotation.expected) <= 1, "item \(annotation.index): \(annotation)")

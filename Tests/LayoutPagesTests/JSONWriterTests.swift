@@ -70,14 +70,14 @@ import WaterfallLayout
 
 @Suite struct LayoutCursorTests {
     let cursor = LayoutCursor(
-        fingerprint: 0x0123_4567_89AB_CDEF, feedDigest: 42, pageIndex: 3,
+        fingerprint: 0x0123_4567_89AB_CDEF, feedDigest: 42, fontTags: [0x1234, 0, 0xFFFF], pageIndex: 3,
         state: WaterfallState(
             nextIndex: 150, columnHeights: [16, 4000, 123_456, 17], contentBottom: 123_440, nextRoundRobinColumn: 3),
         qualityTotals: LayoutQualityTotals(orderInversions: 12, largestDisplacement: 4))
 
     @Test func roundTrips() throws {
         let text = cursor.encoded()
-        #expect(text.hasPrefix("fl1."))
+        #expect(text.hasPrefix("fl3."))
         #expect(text.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) }, "URL-safe")
         #expect(try LayoutCursor(decoding: text) == cursor)
     }
@@ -91,9 +91,20 @@ import WaterfallLayout
         }
     }
 
-    @Test(arguments: ["", "fl1.", "fl2.AAAA", "fl1.not base64!", "page-2"])
+    @Test(arguments: ["", "fl3.", "fl4.AAAA", "fl3.not base64!", "page-2"])
     func garbageIsACleanError(text: String) {
         #expect(throws: LayoutError.self) { try LayoutCursor(decoding: text) }
+    }
+
+    /// Cursors from before fonts were part of a layout cannot say which fonts they were made with.
+    @Test(arguments: ["fl1.AXKbFQM0ROLXTfeVMyxrQOwBFI4NAAAABJYLig2HC54N7MV7QsXsb28", "fl2.AAAA"])
+    func cursorsFromBeforeFontsWereRecordedAreRefusedSayingSo(text: String) {
+        #expect {
+            try LayoutCursor(decoding: text)
+        } throws: { error in
+            let error = error as? LayoutError
+            return error?.code == .cursorMismatch && error?.message.contains("before fonts were part of a layout") == true
+        }
     }
 
     @Test func base64URLMatchesFoundationForAllLengths() {

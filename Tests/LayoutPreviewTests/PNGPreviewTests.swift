@@ -70,7 +70,8 @@ import WaterfallLayout
         }
         let state = engine.state
         let page = LayoutPage(
-            grid: grid, index: 0, items: items, columnHeights: state.columnHeights,
+            grid: grid, fonts: try LayoutFonts(options.annotation), index: 0, items: items,
+            columnHeights: state.columnHeights,
             contentHeight: state.contentBottom + grid.insets.bottom, cursor: nil,
             quality: LayoutQuality(items: items.map(\.placed), columnHeights: state.columnHeights, grid: grid),
             totals: LayoutQualityTotals())

@@ -15,6 +15,8 @@ struct ChromiumCase: Sendable, CustomStringConvertible {
     var kind: String
     /// The font file Chromium loaded, as the fixture names it (a path on the machine that made it).
     var fontPath: String
+    /// The CSS weight of the box: the primary face's weight, which picks the fallback faces too.
+    var weight: Int { Self.faces[String(fontPath.split(separator: "/").last ?? "")]?.weight ?? 400 }
     var size: Double
     var width: Double
     var lineHeight: LineHeight
@@ -125,8 +127,10 @@ struct ChromiumAgreementTests {
         for testCase in cases {
             let fontFile = try fontFiles[testCase.fontPath] ?? testCase.localFontFile()
             fontFiles[testCase.fontPath] = fontFile
+            // The weight picks the fallback fonts' faces, as the bold boxes' weight does in Chromium.
             let style = TextStyle(
-                font: fontFile, size: testCase.size, lineHeight: testCase.lineHeight, whiteSpace: testCase.whiteSpace)
+                font: fontFile, size: testCase.size, lineHeight: testCase.lineHeight, weight: testCase.weight,
+                whiteSpace: testCase.whiteSpace)
             let key = "\(style)"
             let measurer = try measurers[key] ?? TextMeasurer(style: style)
             measurers[key] = measurer

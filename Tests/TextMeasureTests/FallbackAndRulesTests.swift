@@ -2,14 +2,14 @@ import Testing
 
 @testable import TextMeasure
 
-/// Whether fontconfig can find a font for a character, so tests that need Debian's
-/// fonts-noto-cjk or fonts-noto-color-emoji skip cleanly where they are not installed.
+/// Whether the standard fallback fonts are installed (fonts-noto-core, fonts-noto-cjk, fonts-noto-color-emoji, as
+/// scripts/install-deps installs them), so tests that need them skip cleanly where they are not.
 func fontInstalled(for codePoint: UInt32, emoji: Bool = false) -> Bool {
-    guard
-        let location = FontCatalog.fallback(
-            for: codePoint, weight: 400, language: emoji ? "und-zsye" : nil, preferColor: emoji)
-    else { return false }
-    return !location.path.contains("DejaVu")
+    guard let fonts = try? TextStyle().resolvedFonts() else { return false }
+    return fonts.dropFirst().contains { face in
+        (try? LoadedFont(path: face.path, faceIndex: face.faceIndex, size: 14, subpixelPositioning: true))?
+            .hasGlyph(for: codePoint) == true
+    }
 }
 
 @Suite("Font fallback, measured against Chromium")
@@ -185,5 +185,54 @@ struct BoundedCacheTests {
             cache[key] = key
         }
         #expect(cache[0] == 0)
+    }
+}
+
+@Suite("The font list decides fallback, not the machine")
+struct FontListTests {
+    @Test func sha256MatchesTheStandardVectors() {
+        #expect(SHA256.hexDigest([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(SHA256.hexDigest(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            SHA256.hexDigest(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+    }
+
+    /// The primary font first, then the fallbacks in the style's order; a face named twice is listed once.
+    @Test(.enabled(if: fontInstalled(for: 0x6F22)))
+    func theMeasurerListsItsFontsInOrder() throws {
+        let measurer = try TextMeasurer(style: TextStyle(font: DejaVuSans.path))
+        #expect(measurer.fontFaces.map(\.family) == [
+            "DejaVu Sans", "Noto Sans Devanagari", "Noto Sans Thai", "Noto Sans CJK JP", "Noto Color Emoji",
+        ])
+        #expect(measurer.fontFaces.allSatisfy { $0.digest.hasPrefix("sha256:") && $0.digest.count == 71 })
+        let bold = try TextMeasurer(style: TextStyle(font: "DejaVu Sans", weight: 700))
+        #expect(bold.fontFaces.map(\.style) == ["Bold", "Bold", "Bold", "Bold", "Regular"])
+    }
+
+    /// Only the listed fonts are asked: without fallbacks a Han character shows DejaVu's missing-glyph box (one
+    /// line of DejaVu's height), with the CJK font it is set in it (taller line); the emoji font listed before the
+    /// CJK font wins for a character both have.
+    @Test(.enabled(if: fontInstalled(for: 0x6F22)))
+    func onlyTheListedFontsAreAskedInTheirOrder() throws {
+        let none = try TextMeasurer(style: TextStyle(font: DejaVuSans.path, fallbackFonts: []))
+        let cjk = try TextMeasurer(style: TextStyle(font: DejaVuSans.path, fallbackFonts: ["Noto Sans CJK JP"]))
+        #expect(none.measure("漢字", width: 300).height == 16)
+        #expect(cjk.measure("漢字", width: 300).height == 20)
+        #expect(none.fontFaces.count == 1)
+        // U+26BD (soccer ball): both Noto Sans CJK and Noto Color Emoji have it; DejaVu Sans does not.
+        let emojiFirst = try TextMeasurer(
+            style: TextStyle(font: DejaVuSans.path, fallbackFonts: ["Noto Color Emoji", "Noto Sans CJK JP"]))
+        let cjkFirst = try TextMeasurer(
+            style: TextStyle(font: DejaVuSans.path, fallbackFonts: ["Noto Sans CJK JP", "Noto Color Emoji"]))
+        #expect(emojiFirst.measure("\u{26BD}", width: 300).width != cjkFirst.measure("\u{26BD}", width: 300).width)
+    }
+
+    @Test func aMissingFallbackIsAnErrorNamingIt() {
+        #expect {
+            try TextMeasurer(style: TextStyle(font: DejaVuSans.path, fallbackFonts: ["No Such Family 42"]))
+        } throws: { error in
+            (error as? TextMeasureError)?.message.contains("fallback font 1: font family 'No Such Family 42'") == true
+        }
     }
 }

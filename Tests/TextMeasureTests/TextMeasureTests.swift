@@ -13,7 +13,7 @@ enum TestFonts {
     /// - Returns: The face's file path.
     /// - Throws: ``TextMeasureError`` when the family is not installed.
     static func file(family: String, weight: Int = 400) throws -> String {
-        try TextStyle(font: family, weight: weight).resolvedFontFile().path
+        try TextStyle(font: family, fallbackFonts: [], weight: weight).resolvedFonts()[0].path
     }
 }
 

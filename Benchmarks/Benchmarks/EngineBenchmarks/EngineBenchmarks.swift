@@ -28,6 +28,8 @@ func typicalPages(_ pageCount: Int) -> (pages: [LayoutPage], grid: WaterfallGrid
     var engine = try! WaterfallEngine(configuration: fiveColumns)
     let items = typicalItems(pageCount * 50)
     let caption = "Sunset over the harbour, with boats coming home after a long day at sea; gulls circle overhead. 🌅"
+    // The standard font lists, as every page records them.
+    let fonts = try! LayoutFonts(AnnotationStyle())
     var pages: [LayoutPage] = []
     for page in 0..<pageCount {
         let laidOut = (0..<50).map { offset -> LaidOutItem in
@@ -49,8 +51,9 @@ func typicalPages(_ pageCount: Int) -> (pages: [LayoutPage], grid: WaterfallGrid
         let quality = LayoutQuality(items: laidOut.map(\.placed), columnHeights: engine.state.columnHeights, grid: engine.grid)
         pages.append(
             LayoutPage(
-                grid: engine.grid, index: page, items: laidOut, columnHeights: engine.state.columnHeights,
-                contentHeight: engine.contentSize.height, cursor: "fl1.AZotIGsFV7qUTfeVMyxrQOwBFI4NBJYLig2HC54N0GdIcB",
+                grid: engine.grid, fonts: fonts, index: page, items: laidOut,
+                columnHeights: engine.state.columnHeights, contentHeight: engine.contentSize.height,
+                cursor: "fl3.AZotIGsFV7qUTfeVMyxrQOwBFI4NBJYLig2HC54N0GdIcB",
                 quality: quality, totals: LayoutQualityTotals()))
     }
     return (pages, engine.grid)

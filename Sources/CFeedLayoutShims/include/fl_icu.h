@@ -34,9 +34,6 @@ int32_t fl_icu_break_done(void);
 /// The Unicode general category of a code point, as ICU's UCharCategory value.
 int32_t fl_icu_char_type(int32_t code_point);
 
-/// True for code points with the Emoji_Presentation property (shown as colour emoji by default).
-int fl_icu_is_emoji_presentation(int32_t code_point);
-
 /// The UAX #14 line-break class of a code point (ICU's ULineBreak value).
 int32_t fl_icu_line_break_class(int32_t code_point);
 

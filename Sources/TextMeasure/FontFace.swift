@@ -1,0 +1,130 @@
+internal import CFreeType
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One font file a text style measures with, as pages record it: the file, the face in it, the names the font
+/// gives itself, and a digest that changes whenever the font does.
+public struct FontFace: Sendable, Hashable {
+    /// The font file.
+    public var path: String
+    /// The face inside the file (collections such as `.ttc` hold several).
+    public var faceIndex: Int
+    /// The family name the face declares, e.g. "Noto Sans CJK JP".
+    public var family: String
+    /// The style name the face declares, e.g. "Bold".
+    public var style: String
+    /// `sha256:` and the SHA-256 of the file's size and the face's OpenType table directory (every table's tag,
+    /// checksum, offset and length). Each table's checksum covers its bytes, so a changed font changes the digest,
+    /// and reading it costs a few hundred bytes, not the whole file: a CJK collection is 20 MB, and every run
+    /// reads every font's digest. Files that are not OpenType (WOFF, Type 1) are digested whole.
+    public var digest: String
+
+    /// The file's name without its folder.
+    public var fileName: String { path.split(separator: "/").last.map(String.init) ?? path }
+
+    /// Reads a face's names and digest.
+    ///
+    /// - Throws: ``TextMeasureError/Code/fontFileUnreadable`` when FreeType cannot open the face.
+    init(path: String, faceIndex: Int) throws(TextMeasureError) {
+        let library = try FreeTypeLibrary()
+        let face = try library.openFace(path: path, faceIndex: faceIndex)
+        defer { _ = withExtendedLifetime(library) { FT_Done_Face(face) } }
+        self.path = path
+        self.faceIndex = faceIndex
+        family = face.pointee.family_name.map { String(cString: $0) } ?? ""
+        style = face.pointee.style_name.map { String(cString: $0) } ?? ""
+        digest = "sha256:" + SHA256.hexDigest(try Self.identityBytes(path: path, faceIndex: faceIndex))
+    }
+
+    /// The bytes the digest covers: the size, then the face's table directory (or the whole file when it has
+    /// none).
+    private static func identityBytes(path: String, faceIndex: Int) throws(TextMeasureError) -> [UInt8] {
+        let unreadable = TextMeasureError(code: .fontFileUnreadable, message: "cannot read font file '\(path)'")
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw unreadable }
+        defer { close(descriptor) }
+        let size = Int(lseek(descriptor, 0, SEEK_END))
+        guard size >= 0 else { throw unreadable }
+        func read(_ count: Int, at offset: Int) -> [UInt8]? {
+            guard offset >= 0, count >= 0, offset + count <= size else { return nil }
+            var bytes = [UInt8](repeating: 0, count: count)
+            let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
+            return got == count ? bytes : nil
+        }
+        func bigEndian(_ bytes: [UInt8], _ at: Int, _ width: Int) -> Int {
+            bytes[at..<(at + width)].reduce(0) { $0 << 8 | Int($1) }
+        }
+        var identity = Array("\(size)|".utf8)
+        guard let head = read(12, at: 0) else { throw unreadable }
+        var directoryOffset = 0
+        if head[0..<4] == [0x74, 0x74, 0x63, 0x66] {  // "ttcf": a collection; find the face's own directory
+            guard faceIndex < bigEndian(head, 8, 4), let entry = read(4, at: 12 + 4 * faceIndex) else {
+                throw unreadable
+            }
+            identity += head + entry
+            directoryOffset = bigEndian(entry, 0, 4)
+        }
+        guard let offsetTable = read(12, at: directoryOffset),
+            [0x0001_0000, 0x4F54_544F, 0x7472_7565].contains(bigEndian(offsetTable, 0, 4)),  // TrueType, "OTTO", "true"
+            let records = read(16 * bigEndian(offsetTable, 4, 2), at: directoryOffset + 12)
+        else {
+            guard size <= 64 << 20, let whole = read(size, at: 0) else { throw unreadable }
+            return identity + whole
+        }
+        return identity + offsetTable + records
+    }
+}
+
+extension TextStyle {
+    /// The fonts this style measures with, in the order a character looks for its glyph: the primary font, then
+    /// each fallback font (a face the list names twice is listed once).
+    ///
+    /// - Throws: ``TextMeasureError`` naming the font that is not installed or cannot be read.
+    public func resolvedFonts() throws(TextMeasureError) -> [FontFace] {
+        var faces: [FontFace] = []
+        for (position, name) in ([font] + fallbackFonts).enumerated() {
+            let face: FontFace
+            do {
+                face = try FontResolution.face(named: name, weight: weight, directory: fontDirectory)
+            } catch {
+                guard position > 0 else { throw error }
+                throw TextMeasureError(code: error.code, message: "fallback font \(position): \(error.message)")
+            }
+            if !faces.contains(where: { $0.path == face.path && $0.faceIndex == face.faceIndex }) { faces.append(face) }
+        }
+        return faces
+    }
+
+    /// Whether `name` names a file rather than a family.
+    static func isFontFilePath(_ name: String) -> Bool {
+        name.contains("/") || [".ttf", ".otf", ".ttc", ".otc"].contains(where: { name.lowercased().hasSuffix($0) })
+    }
+}
+
+/// Font names to faces, remembered for the process: measurers are made per run (and per test case), and each
+/// resolution asks fontconfig and opens the file.
+enum FontResolution {
+    private struct Key: Hashable {
+        var name: String
+        var weight: Int
+        var directory: String?
+    }
+    private static let known = Mutex([Key: FontFace]())
+
+    static func face(named name: String, weight: Int, directory: String?) throws(TextMeasureError) -> FontFace {
+        let key = Key(name: name, weight: weight, directory: directory)
+        if let face = known.withLock({ $0[key] }) { return face }
+        let location =
+            TextStyle.isFontFilePath(name)
+            ? FontLocation(path: name, faceIndex: 0)
+            : try FontCatalog.locate(family: name, weight: weight, directory: directory)
+        let face = try FontFace(path: location.path, faceIndex: location.faceIndex)
+        known.withLock { $0[key] = face }
+        return face
+    }
+}
