@@ -100,7 +100,7 @@ let package = Package(
         // (the page schema's twin). Consumes the stages' value types; runs no stage itself.
         .target(
             name: "LayoutPages",
-            dependencies: ["FeedIngest", "ImageProbe", "TextMeasure", "WaterfallLayout"],
+            dependencies: ["FeedIngest", "ImageProbe", "TextMeasure", "WaterfallLayout", "CFeedLayoutShims"],
             swiftSettings: swiftSettings
         ),
         // The pipeline: the stages wired together, and the library API a program holds (it re-exports LayoutPages).

@@ -4,59 +4,34 @@ import WaterfallLayout
 /// Writes pages as they complete: `DIR/page-0001.json` … or NDJSON lines on standard output.
 ///
 /// With breakpoints, each layout's pages go to a folder of its own named after its width (`DIR/375/…`); on
-/// standard output every page says which layout it belongs to in its `layout` object.
+/// standard output every page says which layout it belongs to in its `layout` object. A folder only ever holds
+/// one whole run's pages: they are staged beside it and swapped in by ``finish()`` (see `OutputFolder`).
 public final class PageWriter {
-    /// The folder of each layout (one, or one per breakpoint); empty for standard output.
-    private let directories: [URL]
-    /// The same folders as paths, so that naming a page file costs no URL work.
-    private let directoryPaths: [String]
+    /// The output folder; nil for standard output.
+    private let folder: OutputFolder?
+    /// Each layout's subfolder: "" for one layout, the breakpoint's width otherwise.
+    private let subfolders: [String]
     private var json: JSONWriter
-    private var lastPageNumbers: [Int]
-    private var reachedEnds: [Bool]
     /// Written into every page when one run lays out several feeds.
     private let feed: String?
+    /// Whether each layout's staging folder exists yet.
+    private var preparedLayouts: [Bool]
 
     /// - Parameters:
     ///   - directory: The folder for page files, created if needed; `nil` for NDJSON on standard output.
     ///   - pretty: Indent page files (standard output always gets one page per line).
     ///   - breakpoints: The run's breakpoints; each gets a subfolder. Empty for one layout.
     ///   - feed: The feed's name, written into every page (batch runs), or `nil`.
-    /// - Throws: `LayoutError.outputFailed` naming the folder when it cannot be created.
+    /// - Throws: `LayoutError.outputFailed` naming the folder when another run is writing it or it cannot be
+    ///   prepared.
     public init(directory: String?, pretty: Bool, breakpoints: [Breakpoint] = [], feed: String? = nil)
         throws(LayoutError)
     {
         self.feed = feed
         json = JSONWriter(indentWidth: pretty && directory != nil ? 2 : 0, reservingCapacity: 1 << 16)
-        let layoutCount = max(1, breakpoints.count)
-        lastPageNumbers = Array(repeating: 0, count: layoutCount)
-        reachedEnds = Array(repeating: false, count: layoutCount)
-        guard let directory else {
-            directories = []
-            directoryPaths = []
-            return
-        }
-        let root = URL(fileURLWithPath: directory, isDirectory: true)
-        let folders =
-            breakpoints.isEmpty
-            ? [root] : breakpoints.map { root.appendingPathComponent(Self.folderName(for: $0), isDirectory: true) }
-        directories = folders
-        directoryPaths = folders.map(\.path)
-        createdDirectories = Array(repeating: false, count: folders.count)
-    }
-
-    /// Folders are created with their first page, so a feed that cannot be read leaves nothing behind.
-    private var createdDirectories: [Bool] = []
-
-    private func createDirectory(forLayout layout: Int) throws(LayoutError) {
-        guard !createdDirectories[layout] else { return }
-        let folder = directories[layout]
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        } catch {
-            throw LayoutError(
-                .outputFailed, "--out \(folder.path): cannot create the folder: \(error.localizedDescription)")
-        }
-        createdDirectories[layout] = true
+        folder = try directory.map { path throws(LayoutError) in try OutputFolder(path) }
+        subfolders = breakpoints.isEmpty ? [""] : breakpoints.map(Self.folderName(for:))
+        preparedLayouts = Array(repeating: false, count: subfolders.count)
     }
 
     /// The folder of a breakpoint's pages: its width (`375`, `767.5`).
@@ -68,29 +43,47 @@ public final class PageWriter {
         return "page-" + String(repeating: "0", count: max(0, 4 - number.count)) + number + ".json"
     }
 
+    /// Whether a file name is a page's (`page-0001.json`).
+    static func isPageFileName(_ name: String) -> Bool { pageNumber(ofFileName: name) != nil }
+
+    /// The number in a page file's name (1 for `page-0001.json`), or nil for any other name.
+    static func pageNumber(ofFileName name: String) -> Int? {
+        guard name.hasPrefix("page-"), name.hasSuffix(".json") else { return nil }
+        return Int(name.dropFirst(5).dropLast(5))
+    }
+
     /// Writes one page; a page file appears whole or not at all (temporary file, then rename).
     public func write(_ page: LayoutPage) throws(LayoutError) {
         Records.write(page, feed: feed, into: &json)
         json.appendRaw("\n")
         // The page goes out from the writer's own buffer, which the next page reuses.
         defer { json.removeAll() }
-        lastPageNumbers[page.layoutIndex] = page.index + 1
-        reachedEnds[page.layoutIndex] = page.cursor == nil
-        guard !directories.isEmpty else {
+        guard let folder else {
             do {
                 try json.bytes.withUnsafeBytes { bytes in try Self.writeAll(bytes, to: STDOUT_FILENO) }
             } catch {
-                throw LayoutError(.outputFailed, "standard output: cannot write a page: \(error.localizedDescription)")
+                throw LayoutError(.outputFailed, "standard output: cannot write a page: \(Self.reason(error))")
             }
             return
         }
-        try createDirectory(forLayout: page.layoutIndex)
-        let path = directoryPaths[page.layoutIndex] + "/" + Self.fileName(forPageIndex: page.index)
+        let subfolder = subfolders[page.layoutIndex]
+        if !preparedLayouts[page.layoutIndex] {
+            try folder.prepareLayout(subfolder, firstPageIndex: page.index)
+            preparedLayouts[page.layoutIndex] = true
+        }
+        let directory = subfolder.isEmpty ? folder.staging : folder.staging + "/" + subfolder
+        let path = directory + "/" + Self.fileName(forPageIndex: page.index)
         do {
             try json.bytes.withUnsafeBytes { bytes in try Self.writeAtomically(bytes, to: path) }
         } catch {
-            throw LayoutError(.outputFailed, "\(path): cannot write the page: \(error.localizedDescription)")
+            let shown = (subfolder.isEmpty ? folder.target : folder.target + "/" + subfolder) + "/"
+                + Self.fileName(forPageIndex: page.index)
+            throw LayoutError(.outputFailed, "\(shown): cannot write the page: \(Self.reason(error))")
         }
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        (error as? POSIXError).map { String(cString: strerror($0.code.rawValue)) } ?? "\(error)"
     }
 
     /// Writes a file whole or not at all: a temporary file beside it, then a rename over it. Readers never see a
@@ -127,23 +120,9 @@ public final class PageWriter {
         }
     }
 
-    /// After a run that reached the end of the feed, removes page files a longer earlier run left behind, so the
-    /// folder holds exactly this layout's pages.
+    /// Puts the run's pages in place of the folder's previous contents, in one step. A run that wrote no page
+    /// leaves the folder as it was.
     public func finish() throws(LayoutError) {
-        for (layout, directory) in directories.enumerated() where reachedEnds[layout] {
-            try removeStalePages(in: directory, after: lastPageNumbers[layout])
-        }
-    }
-
-    private func removeStalePages(in directory: URL, after lastPageNumber: Int) throws(LayoutError) {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        for name in names where name.hasPrefix("page-") && name.hasSuffix(".json") {
-            guard let number = Int(name.dropFirst(5).dropLast(5)), number > lastPageNumber else { continue }
-            do {
-                try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
-            } catch {
-                throw LayoutError(.outputFailed, "\(name): cannot remove a stale page: \(error.localizedDescription)")
-            }
-        }
+        try folder?.commit()
     }
 }

@@ -5,3 +5,4 @@
 #include "fl_image.h"
 #include "fl_icu.h"
 #include "fl_png_write.h"
+#include "fl_file.h"
