@@ -47,6 +47,7 @@ import Testing
         flow + ["--align", "center", "--follow", "--page-size", "7"],
         horizontal,
         horizontal + sections + ["--placement", "left-to-right"],
+        sections + ["--placement", "grid-lanes", "--order-tolerance", "30", "--page-size", "7"],
     ])
     func pageByPageThroughCursorsEqualsOneRun(extra: [String]) throws {
         let options = Self.base + extra
