@@ -223,6 +223,56 @@ import Testing
     }
 }
 
+extension GridLanesInChromiumTests {
+    /// Reads every card's box in the preview as written (positioned at its frame), then in the native grid-lanes
+    /// view, where the browser places the cards itself.
+    static let nativeViewScript = """
+        <script>
+        const feed = document.getElementById('feed');
+        const boxes = () => [...feed.querySelectorAll('.pin')].map(card => {
+          const origin = feed.getBoundingClientRect(), box = card.getBoundingClientRect();
+          return [box.x - origin.x, box.y - origin.y, box.width, box.height];
+        });
+        const toggle = document.getElementById('native-grid-lanes');
+        const positioned = boxes();
+        feed.classList.add('native');
+        const pre = document.createElement('pre');
+        pre.id = 'check';
+        pre.textContent = JSON.stringify({ toggle: toggle ? !toggle.disabled : null, positioned, native: boxes() });
+        document.body.appendChild(pre);
+        </script>
+        """
+
+    struct NativeView: Decodable {
+        var toggle: Bool?
+        var positioned: [[Double]]
+        var native: [[Double]]
+    }
+
+    @Test(arguments: [
+        ["--width", "800", "--columns", "3", "--order-tolerance", "normal", "--right-to-left"],
+        ["--width", "1024", "--inset", "24,8,0,40", "--gutter", "20", "--row-gap", "6", "--order-tolerance", "30",
+         "--section-inset", "0,10,0,6"],
+    ])
+    func thePreviewsNativeGridLanesViewPutsEveryCardAtItsFrame(options: [String]) throws {
+        let directory = try CommandRunner.temporaryDirectory()
+        let preview = try CommandRunner.run(
+            ["preview", Self.spannedFeed, "--out", directory.path, "--placement", "grid-lanes", "--image-root",
+             Self.sampleFolder] + options)
+        #expect(preview.status == 1, "the sample has a missing and a corrupt image; stderr: \(preview.stderr)")
+        var html = try String(contentsOf: directory.appendingPathComponent("index.html"), encoding: .utf8)
+        html = html.replacingOccurrences(of: "</body>", with: Self.nativeViewScript + "</body>")
+        let dom = try Self.dumpDOM(html, in: directory)
+        let view = try JSONDecoder().decode(NativeView.self, from: Data(dom.utf8))
+        #expect(view.toggle == true, "the toggle is offered and enabled")
+        #expect(view.positioned.count == LayoutEndToEndTests.sampleItemCount)
+        try #require(view.native.count == view.positioned.count)
+        for (index, (positioned, native)) in zip(view.positioned, view.native).enumerated() {
+            #expect(zip(positioned, native).allSatisfy { abs($0 - $1) <= 0.5 }, "card \(index): \(positioned) vs \(native)")
+        }
+    }
+}
+
 /// A length as CSS and the CLI write it: no trailing `.0`.
 private func cssNumber(_ value: Double) -> String {
     value == value.rounded() ? String(Int(value)) : String(value)
