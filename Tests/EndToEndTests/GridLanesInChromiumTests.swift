@@ -55,25 +55,11 @@ import Testing
     static let sampleFolder = CommandRunner.repositoryRoot.appendingPathComponent("sample-feed").path
 
     /// The sample feed with `<fl:span>` on some items: 2 on every seventh, the full width on every nineteenth, 3 on
-    /// the item after each of those (clamped to the column count by the layout). Relative photo paths resolve next
-    /// to the copy, through a link to the sample's photos.
-    static let spannedFeed: String = {
-        let directory = try! CommandRunner.temporaryDirectory()
-        var text = try! String(contentsOfFile: CommandRunner.sampleFeed, encoding: .utf8)
-        text = text.replacingOccurrences(of: "<rss version=\"2.0\"", with: "<rss version=\"2.0\" xmlns:fl=\"urn:feedlayout:1\"")
-        var parts = text.components(separatedBy: "<item>")
-        for index in 1..<parts.count {
-            let item = index - 1
-            let span = item % 19 == 18 ? "full" : item % 7 == 6 ? "2" : item % 19 == 0 && item > 0 ? "3" : nil
-            if let span { parts[index] = "<fl:span>\(span)</fl:span>" + parts[index] }
-        }
-        let path = directory.appendingPathComponent("feed.xml").path
-        try! parts.joined(separator: "<item>").write(toFile: path, atomically: true, encoding: .utf8)
-        try! FileManager.default.createSymbolicLink(
-            atPath: directory.appendingPathComponent("photos").path,
-            withDestinationPath: sampleFolder + "/photos")
-        return path
-    }()
+    /// the item after each of those (clamped to the column count by the layout).
+    static let spannedFeed = try! CommandRunner.sampleFeedCopy { item in
+        let span = item % 19 == 18 ? "full" : item % 7 == 6 ? "2" : item % 19 == 0 && item > 0 ? "3" : nil
+        return span.map { "<fl:span>\($0)</fl:span>" }
+    }
 
     /// A laid-out cell, in CSS pixels.
     struct Cell {
@@ -154,25 +140,11 @@ import Testing
         return try JSONDecoder().decode([PlacedSet].self, from: Data(json.utf8))
     }
 
-    /// Writes the page into the folder, has headless Chromium (grid-lanes enabled) run it, and returns what its
-    /// script left in `<pre id="check">`.
+    /// What the page's script found, with CSS Grid Lanes enabled (`[]` when Chromium printed nothing).
     static func dumpDOM(_ html: String, in directory: URL) throws -> String {
-        let page = directory.appendingPathComponent("check.html")
-        try html.write(to: page, atomically: true, encoding: .utf8)
-        let chromium = try CommandRunner.runTool(
-            "/usr/bin/chromium",
-            ["--headless", "--no-sandbox", "--disable-gpu", "--enable-experimental-web-platform-features",
-             "--force-device-scale-factor=1", "--window-size=1400,1000", "--dump-dom", page.absoluteString])
-        let dom = String(decoding: chromium.stdout, as: UTF8.self)
-        guard let start = dom.range(of: "<pre id=\"check\">"),
-            let end = dom.range(of: "</pre>", range: start.upperBound..<dom.endIndex)
-        else {
-            Issue.record("chromium printed no result (is Debian's chromium installed?): \(chromium.stderr.suffix(600))")
-            return "[]"
-        }
-        return String(dom[start.upperBound..<end.lowerBound]).replacingOccurrences(of: "&quot;", with: "\"")
-            .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
-            .replacingOccurrences(of: "&amp;", with: "&")
+        try HeadlessChromium.checkResult(
+            of: html, in: directory,
+            flags: ["--enable-experimental-web-platform-features", "--window-size=1400,1000"]) ?? "[]"
     }
 
     /// The cells whose frame is more than half a pixel from where Chromium put them.
