@@ -66,7 +66,7 @@ package struct LayoutCursor: Hashable {
         for tag in fontTags { appendVarint(UInt64(UInt16(truncatingIfNeeded: tag)), to: &payload) }
         if version == 3, case .waterfall(let state) = state {
             let fields = [
-                pageIndex, state.nextIndex, state.contentBottom, state.nextRoundRobinColumn,
+                pageIndex, state.nextIndex, state.contentBottom, state.placementCursor,
                 qualityTotals.orderInversions, qualityTotals.largestDisplacement, state.columnHeights.count,
             ]
             for value in fields + state.columnHeights { appendVarint(UInt64(value), to: &payload) }
@@ -75,7 +75,7 @@ package struct LayoutCursor: Hashable {
             var fields = [pageIndex, qualityTotals.orderInversions, qualityTotals.largestDisplacement]
             switch state {
             case .waterfall(let state):
-                fields += [0, state.nextIndex, state.contentBottom, state.nextRoundRobinColumn]
+                fields += [0, state.nextIndex, state.contentBottom, state.placementCursor]
                 fields += [state.columnHeights.count] + state.columnHeights
                 fields += sectionFields(
                     state.section.index, state.section.start, state.section.begun, state.section.headerLength,
@@ -135,14 +135,14 @@ package struct LayoutCursor: Hashable {
         self.fontTags = fontTags
         if body[0] == 3 {
             guard let pageIndex = reader.varint(), let nextIndex = reader.varint(), let contentBottom = reader.varint(),
-                let roundRobin = reader.varint(), let inversions = reader.varint(),
+                let placementCursor = reader.varint(), let inversions = reader.varint(),
                 let displacement = reader.varint(), let heights = reader.list(signed: false)
             else { throw invalid("its fields are incomplete") }
             self.pageIndex = pageIndex
             state = .waterfall(
                 WaterfallState(
                     nextIndex: nextIndex, columnHeights: heights, contentBottom: contentBottom,
-                    nextRoundRobinColumn: roundRobin))
+                    placementCursor: placementCursor))
             sectionKey = 0
             qualityTotals = LayoutQualityTotals(orderInversions: inversions, largestDisplacement: displacement)
         } else {
@@ -236,12 +236,12 @@ private struct ByteReader {
     mutating func engineState(_ mode: Int) -> EngineState? {
         switch mode {
         case 0:
-            guard let next = signed(), let bottom = signed(), let roundRobin = signed(),
+            guard let next = signed(), let bottom = signed(), let placementCursor = signed(),
                 let heights = list(signed: true), let section = section()
             else { return nil }
             return .waterfall(
                 WaterfallState(
-                    nextIndex: next, columnHeights: heights, contentBottom: bottom, nextRoundRobinColumn: roundRobin,
+                    nextIndex: next, columnHeights: heights, contentBottom: bottom, placementCursor: placementCursor,
                     section: SectionProgress(
                         index: section.0, start: section.1, begun: section.2, headerLength: section.3,
                         firstIndex: section.4, itemBounds: section.5)))

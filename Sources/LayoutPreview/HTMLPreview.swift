@@ -12,6 +12,11 @@ import WaterfallLayout
 /// caption blocks (each with `data-height`, its precomputed height), styled with the same font files (copied to
 /// `fonts/` and loaded with `@font-face`), size, weight and line height the measurement used. The title sits at
 /// the annotation's top and the caption at its frame's offset, as a client places them from the page JSON.
+///
+/// A vertical waterfall without sections, previewed from its first item, can also be shown natively: a toggle
+/// turns the container into a CSS `display: grid-lanes` grid with the layout's tracks, gaps, insets, direction and
+/// `flow-tolerance`, and the browser places the same cards itself (they keep only their sizes and spans). With
+/// `--placement grid-lanes` both views agree.
 public struct HTMLPreview {
     private let options: LayoutOptions
     private let grid: WaterfallGrid
@@ -26,6 +31,9 @@ public struct HTMLPreview {
     private var contentHeight = 0
     private var itemCount = 0
     private var isFlow = false
+    /// Whether a `display: grid-lanes` container can lay these cards out as the engine did: a vertical waterfall
+    /// without sections, from its first item (the browser starts every lane at the top).
+    private var nativeGridLanesFits = true
     private var horizontal: Bool { grid.axis == .horizontal }
 
     public init(options: LayoutOptions, grid: WaterfallGrid, feedPath: String, outputDirectory: String) {
@@ -41,6 +49,9 @@ public struct HTMLPreview {
         let scale = grid.scale
         func px(_ value: Int) -> String { cssNumber(Double(value) / scale) + "px" }
         isFlow = page.flowGrid != nil
+        if isFlow || horizontal || !page.sections.isEmpty || (itemCount == 0 && page.items.first?.index != 0) {
+            nativeGridLanesFits = false
+        }
         if let first = page.items.first {
             let position = horizontal ? "left:\(px(first.placed.frame.x))" : "top:\(px(first.placed.frame.y))"
             pageMarks += "<div class=\"page-mark\" style=\"\(position)\">page \(page.index + 1)</div>\n"
@@ -71,13 +82,17 @@ public struct HTMLPreview {
             }
         }
         for item in page.items {
+            if item.section != nil { nativeGridLanesFits = false }
             let frame = item.placed.frame
             func box(_ rect: DeviceRect) -> String {
                 "left:\(px(rect.x - frame.x));top:\(px(rect.y - frame.y));width:\(px(rect.width));height:\(px(rect.height))"
             }
             cards +=
                 "<article class=\"pin\" data-index=\"\(item.index)\" style=\"left:\(px(frame.x));top:\(px(frame.y));"
-            cards += "width:\(px(frame.width));height:\(px(frame.height))\">"
+            cards += "width:\(px(frame.width));height:\(px(frame.height))"
+            // Only the native grid-lanes view reads the span; positioned cards ignore it.
+            if item.placed.columnSpan > 1 { cards += ";grid-column:span \(item.placed.columnSpan)" }
+            cards += "\">"
             // The slot shows the placeholder colour until the photo arrives, as a client would paint it.
             let paint = item.photo.placeholder.map { ";background:\($0.averageColor.hexString)" } ?? ""
             cards += "<div class=\"slot\" style=\"\(box(item.placed.photoSlot))\(paint)\"></div>"
@@ -151,10 +166,11 @@ public struct HTMLPreview {
             body.frames .slot { outline: 1px dashed rgba(156,39,176,.8); }
             body.frames .annotation { background: rgba(255,193,7,.25); }
             body.frames .column { display: block; }
+            \(nativeGridLanesFits ? nativeGridLanesCSS() : "")
             </style></head>
             <body>
             <header>\(escape(title)): \(itemCount) pins, \(lanes) —
-            <label><input type="checkbox" onchange="document.body.classList.toggle('frames', this.checked)"> show frames, columns and gaps</label></header>
+            <label><input type="checkbox" onchange="document.body.classList.toggle('frames', this.checked)"> show frames, columns and gaps</label>\(nativeGridLanesFits ? Self.nativeGridLanesToggle : "")</header>
             <div id="feed">
             \(sectionMarks)\(columnGuides)\(pageMarks)\(cards)</div>
             </body></html>
@@ -168,6 +184,33 @@ public struct HTMLPreview {
             throw LayoutError(.outputFailed, "\(file.path): cannot write the preview: \(error.localizedDescription)")
         }
     }
+
+    /// The native view: `#feed` as a `display: grid-lanes` container with the layout's grid, the cards in its flow.
+    /// Everything else in `#feed` is placed from computed positions, so it is hidden there.
+    private func nativeGridLanesCSS() -> String {
+        let scale = grid.scale
+        func px(_ value: Int) -> String { cssNumber(Double(value) / scale) + "px" }
+        // The first section's insets narrow the lanes and lower their start even in a feed without sections.
+        let (insets, section) = (grid.insets, grid.sectionInsets)
+        let direction = grid.direction == .rightToLeft ? "rtl" : "ltr"
+        return """
+            #feed.native { display: grid-lanes; box-sizing: border-box; height: auto; direction: \(direction); \
+            padding: \(px(insets.top + section.top)) \(px(insets.right + section.right)) \
+            \(px(insets.bottom + section.bottom)) \(px(insets.left + section.left)); \
+            grid-template-columns: repeat(\(grid.columnCount), \(px(grid.columnWidth))); \
+            column-gap: \(px(grid.columnGap)); row-gap: \(px(grid.rowGap)); \
+            flow-tolerance: \(cssNumber(options.waterfall.orderTolerance))px; }
+            #feed.native > .pin { position: relative; left: auto !important; top: auto !important; direction: ltr; }
+            #feed.native > :not(.pin) { display: none; }
+            """
+    }
+
+    /// The native view's switch, disabled where the browser has no `display: grid-lanes`.
+    private static let nativeGridLanesToggle = """
+         —
+        <label title="The browser places the pins itself; the same places as the frames with --placement grid-lanes"><input type="checkbox" id="native-grid-lanes" onchange="document.getElementById('feed').classList.toggle('native', this.checked)"> native grid-lanes</label>
+        <script>if (!CSS.supports('display', 'grid-lanes')) { const box = document.getElementById('native-grid-lanes'); box.disabled = true; box.parentElement.title = 'needs display: grid-lanes (Safari 26.4, or Chromium with experimental web platform features)'; }</script>
+        """
 
     /// Copies every font file of the title's and the caption's font lists into `fonts/` and declares each with
     /// `@font-face`, in list order, so the browser walks the same fonts the measurement did, offline, wherever the

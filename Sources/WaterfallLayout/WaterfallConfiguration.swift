@@ -22,14 +22,24 @@ public enum LayoutAxis: String, Sendable, Hashable, CaseIterable {
     case horizontal
 }
 
-/// Which column a one-column item goes to (CHTCollectionViewWaterfallLayout's `itemRenderDirection`).
+/// Which column an item goes to.
+///
+/// `shortestFirst` and the round robins follow CHTCollectionViewWaterfallLayout (`itemRenderDirection`) and
+/// masonry.js; `gridLanes` follows CSS Grid Lanes (`display: grid-lanes`, css-grid-3) as Chromium places it.
 public enum PlacementOrder: String, Sendable, Hashable, CaseIterable {
-    /// The currently shortest column, ties to the first in reading order: the waterfall.
+    /// The currently shortest column, ties (and columns within the order tolerance) to the first in reading order:
+    /// the waterfall of CHTCollectionViewWaterfallLayout and masonry.js. A wider item takes the window whose tallest
+    /// column is lowest, the first on ties.
     case shortestFirst
     /// Columns in turn, 0, 1, 2, … (a round robin in reading order).
     case leftToRight
     /// Columns in turn from the last, n-1, n-2, … .
     case rightToLeft
+    /// CSS Grid Lanes: of the windows (one column, or as many adjacent columns as the item spans) whose tallest
+    /// column is within the order tolerance (`flow-tolerance`) of the lowest such window, the first one at or after
+    /// the column that follows the previous item's window, wrapping to column 0 when none is (the spec's
+    /// auto-placement cursor). Exact ties go the same way, so items of equal height fill the columns in turn.
+    case gridLanes
 }
 
 /// Everything that decides where pins go. Lengths are CSS pixels.
@@ -58,9 +68,10 @@ public struct WaterfallConfiguration: Sendable, Hashable {
     public var scale: Double
     public var direction: HorizontalDirection
     public var placement: PlacementOrder
-    /// With `shortestFirst`: take the first column in reading order whose height is within this many CSS pixels
-    /// of the shortest (CSS grid-lanes `flow-tolerance`). Keeps reading order closer to feed order at the cost of
-    /// a little balance; 0 is the strict waterfall.
+    /// How far above the lowest possible top, in CSS pixels, a column may be and still be taken for the sake of
+    /// reading order. `shortestFirst` takes the first column in reading order within it (masonry.js); `gridLanes`
+    /// uses it as CSS `flow-tolerance` (see ``PlacementOrder/gridLanes``). Keeps reading order closer to feed order
+    /// at the cost of a little balance; 0 is the strict waterfall. The round robins ignore it.
     public var orderTolerance: Double
     /// `.vertical` (columns, growing downwards) or `.horizontal` (rows, growing to the right).
     ///
@@ -226,7 +237,9 @@ public struct WaterfallGrid: Sendable, Hashable {
         }
         minimumPhotoHeight = try device(configuration.minimumPhotoHeight, "min-photo-height")
         placement = configuration.placement
-        orderTolerance = try device(configuration.orderTolerance, "order-tolerance")
+        let tolerance = try device(configuration.orderTolerance, "order-tolerance")
+        orderTolerance =
+            placement == .gridLanes ? Self.browserTolerance(configuration.orderTolerance, scale: scale) : tolerance
         if let maximum = maximumPhotoHeight, maximum < minimumPhotoHeight {
             throw WaterfallConfigurationError(
                 option: "max-photo-height", message: "is below --min-photo-height (\(configuration.minimumPhotoHeight))")
@@ -316,6 +329,18 @@ public struct WaterfallGrid: Sendable, Hashable {
             case .rightToLeft: laneEnd - columnWidth - column * stride
             }
         }
+    }
+
+    /// CSS `flow-tolerance` in device pixels, admitting exactly the tops Chromium admits.
+    ///
+    /// Chromium holds the length in LayoutUnits (1/64 CSS px, truncated) and takes a position when it is at most the
+    /// lowest plus the tolerance. Positions here are whole device pixels, so the largest whole number of device
+    /// pixels within the truncated length admits the same ones (rounding to the nearest, as other lengths do, would
+    /// admit a top 0.4 px too far).
+    private static func browserTolerance(_ cssPixels: Double, scale: Double) -> Int {
+        // LayoutUnit's largest value: a larger tolerance admits every top anyway.
+        let layoutUnits = (min(cssPixels, 33_554_431) * 64).rounded(.towardZero)
+        return Int((layoutUnits / 64 * scale).rounded(.down))
     }
 
     /// Where the scroll axis starts: the top inset vertically, the left inset horizontally.

@@ -64,8 +64,10 @@ public struct WaterfallState: Sendable, Hashable {
     public var nextIndex: Int
     /// Each column's height in device pixels: the top of the next item placed in it.
     public var columnHeights: [Int]
-    /// The next column of the `leftToRight` / `rightToLeft` round robin (0 for `shortestFirst`).
-    public var nextRoundRobinColumn: Int
+    /// Where the next item's search for a column starts: the next column of the `leftToRight` / `rightToLeft`
+    /// round robin, or for `gridLanes` CSS Grid Lanes' auto-placement cursor (the column after the previous item's
+    /// window, 0 past the last column); always 0 for `shortestFirst`.
+    public var placementCursor: Int
     /// The lowest bottom so far of a cell, header or ended section, in device pixels (the insets' top when nothing
     /// is placed).
     public var contentBottom: Int
@@ -75,13 +77,13 @@ public struct WaterfallState: Sendable, Hashable {
     /// A state. The section defaults to the implicit first section, so a state that only knows the columns (a
     /// layout without sections) keeps working.
     public init(
-        nextIndex: Int, columnHeights: [Int], contentBottom: Int, nextRoundRobinColumn: Int = 0,
+        nextIndex: Int, columnHeights: [Int], contentBottom: Int, placementCursor: Int = 0,
         section: SectionProgress = SectionProgress()
     ) {
         self.nextIndex = nextIndex
         self.columnHeights = columnHeights
         self.contentBottom = contentBottom
-        self.nextRoundRobinColumn = nextRoundRobinColumn
+        self.placementCursor = placementCursor
         self.section = section
     }
 }
@@ -156,7 +158,7 @@ public struct WaterfallEngine: Sendable {
             columnHeights: Array(
                 repeating: grid.scrollStartInset + grid.sectionScrollStartInset, count: grid.columnCount),
             contentBottom: grid.scrollStartInset,
-            nextRoundRobinColumn: grid.placement == .rightToLeft ? grid.columnCount - 1 : 0)
+            placementCursor: grid.placement == .rightToLeft ? grid.columnCount - 1 : 0)
     }
 
     /// Continues a layout from a saved state.
@@ -171,7 +173,7 @@ public struct WaterfallEngine: Sendable {
         let itemsTop = state.section.itemsTop(in: grid)
         guard state.columnHeights.count == grid.columnCount, state.nextIndex >= 0,
             state.columnHeights.allSatisfy({ $0 >= itemsTop }), state.contentBottom >= grid.scrollStartInset,
-            (0..<grid.columnCount).contains(state.nextRoundRobinColumn)
+            (0..<grid.columnCount).contains(state.placementCursor)
         else {
             throw WaterfallConfigurationError(
                 option: "resume", message: "the saved state does not fit a \(grid.columnCount)-column layout")
@@ -191,31 +193,51 @@ public struct WaterfallEngine: Sendable {
     ///
     /// One-column items follow the placement order: the shortest column (or the first in reading order within the
     /// order tolerance of it), or the round robin. Wider items take the window whose tallest column is lowest.
+    /// `gridLanes` applies its one rule to every span (``PlacementOrder/gridLanes``).
     public func nextColumn(span: Int = 1) -> Int {
         let heights = state.columnHeights
-        if span == 1 {
-            switch grid.placement {
-            case .leftToRight, .rightToLeft: return state.nextRoundRobinColumn
-            case .shortestFirst where grid.orderTolerance == 0:
-                // The common case, in one pass: the first column of the smallest height.
-                var best = 0
-                for column in 1..<heights.count where heights[column] < heights[best] { best = column }
-                return best
-            case .shortestFirst:
-                let limit = heights.min()! + grid.orderTolerance
-                return heights.firstIndex { $0 <= limit }!
+        switch (grid.placement, span) {
+        case (.gridLanes, _):
+            return gridLanesColumn(span: span)
+        case (.leftToRight, 1), (.rightToLeft, 1):
+            return state.placementCursor
+        case (.shortestFirst, 1) where grid.orderTolerance == 0:
+            // The common case, in one pass: the first column of the smallest height.
+            var best = 0
+            for column in 1..<heights.count where heights[column] < heights[best] { best = column }
+            return best
+        case (.shortestFirst, 1):
+            let limit = heights.min()! + grid.orderTolerance
+            return heights.firstIndex { $0 <= limit }!
+        default:
+            var best = 0
+            var bestTop = Int.max
+            for start in 0...(heights.count - span) {
+                let top = heights[start..<(start + span)].max()!
+                if top < bestTop {
+                    best = start
+                    bestTop = top
+                }
             }
+            return best
         }
-        var best = 0
-        var bestTop = Int.max
-        for start in 0...(heights.count - span) {
-            let top = heights[start..<(start + span)].max()!
-            if top < bestTop {
-                best = start
-                bestTop = top
-            }
-        }
-        return best
+    }
+
+    /// CSS Grid Lanes (css-grid-3 "Grid Lanes Layout Algorithm", as Chromium's GridLanesRunningPositions does it):
+    /// every window of `span` adjacent columns has the top of its tallest column; those at most the order tolerance
+    /// below the lowest such top are possible, and the first possible one at or after the auto-placement cursor is
+    /// taken, wrapping round to window 0 (where the search also starts when the cursor is past the last window).
+    private func gridLanesColumn(span: Int) -> Int {
+        let heights = state.columnHeights
+        let windowCount = heights.count - span + 1
+        func top(_ start: Int) -> Int { span == 1 ? heights[start] : heights[start..<(start + span)].max()! }
+        var lowest = Int.max
+        for start in 0..<windowCount { lowest = min(lowest, top(start)) }
+        let limit = lowest + grid.orderTolerance
+        var start = state.placementCursor < windowCount ? state.placementCursor : 0
+        // The lowest window is possible, so this ends within one turn.
+        while top(start) > limit { start = (start + 1) % windowCount }
+        return start
     }
 
     /// Where an item of this span would go if it were placed now: its first column and its top (horizontally: its
@@ -333,7 +355,7 @@ public struct WaterfallEngine: Sendable {
         state.contentBottom = max(state.contentBottom, top + cellHeight)
         state.section.include(placed.frame)
         state.nextIndex += 1
-        state.nextRoundRobinColumn = nextRoundRobinColumn(after: columns)
+        state.placementCursor = placementCursor(after: columns)
         return placed
     }
 
@@ -365,16 +387,18 @@ public struct WaterfallEngine: Sendable {
         state.contentBottom = max(state.contentBottom, left + width)
         state.section.include(placed.frame)
         state.nextIndex += 1
-        state.nextRoundRobinColumn = nextRoundRobinColumn(after: rows)
+        state.placementCursor = placementCursor(after: rows)
         return placed
     }
 
-    /// The round robin continues after the window just filled (0 when the order is not a round robin).
-    private func nextRoundRobinColumn(after columns: Range<Int>) -> Int {
+    /// The round robin, and the grid-lanes search, continue after the window just filled (0 for `shortestFirst`).
+    private func placementCursor(after columns: Range<Int>) -> Int {
         let count = grid.columnCount
         switch grid.placement {
         case .shortestFirst: return 0
-        case .leftToRight: return columns.upperBound % count
+        // Chromium keeps the window's end line, which may be the column count; past the last window it searches
+        // from window 0, so wrapping here gives the same search.
+        case .leftToRight, .gridLanes: return columns.upperBound % count
         case .rightToLeft: return (columns.lowerBound - 1 + count) % count
         }
     }
@@ -417,6 +441,6 @@ public struct WaterfallEngine: Sendable {
     private mutating func startLanes() {
         let itemsTop = state.section.itemsTop(in: grid)
         for column in state.columnHeights.indices { state.columnHeights[column] = itemsTop }
-        state.nextRoundRobinColumn = grid.placement == .rightToLeft ? grid.columnCount - 1 : 0
+        state.placementCursor = grid.placement == .rightToLeft ? grid.columnCount - 1 : 0
     }
 }

@@ -51,12 +51,15 @@ struct GridOptions: ParsableArguments {
 
     @Option(
         help:
-            "Which column a pin goes to: shortest-first (the waterfall), left-to-right or right-to-left (columns in turn)."
+            "Which column a pin goes to: shortest-first (the waterfall, as masonry.js), left-to-right or right-to-left (columns in turn), or grid-lanes (CSS display: grid-lanes, as Chromium places it)."
     )
     var placement: PlacementOrder = .shortestFirst
 
-    @Option(help: "Shortest-first: take the first column in reading order within this many pixels of the shortest.")
-    var orderTolerance: Double = 0
+    @Option(
+        help: ArgumentHelp(
+            "How far above the shortest a column may be and still be taken for reading order: pixels, or 'normal' (the caption font size, CSS flow-tolerance: normal). Shortest-first takes the first such column; grid-lanes the first after the previous pin.",
+            valueName: "pixels|normal"))
+    var orderTolerance: OrderTolerance = .pixels(0)
 
     @Option(help: "Width ÷ height for photos whose size cannot be read or is not declared.")
     var fallbackAspectRatio: Double = 1
@@ -83,7 +86,8 @@ struct GridOptions: ParsableArguments {
 
     func insets() throws -> Insets { try parseInsets(inset, option: "--inset") }
 
-    func configuration() throws -> WaterfallConfiguration {
+    /// The grid's configuration; `captionFontSize` is the em that `--order-tolerance normal` stands for.
+    func configuration(captionFontSize: Double) throws -> WaterfallConfiguration {
         WaterfallConfiguration(
             containerWidth: width,
             columns: columns.map { .fixed($0) }
@@ -91,7 +95,7 @@ struct GridOptions: ParsableArguments {
             insets: try insets(), columnGap: gutter, rowGap: rowGap, cellPadding: cellPadding,
             annotationSpacing: annotationSpacing, maximumPhotoHeight: maxPhotoHeight,
             minimumPhotoHeight: minPhotoHeight, scale: scale, direction: rightToLeft ? .rightToLeft : .leftToRight,
-            placement: placement, orderTolerance: orderTolerance)
+            placement: placement, orderTolerance: orderTolerance.pixels(em: captionFontSize))
     }
 }
 
@@ -184,6 +188,38 @@ struct TextOptions: ParsableArguments {
                 to: TextStyle(font: titleFont ?? font, size: titleFontSize, lineHeight: lineHeight, weight: titleWeight)),
             text: fontList.applied(to: TextStyle(font: font, size: fontSize, lineHeight: lineHeight, weight: 400)),
             titleLines: titleLines, textLines: textLines, titleTextGap: titleTextGap)
+    }
+}
+
+/// `--order-tolerance`: a length in pixels, or `normal`, which is CSS `flow-tolerance: normal`: 1em, where the em is
+/// the caption font size (a grid-lanes container styled with the caption font resolves it the same way).
+enum OrderTolerance: ExpressibleByArgument {
+    case pixels(Double)
+    case normal
+
+    init?(argument: String) {
+        let value = argument.trimmingCharacters(in: .whitespaces).lowercased()
+        if value == "normal" {
+            self = .normal
+        } else if let pixels = Double(value.hasSuffix("px") ? String(value.dropLast(2)) : value) {
+            self = .pixels(pixels)
+        } else {
+            return nil
+        }
+    }
+
+    func pixels(em: Double) -> Double {
+        switch self {
+        case .pixels(let pixels): pixels
+        case .normal: em
+        }
+    }
+
+    var defaultValueDescription: String {
+        switch self {
+        case .pixels(let pixels): "\(pixels)"
+        case .normal: "normal"
+        }
     }
 }
 
@@ -289,7 +325,8 @@ struct LayoutCommandOptions: ParsableArguments {
     /// The library's options for these arguments.
     func options() throws -> LayoutOptions {
         var options = LayoutOptions(
-            waterfall: try grid.configuration(), annotation: try text.annotationStyle(), pagination: pages.rule,
+            waterfall: try grid.configuration(captionFontSize: text.fontSize), annotation: try text.annotationStyle(),
+            pagination: pages.rule,
             fallbackAspectRatio: grid.fallbackAspectRatio, probeConcurrency: input.probeConcurrency,
             imageRoot: input.imageRoot, maximumPages: pages.maxPages, placeholders: input.placeholders,
             probeCachePath: input.probeCachePath, allowPrivateNetwork: input.allowPrivateNetwork,
@@ -300,7 +337,7 @@ struct LayoutCommandOptions: ParsableArguments {
 }
 
 extension PlacementOrder: ExpressibleByArgument {
-    /// The CLI spells the orders in kebab case: `shortest-first`, `left-to-right`, `right-to-left`.
+    /// The CLI spells the orders in kebab case: `shortest-first`, `left-to-right`, `right-to-left`, `grid-lanes`.
     public init?(argument: String) {
         guard let order = Self.allCases.first(where: { $0.argumentName == argument }) else { return nil }
         self = order
@@ -311,6 +348,7 @@ extension PlacementOrder: ExpressibleByArgument {
         case .shortestFirst: "shortest-first"
         case .leftToRight: "left-to-right"
         case .rightToLeft: "right-to-left"
+        case .gridLanes: "grid-lanes"
         }
     }
 

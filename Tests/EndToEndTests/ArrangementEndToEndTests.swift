@@ -12,23 +12,9 @@ import Testing
     static let horizontal = ["--axis", "horizontal", "--height", "900", "--columns", "3", "--max-photo-width", "400"]
 
     /// The sample feed with `<fl:section>` on every item: four seasons of 13 items, the last section shorter.
-    /// Relative photo paths resolve next to the copy, through a link to the sample's photos (allowed by
-    /// `--image-root`).
-    static let sectionedFeed: String = {
-        let directory = try! CommandRunner.temporaryDirectory()
-        var text = try! String(contentsOfFile: CommandRunner.sampleFeed, encoding: .utf8)
-        text = text.replacingOccurrences(of: "<rss version=\"2.0\"", with: "<rss version=\"2.0\" xmlns:fl=\"urn:feedlayout:1\"")
-        var parts = text.components(separatedBy: "<item>")
-        for index in 1..<parts.count {
-            let season = ["Spring", "Summer", "Autumn", "Winter"][min((index - 1) / 13, 3)]
-            parts[index] = "<fl:section>\(season)</fl:section>" + parts[index]
-        }
-        let path = directory.appendingPathComponent("feed.xml").path
-        try! parts.joined(separator: "<item>").write(toFile: path, atomically: true, encoding: .utf8)
-        try! FileManager.default.createSymbolicLink(
-            atPath: directory.appendingPathComponent("photos").path, withDestinationPath: sampleFolder + "/photos")
-        return path
-    }()
+    static let sectionedFeed = try! CommandRunner.sampleFeedCopy { index in
+        "<fl:section>\(["Spring", "Summer", "Autumn", "Winter"][min(index / 13, 3)])</fl:section>"
+    }
 
     func pages(_ feed: String, _ options: [String]) throws -> [PageFile] {
         let output = try CommandRunner.run(["layout", feed, "--quiet"] + options)
@@ -47,6 +33,7 @@ import Testing
         flow + ["--align", "center", "--follow", "--page-size", "7"],
         horizontal,
         horizontal + sections + ["--placement", "left-to-right"],
+        sections + ["--placement", "grid-lanes", "--order-tolerance", "30", "--page-size", "7"],
     ])
     func pageByPageThroughCursorsEqualsOneRun(extra: [String]) throws {
         let options = Self.base + extra

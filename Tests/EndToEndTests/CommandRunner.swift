@@ -67,6 +67,25 @@ struct CommandRunner {
         return Output(status: process.terminationStatus, stdout: stdoutData, stderr: String(decoding: stderrData, as: UTF8.self))
     }
 
+    /// A copy of the sample feed, in a folder of its own, with FeedLayout's namespace declared (prefix `fl`) and
+    /// `extraElements(index)` put at the start of each item that gets any. Relative photo paths resolve next to the
+    /// copy, through a link to the sample's photos (allowed with `--image-root` set to the sample's folder).
+    static func sampleFeedCopy(extraElements: (Int) -> String?) throws -> String {
+        let directory = try temporaryDirectory()
+        var text = try String(contentsOfFile: sampleFeed, encoding: .utf8)
+        text = text.replacingOccurrences(of: "<rss version=\"2.0\"", with: "<rss version=\"2.0\" xmlns:fl=\"urn:feedlayout:1\"")
+        var parts = text.components(separatedBy: "<item>")
+        for index in 1..<parts.count {
+            if let elements = extraElements(index - 1) { parts[index] = elements + parts[index] }
+        }
+        let path = directory.appendingPathComponent("feed.xml").path
+        try parts.joined(separator: "<item>").write(toFile: path, atomically: true, encoding: .utf8)
+        let photos = URL(fileURLWithPath: sampleFeed).deletingLastPathComponent().appendingPathComponent("photos")
+        try FileManager.default.createSymbolicLink(
+            atPath: directory.appendingPathComponent("photos").path, withDestinationPath: photos.path)
+        return path
+    }
+
     static func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

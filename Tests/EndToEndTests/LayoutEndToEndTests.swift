@@ -136,12 +136,13 @@ import Testing
         #expect(!original.stdoutText.contains(CommandRunner.repositoryRoot.path))
     }
 
-    /// The cursor carries everything: column heights, the round robin's position, the quality totals.
+    /// The cursor carries everything: column heights, the round robin's or grid-lanes' position, the quality totals.
     @Test(arguments: [
         [String](),
         ["--placement", "left-to-right"],
         ["--placement", "right-to-left", "--right-to-left"],
         ["--order-tolerance", "40", "--scale", "3"],
+        ["--placement", "grid-lanes", "--order-tolerance", "normal", "--right-to-left"],
     ])
     func pageByPageThroughCursorsEqualsOneRun(extra: [String]) throws {
         let options = Self.options + extra
@@ -189,6 +190,7 @@ import Testing
         ["--right-to-left", "--scale", "2", "--placement", "right-to-left"],
         ["--page-height", "700", "--max-photo-height", "300", "--min-photo-height", "80"],
         ["--title-lines", "0", "--text-lines", "0", "--order-tolerance", "30"],
+        ["--placement", "grid-lanes", "--order-tolerance", "12.5"],
     ])
     func pagesMatchTheJSONSchema(extra: [String]) throws {
         let output = try CommandRunner.run(["layout", CommandRunner.sampleFeed] + Self.options + extra)

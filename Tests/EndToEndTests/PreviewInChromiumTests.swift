@@ -71,22 +71,10 @@ import Testing
         var html = try String(contentsOf: directory.appendingPathComponent("index.html"), encoding: .utf8)
         let declaredFaces = html.components(separatedBy: "@font-face").count - 1
         html = html.replacingOccurrences(of: "</body>", with: Self.checkScript + "</body>")
-        let page = directory.appendingPathComponent("check.html")
-        try html.write(to: page, atomically: true, encoding: .utf8)
-
-        let chromium = try CommandRunner.runTool(
-            "/usr/bin/chromium",
-            ["--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files",
-             "--force-device-scale-factor=1", "--virtual-time-budget=20000", "--dump-dom", page.absoluteString])
-        let dom = String(decoding: chromium.stdout, as: UTF8.self)
-        guard let start = dom.range(of: "<pre id=\"check\">"), let end = dom.range(of: "</pre>", range: start.upperBound..<dom.endIndex)
-        else {
-            Issue.record("chromium printed no check result (is Debian's chromium installed?): \(chromium.stderr.suffix(600))")
-            return (Check(annotations: [], images: [], fonts: [], declaredFaces: declaredFaces), [])
-        }
-        let json = String(dom[start.upperBound..<end.lowerBound])
-            .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&lt;", with: "<")
-            .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
+        guard
+            let json = try HeadlessChromium.checkResult(
+                of: html, in: directory, flags: ["--allow-file-access-from-files", "--virtual-time-budget=20000"])
+        else { return (Check(annotations: [], images: [], fonts: [], declaredFaces: declaredFaces), []) }
         var check = try JSONDecoder().decode(Check.self, from: Data(json.utf8))
         check.declaredFaces = declaredFaces
 

@@ -72,7 +72,7 @@ import WaterfallLayout
     let cursor = LayoutCursor(
         fingerprint: 0x0123_4567_89AB_CDEF, feedDigest: 42, fontTags: [0x1234, 0, 0xFFFF], pageIndex: 3,
         state: WaterfallState(
-            nextIndex: 150, columnHeights: [16, 4000, 123_456, 17], contentBottom: 123_440, nextRoundRobinColumn: 3),
+            nextIndex: 150, columnHeights: [16, 4000, 123_456, 17], contentBottom: 123_440, placementCursor: 3),
         qualityTotals: LayoutQualityTotals(orderInversions: 12, largestDisplacement: 4))
 
     @Test func roundTrips() throws {

@@ -254,18 +254,29 @@ import Testing
 }
 
 @Suite struct PlacementOrderAndSpanTests {
+    func configuration(_ columns: Int, placement: PlacementOrder = .shortestFirst, tolerance: Double = 0)
+        -> WaterfallConfiguration
+    {
+        WaterfallConfiguration(
+            containerWidth: Double(columns * 100), columns: .fixed(columns), columnGap: 0, placement: placement,
+            orderTolerance: tolerance)
+    }
+
     func engine(_ columns: Int, placement: PlacementOrder = .shortestFirst, tolerance: Double = 0) throws
         -> WaterfallEngine
     {
-        try WaterfallEngine(
-            configuration: WaterfallConfiguration(
-                containerWidth: Double(columns * 100), columns: .fixed(columns), columnGap: 0,
-                placement: placement, orderTolerance: tolerance))
+        try WaterfallEngine(configuration: configuration(columns, placement: placement, tolerance: tolerance))
     }
 
     /// A photo 100 wide and `height` tall gives a cell exactly that tall in a 100-px column.
     func item(_ height: Double, span: ColumnSpan = .single) -> WaterfallItem {
         WaterfallItem(photoSize: Size(width: 100, height: height), annotationHeight: 0, span: span)
+    }
+
+    /// A cell exactly `height` tall across `span` 100-px columns with no gaps.
+    func cell(_ height: Double, span: Int) -> WaterfallItem {
+        WaterfallItem(
+            photoSize: Size(width: Double(100 * span), height: height), annotationHeight: 0, span: .columns(span))
     }
 
     @Test func roundRobinsIgnoreHeights() throws {
@@ -318,6 +329,83 @@ import Testing
         let wide = layout.place(item(100, span: .columns(2)))
         // Reading columns 0 and 1 are the two rightmost.
         #expect(wide.column == 0 && wide.frame.x == 100 && wide.frame.width == 200)
+    }
+
+    /// Cells (height, span) in 100-px columns, and the columns Chromium gives them.
+    struct GridLanesCase: Sendable, CustomStringConvertible {
+        var columns: Int
+        var tolerance: Double
+        var cells: [[Int]]
+        var expected: [Int]
+        var description: String { "\(columns) columns, tolerance \(tolerance): \(cells)" }
+    }
+
+    /// The columns Chromium 156 gives the same cells in a `display: grid-lanes` container of 100-px tracks with no
+    /// gaps (checked by hand with `--enable-experimental-web-platform-features`). The last cell goes elsewhere under
+    /// shortest-first in each: an exact tie, a near tie within the tolerance, a spanning item.
+    static let gridLanesCases: [GridLanesCase] = [
+        GridLanesCase(
+            columns: 4, tolerance: 0, cells: [[10, 1], [20, 1], [10, 1], [30, 1], [15, 1], [15, 1], [5, 1], [1, 1]],
+            expected: [0, 1, 2, 3, 0, 2, 1, 2]),
+        GridLanesCase(
+            columns: 3, tolerance: 15, cells: [[100, 1], [120, 1], [110, 1], [5, 1], [1, 1]],
+            expected: [0, 1, 2, 0, 1]),
+        GridLanesCase(
+            columns: 3, tolerance: 14.99, cells: [[100, 1], [120, 1], [110, 1], [5, 1], [1, 1]],
+            expected: [0, 1, 2, 0, 2]),
+        GridLanesCase(columns: 4, tolerance: 0, cells: [[10, 2], [20, 1], [10, 2], [30, 2]], expected: [0, 2, 0, 2]),
+    ]
+
+    @Test(arguments: gridLanesCases)
+    func gridLanesTakesThePossibleWindowAfterThePreviousItem(_ example: GridLanesCase) throws {
+        var gridLanes = try engine(example.columns, placement: .gridLanes, tolerance: example.tolerance)
+        var shortestFirst = try engine(example.columns, tolerance: example.tolerance)
+        var shortestFirstColumns: [Int] = []
+        for (index, cell) in example.cells.enumerated() {
+            let item = self.cell(Double(cell[0]), span: cell[1])
+            let placed = gridLanes.place(item)
+            #expect(placed.column == example.expected[index], "cell \(index)")
+            #expect(placed.frame.height == cell[0])
+            shortestFirstColumns.append(shortestFirst.place(item).column)
+        }
+        #expect(shortestFirstColumns.dropLast() == example.expected.dropLast())
+        #expect(shortestFirstColumns.last != example.expected.last)
+    }
+
+    /// More cells Chromium placed, where the cursor wraps past the last window of a spanning item.
+    @Test func gridLanesWrapsPastTheLastWindow() throws {
+        func columns(_ count: Int, _ cells: [(height: Double, span: Int)]) throws -> [Int] {
+            var layout = try engine(count, placement: .gridLanes)
+            return cells.map { layout.place(cell($0.height, span: $0.span)).column }
+        }
+        #expect(
+            try columns(4, [(20, 1), (10, 1), (10, 1), (10, 1), (10, 1), (5, 2), (1, 1), (1, 1)])
+                == [0, 1, 2, 3, 1, 2, 2, 3])
+        #expect(try columns(3, [(10, 1), (10, 2), (10, 2), (10, 1), (5, 2)]) == [0, 1, 0, 2, 0])
+    }
+
+    @Test func gridLanesToleranceAdmitsWhatChromiumsLayoutUnitsAdmit() throws {
+        // 10.3 px is 659/64 px in LayoutUnits: at scale 2 a top 20 device pixels (10 px) above the lowest is
+        // possible, 21 is not; rounding to the nearest device pixel would admit 21.
+        let configuration = WaterfallConfiguration(
+            containerWidth: 300, columns: .fixed(3), scale: 2, placement: .gridLanes, orderTolerance: 10.3)
+        #expect(try WaterfallGrid(configuration).orderTolerance == 20)
+        var shortestFirst = configuration
+        shortestFirst.placement = .shortestFirst
+        #expect(try WaterfallGrid(shortestFirst).orderTolerance == 21)
+    }
+
+    @Test func gridLanesResumesFromItsCursor() throws {
+        var whole = try engine(4, placement: .gridLanes)
+        var first = try engine(4, placement: .gridLanes)
+        let heights: [Double] = [10, 20, 10, 30, 15, 15, 5, 1, 7, 7, 7]
+        let expected = heights.map { whole.place(item($0)) }
+        var frames = heights[..<6].map { first.place(item($0)) }
+        #expect(first.state.placementCursor == 3, "the previous item took column 2")
+        var second = try WaterfallEngine(
+            configuration: configuration(4, placement: .gridLanes), resumingFrom: first.state)
+        frames += heights[6...].map { second.place(item($0)) }
+        #expect(frames == expected)
     }
 
     /// Regression: a rectangle inside the gutter between two columns missed the item spanning both.

@@ -15,7 +15,7 @@ struct LayoutCase: CustomStringConvertible {
             defer { bits /= count }
             return Int(bits % count)
         }
-        let placement = PlacementOrder.allCases[take(3)]
+        let placement = PlacementOrder.allCases[take(UInt64(PlacementOrder.allCases.count))]
         configuration = WaterfallConfiguration(
             // At least 300 px: room for 7 columns even with the largest insets, gaps and padding below, so every
             // generated case is a layout the grid accepts and no case is silently skipped.
@@ -67,6 +67,16 @@ struct LayoutCase: CustomStringConvertible {
         #expect(item.columnSpan == span)
         let window = item.column..<(item.column + span)
         #expect(item.frame.y == heights[window].max()!)
+        if grid.placement == .gridLanes {
+            // Every span alike: the first window within the tolerance of the lowest, from the column after the
+            // previous item's window, wrapping; from window 0 when that column starts no window.
+            let tops = (0...(heights.count - span)).map { heights[$0..<($0 + span)].max()! }
+            let limit = tops.min()! + grid.orderTolerance
+            let cursor = previous.last.map { $0.column + $0.columnSpan } ?? 0
+            let searchOrder = cursor < tops.count ? Array(cursor..<tops.count) + Array(0..<cursor) : Array(tops.indices)
+            #expect(item.column == searchOrder.first { tops[$0] <= limit }!)
+            return
+        }
         if span > 1 {
             // The window whose tallest column is lowest, the first on ties.
             let tops = (0...(heights.count - span)).map { heights[$0..<($0 + span)].max()! }
@@ -80,6 +90,8 @@ struct LayoutCase: CustomStringConvertible {
             if grid.orderTolerance == 0 {
                 #expect(item.column == heights.firstIndex(of: heights.min()!)!)
             }
+        case .gridLanes:
+            break  // Checked above, for every span.
         case .leftToRight, .rightToLeft:
             let step = grid.placement == .leftToRight ? 1 : -1
             let start = grid.placement == .leftToRight ? 0 : grid.columnCount - 1
