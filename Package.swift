@@ -145,7 +145,7 @@ let package = Package(
             path: "Tests/FeedLayoutTestSupport",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "FeedIngestTests", dependencies: ["FeedIngest", "FeedLayoutTestSupport"], exclude: ["Fixtures"],
+            name: "FeedIngestTests", dependencies: ["FeedIngest", "FeedLayoutTestSupport"], exclude: ["Fixtures", "Feedparser"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ImageProbeTests",

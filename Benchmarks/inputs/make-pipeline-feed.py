@@ -6,9 +6,9 @@
 The items are make-flickr-feed.py's (same seed, same mix of scripts, HTML captions and Media RSS), with
 each `media:content` pointing at one of the photos in OUT_DIR/photos (made by make-images.py:
 JPEG and PNG, 64-1200 px, some with an EXIF orientation), chosen with a seeded generator, so OUT_DIR/feed.xml is
-the same bytes on every run. The channel gets `xml:base="./"`, as sample-feed/feed.xml has, so that the photos
-resolve against the feed's folder rather than against each item's flickr.com link. The declared width and height stay Flickr's, as real feeds declare them: the layout
-must read the real size from the file.
+the same bytes on every run. The photo paths are relative and the feed has no `xml:base`: they resolve against the
+feed's own folder, as RFC 3986 says (never against each item's flickr.com link). The declared width and height
+stay Flickr's, as real feeds declare them: the layout must read the real size from the file.
 """
 import importlib.util
 import os
@@ -30,7 +30,7 @@ def main():
     rng, choose = random.Random(20261122), random.Random(8)
     content = re.compile(r'<media:content url="[^"]*"')
     with open(os.path.join(out, "feed.xml"), "w", encoding="utf-8", newline="\n") as feed:
-        feed.write(generator.HEAD.replace("<channel>", '<channel xml:base="./">', 1))
+        feed.write(generator.HEAD)
         batch = []
         for index in range(count):
             item = generator.item(rng, index)

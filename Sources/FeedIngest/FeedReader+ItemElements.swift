@@ -14,13 +14,21 @@ extension FeedReader {
     func startItemChild(
         namespace: Namespace, name: String, parent: (namespace: Namespace, name: String)?, attributes: Attributes
     ) {
+        // The core vocabulary's fields are the item's own children (and an Atom author's name): a
+        // <title> or <link> inside an unknown element (<image><title>) describes that element.
+        let isOwnChild = depth == itemDepth + 1
         switch namespace {
         case .none where format == .atom:
-            startAtomChild(name: name, parent: parent, attributes: attributes)  // an Atom feed without xmlns
+            // An Atom feed without xmlns.
+            if isOwnChild || isAuthorName(name, parent) {
+                startAtomChild(name: name, parent: parent, attributes: attributes)
+            }
         case .none, .rss10:
-            startRSSChild(name: name, attributes: attributes)
+            if isOwnChild { startRSSChild(name: name, attributes: attributes) }
         case .atom10, .atom03:
-            startAtomChild(name: name, parent: parent, attributes: attributes)
+            if isOwnChild || isAuthorName(name, parent) {
+                startAtomChild(name: name, parent: parent, attributes: attributes)
+            }
         case .media:
             startMediaChild(name: name, attributes: attributes)
         case .dc:
@@ -43,8 +51,10 @@ extension FeedReader {
             if name == "encoded" { beginCapture(.contentEncoded, .html) }
         case .itunes:
             switch name {
-            case "image":
-                if let href = attributes.value(name: "href") {
+            // `url=` instead of `href=`, and iTunes' older `<itunes:link rel="image">`, are common mistakes.
+            case "image",
+                "link" where attributes.value(name: "rel") == "image":
+                if let href = attributes.value(name: "href") ?? attributes.value(name: "url") {
                     item!.images.append(
                         RawImage(origin: "itunes:image", url: href, base: baseStack.last?.base, line: currentLine))
                 }
@@ -63,6 +73,11 @@ extension FeedReader {
         }
     }
 
+    /// An Atom `<author><name>` of the item itself.
+    private func isAuthorName(_ name: String, _ parent: (namespace: Namespace, name: String)?) -> Bool {
+        name == "name" && parent?.name == "author" && depth == itemDepth + 2
+    }
+
     /// Starts capturing the text of an item's field.
     private func beginCapture(_ field: ItemField, _ kind: TextKind) {
         capture.pointee.begin(field: field, depth: depth, kind: kind, limit: options.maxFieldBytes, line: currentLine)
@@ -72,7 +87,14 @@ extension FeedReader {
     private func startRSSChild(name: String, attributes: Attributes) {
         switch name {
         case "title": beginCapture(.title, .maybeHTML)
-        case "link": beginCapture(.link, .plain)
+        case "link":
+            // Atom's <link href> and <id> in an RSS item are read as in Atom (feedparser does the same).
+            if attributes.value(name: "href") != nil {
+                startAtomChild(name: name, parent: nil, attributes: attributes)
+            } else {
+                beginCapture(.link, .plain)
+            }
+        case "id": beginCapture(.atomID, .plain)
         case "guid":
             item!.guidIsPermaLink = attributes.value(name: "isPermaLink")?.lowercased() != "false"
             beginCapture(.guid, .plain)
@@ -116,15 +138,12 @@ extension FeedReader {
     /// Atom 1.0 and 0.3 entry elements.
     private func startAtomChild(name: String, parent: (namespace: Namespace, name: String)?, attributes: Attributes) {
         switch name {
-        case "title": beginCapture(.title, textKind(attributes, default: .plain))
+        case "title": beginTextConstruct(.title, attributes)
         case "id": beginCapture(.atomID, .plain)
-        case "summary": beginCapture(.summary, textKind(attributes, default: .plain))
+        case "summary": beginTextConstruct(.summary, attributes)
         case "content":
-            // Atom 0.3 says mode="escaped"; 1.0 says type="html". A src= content has no text.
-            if attributes.value(name: "src") == nil {
-                let kind = attributes.value(name: "mode") == "escaped" ? .html : textKind(attributes, default: .plain)
-                beginCapture(.atomContent, kind)
-            }
+            // A src= content has no text.
+            if attributes.value(name: "src") == nil { beginTextConstruct(.atomContent, attributes) }
         case "published": beginCapture(.published, .plain)
         case "issued": beginCapture(.issued, .plain)
         case "updated": beginCapture(.updated, .plain)
@@ -149,6 +168,19 @@ extension FeedReader {
         default:
             break
         }
+    }
+
+    /// Starts capturing an Atom text construct. Atom 0.3 adds `mode`: `escaped` is 1.0's
+    /// `type="html"`, and `base64` text is decoded before it is read as its `type` says. Atom 1.0
+    /// content of a MIME type that is neither text nor XML is base64 (RFC 4287 section 4.1.3.3);
+    /// feedparser reads titles so too.
+    private func beginTextConstruct(_ field: ItemField, _ attributes: Attributes) {
+        let mode = attributes.value(name: "mode")?.lowercased()
+        let type = attributes.value(name: "type")?.lowercased() ?? ""
+        let isBinaryType =
+            type.contains("/") && !type.hasPrefix("text/") && !type.hasSuffix("+xml") && !type.hasSuffix("/xml")
+        if mode == "base64" || (mode == nil && isBinaryType) { item!.base64Field = field }
+        beginCapture(field, mode == "escaped" ? .html : textKind(attributes, default: .plain))
     }
 
     /// An Atom text construct's kind from its `type` attribute.

@@ -115,7 +115,7 @@ extension FeedReader {
                     message: "a text field longer than \(options.maxFieldBytes) bytes was cut", line: currentLine,
                     column: nil)
             }
-            item?.set(field, capture.bytes, kind: capture.kind, line: capture.line)
+            item?.set(field, capture.bytes, kind: capture.kind, line: capture.line, base: baseStack.last?.base)
         } else if !feedTitleSeen {
             feedTitleSeen = true
             let isMarkup =

@@ -19,6 +19,9 @@ public struct FeedItem: Sendable, Equatable {
     public var published: String?
     /// The chosen image (see `FeedReader` for the choice order).
     public var image: FeedImage?
+    /// The item's other usable images, in the choice order: what a layout tries when the chosen one
+    /// turns out unreadable or not an image (only probing finds that out).
+    public var imageFallbacks: [FeedImage]
     /// Every image candidate, in the order the item declares them.
     public var images: [FeedImage]
     /// What the feed says about the item's place in a layout (FeedLayout's `urn:feedlayout:1` extension).
@@ -29,7 +32,7 @@ public struct FeedItem: Sendable, Equatable {
     /// Creates an item; every field except `index` and `id` defaults to empty.
     public init(
         index: Int, id: String, title: String? = nil, text: String? = nil, link: String? = nil,
-        author: String? = nil, published: String? = nil, image: FeedImage? = nil,
+        author: String? = nil, published: String? = nil, image: FeedImage? = nil, imageFallbacks: [FeedImage] = [],
         images: [FeedImage] = [], layout: LayoutHints = LayoutHints(), warnings: [FeedWarning] = []
     ) {
         self.layout = layout
@@ -41,6 +44,7 @@ public struct FeedItem: Sendable, Equatable {
         self.author = author
         self.published = published
         self.image = image
+        self.imageFallbacks = imageFallbacks
         self.images = images
         self.warnings = warnings
     }

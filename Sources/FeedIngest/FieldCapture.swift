@@ -70,7 +70,17 @@ struct FieldCapture {
 
     /// Markup nested in a captured field is kept as markup (Atom XHTML, or raw XHTML pasted into an
     /// RSS description), so that the HTML converter sees paragraphs and images.
+    ///
+    /// A text construct that says it is plain text but holds elements (Atom 0.3's `<title>Example
+    /// <b>Atom</b></title>`) is XHTML in fact: its text so far is escaped again and it is read as XHTML, so
+    /// that the markup is not shown as characters. Fields kept as written (links, ids, dates) are not.
     mutating func appendStartTag(name: String, attributes: Attributes) {
+        if kind == .plain && (field == nil || field!.isDisplayText) {
+            let written = Array(UnsafeBufferPointer(start: storage, count: count))
+            count = 0
+            kind = .xhtml
+            written.withUnsafeBufferPointer { appendText($0) }
+        }
         var tag = "<" + name
         for (attributeName, value) in attributes.all() {
             tag += " " + attributeName + "=\""

@@ -573,8 +573,12 @@ struct InputSanitizer {
             return 1
         }
         if isNumeric {
-            // libxml2 checks the number itself ("&#xZZ;" is its error to report).
-            for offset in index...end { output.append(input[offset]) }
+            // libxml2 checks the number itself ("&#xZZ;" is its error to report). "&#X41;" is XML's
+            // error but HTML's "A", as browsers and feedparser read it: the x is lowered.
+            for offset in index...end {
+                output.append(
+                    offset == nameStart && input[offset] == UInt8(ascii: "X") ? UInt8(ascii: "x") : input[offset])
+            }
             return end - index + 1
         }
         if let reference = Self.predefinedReference(UnsafeRawPointer(input.baseAddress!), at: index, count: end + 1),

@@ -6,6 +6,14 @@ enum ItemField: Int, CaseIterable {
     case pubDate, published, issued, dcDate, created, updated, modified
     /// FeedLayout's own extension (`urn:feedlayout:1`): `<fl:span>` and `<fl:section>`.
     case layoutSpan, layoutSection
+
+    /// Whether the field is text a card shows (read as plain text or markup), not a value kept as written.
+    var isDisplayText: Bool {
+        switch self {
+        case .title, .mediaTitle, .description, .summary, .contentEncoded, .atomContent, .mediaDescription: true
+        default: false
+        }
+    }
 }
 
 /// How a captured field's text must be read.
@@ -21,8 +29,8 @@ enum TextKind {
     case xhtml
 }
 
-/// An image reference as declared, before resolution (the item link, a possible base, may come
-/// later in the item).
+/// An image reference as declared, before resolution (resolution waits for the item's end, where
+/// the finisher has the allowed folders and its caches).
 struct RawImage {
     var origin: String
     var url: String
@@ -45,6 +53,11 @@ struct ItemBuilder {
     var suppressedWarnings = 0
     /// The `xml:base` in effect on the item element.
     var base: String?
+    /// Fields whose element had another `xml:base` in effect than the item (its own, or one of a
+    /// wrapper): rare, so a list that stays empty (and unallocated) for most items.
+    var fieldBases: [(field: ItemField, base: String?)] = []
+    /// The field whose text arrives base64-encoded (Atom 0.3 `mode="base64"`): decoded when it is set.
+    var base64Field: ItemField?
     /// RSS 1.0 `rdf:about`, an id of last resort before the hash.
     var about: String?
     /// The link from Atom `<link rel="alternate" href>`, when there is one.
@@ -63,12 +76,28 @@ struct ItemBuilder {
         repairSummaries.record(repair, into: &warnings)
     }
 
-    mutating func set(_ field: ItemField, _ bytes: [UInt8], kind: TextKind, line: Int? = nil) {
+    /// Sets a field's text unless an earlier element already gave it one.
+    /// - Parameters:
+    ///   - base: the `xml:base` in effect on the field's element: the base of a relative `<link>` and
+    ///     of the `<img>` in its HTML.
+    mutating func set(_ field: ItemField, _ bytes: [UInt8], kind: TextKind, line: Int? = nil, base: String? = nil) {
+        var bytes = bytes
+        if base64Field == field {
+            base64Field = nil
+            bytes = Base64.decoded(bytes) ?? bytes
+        }
         // The first occurrence wins, as in feedparser; an empty one does not block a later one.
         if let existing = fields[field.rawValue], existing.contains(where: { !Self.isSpace($0) }) { return }
         fields[field.rawValue] = bytes
         kinds[field.rawValue] = kind
         lines[field.rawValue] = line
+        if !fieldBases.isEmpty { fieldBases.removeAll { $0.field == field } }
+        if base != self.base { fieldBases.append((field, base)) }
+    }
+
+    /// The `xml:base` in effect on a field's element.
+    func base(of field: ItemField) -> String? {
+        fieldBases.last(where: { $0.field == field }).map(\.base) ?? base
     }
 
     mutating func warn(_ warning: FeedWarning) {
@@ -116,12 +145,15 @@ struct ItemFinisher {
         }
 
         let title = (plain(.title) ?? plain(.mediaTitle)).map { truncateText($0, limit: options.maxTextLength) }
-        // RSS 2.0: a permalink guid is the item's URL when there is no <link> (feedparser does the
-        // same, but for any guid; only an http(s) one is taken here, "item-7" is not a link).
+        // With no <link>, the item's URL is its permalink: RSS 2.0's guid unless isPermaLink="false",
+        // else an Atom id. Only an http(s) one: "item-7" or "tag:…" is an id, not a link (feedparser
+        // takes any permalink guid, and never an Atom id).
         let guid = raw(.guid)
-        let permalink = builder.guidIsPermaLink ? guid.flatMap { URLResolver.isHTTP($0) ? $0 : nil } : nil
-        let linkRaw = raw(.link) ?? builder.alternateLink ?? permalink
-        let link = linkRaw.map { resolver.resolveLink($0, bases: [builder.base]) }
+        func webAddress(_ text: String?) -> String? { text.flatMap { URLResolver.isHTTP($0) ? $0 : nil } }
+        let permalink = (builder.guidIsPermaLink ? webAddress(guid) : nil) ?? webAddress(raw(.atomID))
+        let link =
+            raw(.link).map { resolver.resolveLink($0, bases: [builder.base(of: .link)]) } ?? builder.alternateLink
+            ?? permalink
 
         // The caption: the summary first (that is what a card shows), then the full content.
         var text: String?
@@ -161,29 +193,33 @@ struct ItemFinisher {
         var images: [FeedImage] = []
         var kinds: [Candidate] = []
         for rawImage in builder.images where isImage(rawImage) {
-            guard let candidate = resolve(rawImage, link: link, builder: &builder) else { continue }
+            guard let candidate = resolve(rawImage, builder: &builder) else { continue }
             images.append(candidate.image)
             kinds.append(candidate)
         }
         if images.isEmpty {
             let htmlFields: [ItemField] = [.contentEncoded, .atomContent, .description, .summary]
+            var captionBase: String?
             for field in htmlFields {
                 guard let bytes = builder.fields[field.rawValue], builder.kinds[field.rawValue] != .plain else {
                     continue
                 }
                 captionImages = converter.convert(bytes, collectImages: true).images
+                captionBase = builder.base(of: field)
                 if !captionImages.isEmpty { break }
             }
             for reference in captionImages {
                 let rawImage = RawImage(
                     origin: "html:img", url: reference.source, width: reference.width, height: reference.height,
-                    base: builder.base)
-                guard let candidate = resolve(rawImage, link: link, builder: &builder) else { continue }
+                    base: captionBase)
+                guard let candidate = resolve(rawImage, builder: &builder) else { continue }
                 images.append(candidate.image)
                 kinds.append(candidate)
             }
         }
-        let chosen = choose(kinds)
+        let ranked = Self.ranked(kinds)
+        let chosen = ranked.first(where: { $0.usable }) ?? ranked.first
+        let fallbacks = ranked.filter { $0.usable && $0.index != chosen?.index }.map { $0.image }
 
         let id =
             guid ?? raw(.atomID) ?? raw(.dcIdentifier) ?? link ?? builder.about
@@ -198,7 +234,8 @@ struct ItemFinisher {
         let hints = layoutHints(span: raw(.layoutSpan), section: raw(.layoutSection), builder: &builder)
         return FeedItem(
             index: index, id: id, title: title, text: text, link: link, author: author, published: published,
-            image: chosen, images: images, layout: hints, warnings: builder.warnings)
+            image: chosen?.image, imageFallbacks: fallbacks, images: images, layout: hints,
+            warnings: builder.warnings)
     }
 
     /// Reads the layout extension's values; a span that is neither a column count nor `full` is dropped with a
@@ -212,7 +249,8 @@ struct ItemFinisher {
                 builder.warn(
                     FeedWarning(
                         code: "invalid-span",
-                        message: "fl:span '\(span.prefix(40))' is neither a column count (1, 2, …) nor 'full'; the item takes one column",
+                        message:
+                            "fl:span '\(span.prefix(40))' is neither a column count (1, 2, …) nor 'full'; the item takes one column",
                         line: builder.lines[ItemField.layoutSpan.rawValue]))
             }
         }
@@ -274,10 +312,14 @@ struct ItemFinisher {
     }
 
     /// The image and whether it is usable (not refused), or nil when the reference is empty or `data:`.
-    private func resolve(_ raw: RawImage, link: String?, builder: inout ItemBuilder) -> Candidate? {
+    ///
+    /// The base is the `xml:base` in effect on the element, else the feed document's own location (XML
+    /// Base, RFC 3986 section 5.1): never the item's `<link>`, which is the address of a web page, not
+    /// of the feed.
+    private func resolve(_ raw: RawImage, builder: inout ItemBuilder) -> Candidate? {
         let url = raw.url.trimmingASCIIWhitespace()
         guard !url.isEmpty, !url.lowercased().hasPrefix("data:") else { return nil }
-        let resolved = resolver.resolveImage(url, bases: [raw.base, link])
+        let resolved = resolver.resolveImage(url, bases: [raw.base])
         if let refusal = resolved.refusal {
             // The item keeps its image reference (unread: no local path), so that a layout can
             // still use the declared size; the warning says why it was not read.
@@ -302,35 +344,37 @@ struct ItemFinisher {
         return nil
     }
 
-    /// The choice order: media:content (isDefault, else largest), media:thumbnail (largest),
-    /// image enclosure / Atom enclosure link (first), itunes:image, caption `<img>` (first); among
-    /// the usable candidates first, so that a refused `media:content` does not hide a readable
-    /// thumbnail; a refused one is chosen only when nothing else is left.
-    func choose(_ candidates: [Candidate]) -> FeedImage? {
-        if candidates.contains(where: { !$0.usable }), let chosen = chooseInOrder(candidates.filter(\.usable)) {
-            return chosen
-        }
-        return chooseInOrder(candidates)
-    }
-
-    private func chooseInOrder(_ candidates: [Candidate]) -> FeedImage? {
-        func area(_ image: FeedImage) -> Int { (image.width ?? 0) * (image.height ?? image.width.map { _ in 1 } ?? 0) }
-        func largest(_ origin: String) -> FeedImage? {
-            var best: FeedImage?
-            for candidate in candidates where candidate.raw.origin == origin {
-                if best == nil || area(candidate.image) > area(best!) { best = candidate.image }
+    /// The candidates in the choice order: media:content (isDefault, else largest), JSON Feed's
+    /// image, media:thumbnail (largest), image enclosure / Atom enclosure link (first), itunes:image,
+    /// caption `<img>` (first); equals keep the item's order. The item's image is the first usable
+    /// one, so that a refused `media:content` does not hide a readable thumbnail; a refused one is
+    /// chosen only when nothing else is left. The usable ones after it are its fallbacks.
+    static func ranked(_ candidates: [Candidate]) -> [(index: Int, image: FeedImage, usable: Bool)] {
+        func group(_ raw: RawImage) -> Int? {
+            switch raw.origin {
+            case "media:content": raw.isDefault ? 0 : 1
+            case _ where raw.origin.hasPrefix("json:"): 2
+            case "media:thumbnail": 3
+            case "enclosure", "atom:link": 4
+            case "itunes:image": 5
+            case "html:img": 6
+            default: nil
             }
-            return best
         }
-        if let preferred = candidates.first(where: { $0.raw.origin == "media:content" && $0.raw.isDefault }) {
-            return preferred.image
+        func area(_ image: FeedImage) -> Int { (image.width ?? 0) * (image.height ?? image.width.map { _ in 1 } ?? 0) }
+        let ranked = candidates.enumerated().compactMap { index, candidate in
+            group(candidate.raw).map { (group: $0, index: index, candidate: candidate) }
         }
-        return largest("media:content")
-            ?? candidates.first(where: { $0.raw.origin.hasPrefix("json:") })?.image
-            ?? largest("media:thumbnail")
-            ?? candidates.first(where: { $0.raw.origin == "enclosure" || $0.raw.origin == "atom:link" })?.image
-            ?? candidates.first(where: { $0.raw.origin == "itunes:image" })?.image
-            ?? candidates.first(where: { $0.raw.origin == "html:img" })?.image
+        .sorted { first, second in
+            if first.group != second.group { return first.group < second.group }
+            // Media RSS content and thumbnails: the largest first.
+            if first.group == 1 || first.group == 3 {
+                let (firstArea, secondArea) = (area(first.candidate.image), area(second.candidate.image))
+                if firstArea != secondArea { return firstArea > secondArea }
+            }
+            return first.index < second.index
+        }
+        return ranked.map { ($0.index, $0.candidate.image, $0.candidate.usable) }
     }
 
     /// `urn:feedlayout:` + FNV-1a 64 of title, date and caption: stable across runs and machines

@@ -9,13 +9,15 @@ internal import CFeedLayoutShims
 /// Resolves link and image references the way the feed meant them, and keeps local ones inside
 /// the allowed directories.
 ///
-/// Remote feeds: relative references resolve against `xml:base`, then the item link, then the
-/// feed's own URL (RFC 3986, via libxml2's `xmlBuildURI`); protocol-relative ones take the feed's
-/// scheme. Local feeds: a reference that stays relative names a file relative to the feed's
-/// directory; it must stay inside that directory or `imageRoot` (after `..` and symbolic links),
-/// or it is refused.
+/// As XML Base and RFC 3986 say: a relative reference resolves against the nearest `xml:base` in
+/// scope (itself resolved the same way), else against the feed document's own location (RFC 3986
+/// section 5.1.3), never against an item's `<link>`. Remote feeds: that location is the feed's URL
+/// after redirects (via libxml2's `xmlBuildURI`); protocol-relative references take its scheme.
+/// Local feeds: it is the feed's file, so a reference that stays relative names a file relative to
+/// the feed's directory; it must stay inside that directory or `imageRoot` (after `..` and symbolic
+/// links), or it is refused.
 struct URLResolver {
-    /// The feed's own URL, when it was fetched over http(s).
+    /// The feed's own URL, when it was fetched over http(s): the base of last resort.
     let feedURL: String?
     /// The feed's directory (absolute, normalised), when it is a local file.
     let feedDirectory: String?

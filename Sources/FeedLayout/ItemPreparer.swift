@@ -122,7 +122,8 @@ struct ItemPreparer: Sendable {
         var warnings = item.warnings
         let clock = ContinuousClock()
         let started = clock.now
-        let photo = await resolvePhoto(item.image, prober: prober, memo: memo, warnings: &warnings)
+        let photo = await resolvePhoto(
+            item.image, fallbacks: item.imageFallbacks, prober: prober, memo: memo, warnings: &warnings)
         let probed = clock.now
         let span = item.columnSpan
         var byWidth: [(width: Int, annotation: PreparedAnnotation)] = []
@@ -166,8 +167,14 @@ struct ItemPreparer: Sendable {
     /// Finds the photo's display size: the image's header (read from the file, or from the first bytes at its
     /// URL), else the size the feed declares, else the fallback. Every step down is a warning on the item, so
     /// nothing is silently guessed.
+    ///
+    /// When the chosen image turns out missing, unreadable or not an image, the item's other usable images are
+    /// tried in the feed reader's choice order, and the first one whose header reads becomes the photo: a broken
+    /// `media:content` does not win over a good thumbnail or enclosure. A network failure (timeout, connection) is
+    /// no verdict on the image, so it does not send the layout to the next one.
     private func resolvePhoto(
-        _ image: FeedImage?, prober: CachingImageProber, memo: RunProbeMemo, warnings: inout [FeedWarning]
+        _ image: FeedImage?, fallbacks: [FeedImage], prober: CachingImageProber, memo: RunProbeMemo,
+        warnings: inout [FeedWarning]
     ) async -> ResolvedPhoto {
         let fallback = Size(width: options.fallbackAspectRatio, height: 1)
         guard let image else {
@@ -175,34 +182,26 @@ struct ItemPreparer: Sendable {
                 FeedWarning(code: "noImage", message: "the item has no image; using the fallback aspect ratio"))
             return ResolvedPhoto(url: nil, size: fallback, sizeSource: .fallback, info: nil)
         }
-        // A local reference the feed reader accepted has a path; a remote one is probed at its URL. Anything
-        // else (a local reference outside the allowed folders) already carries the reader's warning.
-        let source = image.localPath ?? (ImageProber.isRemote(image.url) ? image.url : nil)
-        if let source {
-            let result = await memo.probe(source, withPlaceholder: options.placeholders, prober: prober)
-            switch result.info {
-            case .success(let info):
-                for warning in info.warnings {
-                    warnings.append(FeedWarning(code: "imageWarning", message: "\(image.url): \(warning)"))
-                }
-                var placeholder: ImagePlaceholder?
-                switch result.placeholder {
-                case .success(let built): placeholder = built
-                case .failure(let error):
-                    // The size is still right: a missing placeholder is not an image failure.
-                    warnings.append(
-                        FeedWarning(code: "placeholderUnavailable", message: "\(image.url): \(error.reason)"))
-                case nil: break
-                }
-                return ResolvedPhoto(
-                    url: image.url, size: Size(width: Double(info.displayWidth), height: Double(info.displayHeight)),
-                    sizeSource: .header, info: info, placeholder: placeholder)
-            case .failure(let error):
-                // The reason alone: the error's own message names the local path, which differs per machine.
+        switch await probe(image, prober: prober, memo: memo, warnings: &warnings) {
+        case .some(.success(let photo)):
+            return photo
+        case .some(.failure(let error)) where Self.condemnsTheImage(error):
+            for candidate in fallbacks {
+                var candidateWarnings: [FeedWarning] = []
+                guard
+                    case .some(.success(let photo)) = await probe(
+                        candidate, prober: prober, memo: memo, warnings: &candidateWarnings)
+                else { continue }
+                warnings += candidateWarnings
                 warnings.append(
                     FeedWarning(
-                        code: "image\(capitalized(error.code.description))", message: "\(image.url): \(error.reason)"))
+                        code: "imageReplaced",
+                        message: "\(image.url) could not be used; the item's \(candidate.origin) \(candidate.url) "
+                            + "is its photo instead"))
+                return photo
             }
+        default:
+            break
         }
         if let width = image.width, let height = image.height, width > 0, height > 0 {
             return ResolvedPhoto(
@@ -213,6 +212,47 @@ struct ItemPreparer: Sendable {
             FeedWarning(
                 code: "imageSizeUnknown", message: "\(image.url): size unknown; using the fallback aspect ratio"))
         return ResolvedPhoto(url: image.url, size: fallback, sizeSource: .fallback, info: nil)
+    }
+
+    /// Reads an image's header: the photo it makes, or why not (also as a warning); nil when it cannot be read at
+    /// all (a local reference outside the allowed folders, which already carries the reader's warning).
+    private func probe(
+        _ image: FeedImage, prober: CachingImageProber, memo: RunProbeMemo, warnings: inout [FeedWarning]
+    ) async -> Result<ResolvedPhoto, ImageProbeError>? {
+        // A local reference the feed reader accepted has a path; a remote one is probed at its URL.
+        guard let source = image.localPath ?? (ImageProber.isRemote(image.url) ? image.url : nil) else { return nil }
+        let result = await memo.probe(source, withPlaceholder: options.placeholders, prober: prober)
+        switch result.info {
+        case .success(let info):
+            for warning in info.warnings {
+                warnings.append(FeedWarning(code: "imageWarning", message: "\(image.url): \(warning)"))
+            }
+            var placeholder: ImagePlaceholder?
+            switch result.placeholder {
+            case .success(let built): placeholder = built
+            case .failure(let error):
+                // The size is still right: a missing placeholder is not an image failure.
+                warnings.append(
+                    FeedWarning(code: "placeholderUnavailable", message: "\(image.url): \(error.reason)"))
+            case nil: break
+            }
+            return .success(
+                ResolvedPhoto(
+                    url: image.url, size: Size(width: Double(info.displayWidth), height: Double(info.displayHeight)),
+                    sizeSource: .header, info: info, placeholder: placeholder))
+        case .failure(let error):
+            // The reason alone: the error's own message names the local path, which differs per machine.
+            warnings.append(
+                FeedWarning(
+                    code: "image\(capitalized(error.code.description))", message: "\(image.url): \(error.reason)"))
+            return .failure(error)
+        }
+    }
+
+    /// Whether a probe failure says the image itself is unusable (missing, unreadable, not an image, refused,
+    /// too large), rather than that the network failed on the way to it.
+    private static func condemnsTheImage(_ error: ImageProbeError) -> Bool {
+        error.code != .timeout && error.code != .network
     }
 }
 

@@ -33,12 +33,14 @@ struct FormatTests {
                     text: "Jane posted a photo: Fog lifting over the boats.",
                     link: "https://www.flickr.com/photos/jane/5300/",
                     // feedparser: author "nobody@flickr.com (Jane)", author_detail.name "Jane"; we give the name.
-                    author: "Jane", published: "2024-05-01T12:12:33Z", image: large, images: [large, thumbnail]),
+                    author: "Jane", published: "2024-05-01T12:12:33Z", image: large, imageFallbacks: [thumbnail],
+                    images: [large, thumbnail]),
                 FeedItem(
                     index: 1, id: "tag:flickr.com,2004:/photo/5301", title: "Second", text: "Just text.",
                     link: "https://www.flickr.com/photos/jane/5301/", published: "2024-05-02T10:00:00Z",
                     // isDefault wins over the larger rendition; the video is not an image candidate.
-                    image: group[1], images: group),
+                    // The others follow, largest first, for a layout to fall back on.
+                    image: group[1], imageFallbacks: [group[2], group[0]], images: group),
             ])
     }
 
@@ -58,7 +60,8 @@ struct FormatTests {
     }
 
     @Test func rss1RDF() throws {
-        let feed = try parse(fixture("rss1.rdf"))
+        // Served from the site itself: the root-relative <img> resolves against the feed's URL.
+        let feed = try parse(fixture("rss1.rdf"), baseURL: "https://rdf.example.com/feed.rdf")
         #expect(feed.format == .rdf)
         #expect(feed.feedTitle == "RDF Photos")
         let image = FeedImage(

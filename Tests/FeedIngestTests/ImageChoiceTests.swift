@@ -65,9 +65,10 @@ struct ImageChoiceTests {
             <atom:link rel="alternate" href="https://elsewhere/post"/>
             <atom:link rel="enclosure" type="image/webp" href="/img/p.webp"/>
             """)
-        // The RSS <link> wins over an Atom alternate link; relative hrefs resolve against it.
+        // The RSS <link> wins over an Atom alternate link; relative hrefs resolve against the feed's URL, not it.
         #expect(result.link == "https://site/post")
-        #expect(result.image == FeedImage(url: "https://site/img/p.webp", type: "image/webp", origin: "atom:link"))
+        #expect(
+            result.image == FeedImage(url: "https://example.com/img/p.webp", type: "image/webp", origin: "atom:link"))
     }
 
     @Test func itunesImageBeforeCaptionImages() throws {
@@ -178,5 +179,24 @@ enum ItemHashProbe {
         }
         let hex = String(hash, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
+
+/// The images after the chosen one, for a layout to try when probing finds the chosen one unusable.
+struct ImageFallbackOrderTests {
+    @Test func usableCandidatesFollowInTheChoiceOrderAndRefusedOnesNever() throws {
+        let feed = try parse(
+            """
+            <rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>C</title><item><guid>x</guid>
+            <enclosure url="photos/enclosure.jpg" type="image/jpeg"/>
+            <media:thumbnail url="photos/thumb.jpg" width="150" height="100"/>
+            <media:content url="../outside.jpg" medium="image" width="4000" height="3000"/>
+            <media:content url="photos/small.jpg" medium="image" width="300" height="200"/>
+            <media:content url="photos/c.jpg" medium="image" width="1200" height="800"/>
+            </item></channel></rss>
+            """, baseURL: nil, feedDirectory: fixturesDirectory + "/local-feed")
+        let item = try #require(feed.items.first)
+        #expect(item.image?.url == "photos/c.jpg")
+        #expect(item.imageFallbacks.map(\.url) == ["photos/small.jpg", "photos/thumb.jpg", "photos/enclosure.jpg"])
     }
 }

@@ -135,7 +135,8 @@ struct QuirkTests {
         #expect(
             feed.items == [
                 FeedItem(
-                    index: 0, id: "size-1", image: images[0], images: images,
+                    // The fallbacks: largest first (a width alone counts as its area), then the unsized one.
+                    index: 0, id: "size-1", image: images[0], imageFallbacks: [images[2], images[1]], images: images,
                     warnings: [
                         FeedWarning(
                             code: "invalid-size", message: "media:content width 'auto' is not a size; ignored", line: 7),
@@ -207,10 +208,9 @@ struct QuirkTests {
 
     @Test func imagesOnlyInHTML() throws {
         let feed = try parse(fixture("images-only-in-html.xml"))
-        // Relative <img> resolve against the item link (no xml:base here), before the feed URL.
-        let main = FeedImage(
-            url: "https://blog.example.com/2024/05/post/photos/main.jpg", width: 1200, height: 800, origin: "html:img")
-        let second = FeedImage(url: "https://blog.example.com/2024/05/post/photos/second.jpg", origin: "html:img")
+        // Relative <img> resolve against the feed's own URL (no xml:base here), never against the item link.
+        let main = FeedImage(url: "https://example.com/photos/main.jpg", width: 1200, height: 800, origin: "html:img")
+        let second = FeedImage(url: "https://example.com/photos/second.jpg", origin: "html:img")
         let fromDescription = FeedImage(
             url: "https://cdn.example.com/x.png", width: 300, height: 200, origin: "html:img")
         #expect(
@@ -218,7 +218,8 @@ struct QuirkTests {
                 FeedItem(
                     index: 0, id: "https://blog.example.com/2024/05/post/", title: "Post with a photo",
                     text: "Short summary.",
-                    link: "https://blog.example.com/2024/05/post/", image: main, images: [main, second]),
+                    link: "https://blog.example.com/2024/05/post/", image: main, imageFallbacks: [second],
+                    images: [main, second]),
                 FeedItem(
                     index: 1,
                     // No guid: the link is the id (feedparser has no id here at all).
@@ -228,7 +229,8 @@ struct QuirkTests {
     }
 
     @Test func lazyLoadedImages() throws {
-        let feed = try parse(fixture("lazy-load-data-src.xml"))
+        // Served from the site itself: the root-relative paths resolve against the feed's URL.
+        let feed = try parse(fixture("lazy-load-data-src.xml"), baseURL: "https://news.example.com/feed")
         let lazy = FeedImage(
             url: "https://news.example.com/media/lazy-1.jpg", width: 900, height: 600, origin: "html:img")
         let srcset = FeedImage(url: "https://news.example.com/media/s-1280.jpg", origin: "html:img")

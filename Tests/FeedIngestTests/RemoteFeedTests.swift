@@ -25,7 +25,7 @@ struct RemoteFeedTests {
         #expect(feed.items[0].warnings.isEmpty)
     }
 
-    @Test func theItemLinkComesBeforeTheFeedsURLAndXMLBaseBeforeBoth() throws {
+    @Test func xmlBaseComesBeforeTheFeedsURLAndTheItemLinkIsNoBase() throws {
         let feed = try parse(
             """
             <rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>t</title>
@@ -37,7 +37,7 @@ struct RemoteFeedTests {
             """, baseURL: Self.feedURL)
         #expect(
             feed.items.map { $0.image?.url } == [
-                "https://blog.example.org/2026/a.jpg", "https://cdn.example.net/x/b.jpg",
+                "https://photos.example.com/feeds/a.jpg", "https://cdn.example.net/x/b.jpg",
                 "https://photos.example.com/feeds/c.jpg",
             ])
     }

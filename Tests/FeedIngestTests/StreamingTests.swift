@@ -148,6 +148,7 @@ struct LocalFeedTests {
                     origin: "media:thumbnail"))
         #expect(items[0].images.map(\.url) == ["../../../etc/passwd", "photos/c.jpg"])
         #expect(items[0].warnings.map(\.code) == ["refused-path"])
+        #expect(items[0].imageFallbacks == [])
         // isDefault on a refused file URL does not beat a usable remote media:content.
         #expect(items[1].image?.url == "https://remote.example.com/r.jpg")
         #expect(items[1].images.count == 2)
