@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes a deterministic Flickr-style Media RSS feed of about SIZE bytes, for Benchmarks/peers/ingest and run.
 
-    Benchmarks/inputs/make-flickr-feed.py OUT SIZE_MB [--seed N]
+    Benchmarks/inputs/make-flickr-feed.py OUT SIZE_MB [--seed N] [--small-items]
 
 Items look like Flickr's public photo feeds: an escaped-HTML description ("X posted a photo",
 the thumbnail <img>, the caption), media:content / media:thumbnail / media:credit / media:title /
@@ -10,7 +10,12 @@ captions vary across English, German, French, Japanese, Chinese, Russian, Arabic
 share of the captions carry markup (links, <b>, <br>, entities). The same seed always gives the
 same bytes, and a smaller SIZE gives a prefix of the same items (so a 16 MB slice for feedparser
 is the first items of the big feed, closed properly).
+
+--small-items writes the other shape public photo feeds come in: items of about 580 bytes (title, link, guid,
+pubDate, an escaped-HTML description with one <a> and a one-line caption, media:content, media:credit), where the
+cost per item outweighs the cost per byte. 55.3 MiB of them are 100,000 items.
 """
+import argparse
 import random
 import sys
 from xml.sax.saxutils import escape
@@ -56,13 +61,20 @@ def caption(rng, language):
     return paragraphs, True
 
 
-def item(rng, index):
+def photo(rng, index):
+    """What every item draws first, in this order (the seeded sequence, and so the feed's bytes, depend on it):
+    the language, the user, their id, the photo's id, server and secret, its size."""
     language = rng.choice(list(WORDS))
     user = rng.choice(USERS)
     user_id = f"{rng.randint(10000000, 99999999)}@N0{rng.randint(0, 8)}"
     photo_id = 50000000000 + index * 7919 + rng.randint(0, 7000)
     server, secret = rng.randint(65000, 65535), f"{rng.getrandbits(40):010x}"
     width, height = rng.choice(SIZES)
+    return language, user, user_id, photo_id, server, secret, width, height
+
+
+def item(rng, index):
+    language, user, user_id, photo_id, server, secret, width, height = photo(rng, index)
     title = phrase(rng, language, rng.randint(2, 7))
     if rng.random() < 0.2:
         title += " " + rng.choice(EMOJI)
@@ -106,6 +118,28 @@ def item(rng, index):
         "</item>\n")
 
 
+def small_item(rng, index):
+    """An item as the smaller Flickr-style feeds carry them: about 580 bytes, one link in its HTML."""
+    language, user, user_id, photo_id, server, secret, width, height = photo(rng, index)
+    title = phrase(rng, language, rng.randint(1, 3))
+    words = phrase(rng, language, rng.randint(1, 4))
+    description_html = f"<a href=\"https://www.flickr.com/people/{user_id}/\">{escape(user)}</a> posted a photo: {escape(words)}"
+    day, month, year = rng.randint(1, 28), rng.randrange(12), rng.randint(2008, 2025)
+    date = (f"{DAYS[(day + month * 3 + year) % 7]}, {day:02d} {MONTHS[month]} {year} "
+            f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d} -0800")
+    return (
+        "<item>\n"
+        f"<title>{escape(title)}</title>\n"
+        f"<link>https://www.flickr.com/photos/{user_id}/{photo_id}/</link>\n"
+        f"<guid isPermaLink=\"false\">tag:flickr.com,2004:/photo/{photo_id}</guid>\n"
+        f"<pubDate>{date}</pubDate>\n"
+        f"<description>{escape(description_html)}</description>\n"
+        f"<media:content url=\"https://live.staticflickr.com/{server}/{photo_id}_{secret}_b.jpg\" "
+        f"type=\"image/jpeg\" height=\"{height}\" width=\"{width}\"/>\n"
+        f"<media:credit role=\"photographer\">{escape(user)}</media:credit>\n"
+        "</item>\n")
+
+
 HEAD = """<?xml version="1.0" encoding="utf-8" standalone="yes"?>
 <rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" xmlns:dc="http://purl.org/dc/elements/1.1/"
      xmlns:creativeCommons="http://cyber.law.harvard.edu/rss/creativeCommonsRssModule.html"
@@ -121,10 +155,15 @@ TAIL = "</channel>\n</rss>\n"
 
 
 def main():
-    out, size_mb = sys.argv[1], float(sys.argv[2])
-    seed = int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--seed" else 20261122
-    target = int(size_mb * 1024 * 1024) - len(TAIL)
-    rng = random.Random(seed)
+    parser = argparse.ArgumentParser(description="Writes a deterministic Flickr-style Media RSS feed.")
+    parser.add_argument("out")
+    parser.add_argument("size_mb", type=float, help="the feed's size in MiB (a decimal number is fine)")
+    parser.add_argument("--seed", type=int, default=20261122)
+    parser.add_argument("--small-items", action="store_true", help="items of about 580 bytes (see above)")
+    arguments = parser.parse_args()
+    out, make_item = arguments.out, small_item if arguments.small_items else item
+    target = int(arguments.size_mb * 1024 * 1024) - len(TAIL)
+    rng = random.Random(arguments.seed)
     written = 0
     with open(out, "w", encoding="utf-8", newline="\n") as f:
         head = HEAD
@@ -133,7 +172,7 @@ def main():
         index = 0
         batch = []
         while written < target:
-            text = item(rng, index)
+            text = make_item(rng, index)
             encoded = len(text.encode())
             if written + encoded > target:
                 break

@@ -80,10 +80,14 @@ public enum FeedBatch {
         var pending = prefix
         func takeLines(final: Bool) -> [String] {
             var lines: [String] = []
-            while let newline = pending.firstIndex(of: 0x0A) {
-                lines.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
-                pending = Data(pending[(newline + 1)...])
+            // The lines are cut first and the rest kept once: copying the rest after each line was quadratic in
+            // the lines one read delivers.
+            var start = pending.startIndex
+            while let newline = pending[start...].firstIndex(of: 0x0A) {
+                lines.append(String(decoding: pending[start..<newline], as: UTF8.self))
+                start = newline + 1
             }
+            if start > pending.startIndex { pending = Data(pending[start...]) }
             if final, !pending.isEmpty {
                 lines.append(String(decoding: pending, as: UTF8.self))
                 pending = Data()
@@ -101,9 +105,34 @@ public enum FeedBatch {
         for feed in takeLines(final: true) { try await body(feed) }
     }
 
-    /// A folder name for a feed's pages inside `--out`: its file name without the extension (the URL's last path
-    /// part, or its host), made unique among the names already used.
-    public static func folderName(for feed: String, used: inout Set<String>) -> String {
+    /// The folder names for feeds' pages inside `--out`, unique within one batch.
+    public struct FolderNames: Sendable {
+        private var used: Set<String> = []
+        /// Per base name, the next number to try. Feeds often share a file name (`a/feed.xml`, `b/feed.xml`, …):
+        /// trying 2, 3, … again for each made a batch of n such feeds cost O(n²).
+        private var nextNumber: [String: Int] = [:]
+
+        public init() {}
+
+        /// A folder name for a feed's pages: its file name without the extension (the URL's last path part, or
+        /// its host), made unique among the names already given (`NAME-2`, `NAME-3`, …).
+        public mutating func name(for feed: String) -> String {
+            let base = FeedBatch.folderBaseName(for: feed)
+            var name = base
+            // Every number below `nextNumber[base]` is taken already (names are never given back).
+            var number = nextNumber[base] ?? 2
+            while used.contains(name) {
+                name = "\(base)-\(number)"
+                number += 1
+            }
+            if name != base { nextNumber[base] = number }
+            used.insert(name)
+            return name
+        }
+    }
+
+    /// A feed's folder name before it is made unique.
+    static func folderBaseName(for feed: String) -> String {
         var base: String
         if let url = URL(string: feed), url.scheme == "http" || url.scheme == "https" {
             let last = url.deletingPathExtension().lastPathComponent
@@ -113,13 +142,6 @@ public enum FeedBatch {
         }
         base = String(base.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "_" })
         if base.isEmpty || base.hasPrefix(".") { base = "feed" + base }
-        var name = base
-        var counter = 2
-        while used.contains(name) {
-            name = "\(base)-\(counter)"
-            counter += 1
-        }
-        used.insert(name)
-        return name
+        return base
     }
 }

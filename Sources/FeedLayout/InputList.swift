@@ -1,7 +1,7 @@
 import Foundation
 
-/// A list of inputs, one per line (`feedlayout probe --input-list FILE`): for thousands of inputs, reading a list
-/// costs far less than passing them as arguments.
+/// A list of inputs, one per line (`feedlayout probe --input-list FILE`): for more inputs than a command line
+/// holds, or a list another program writes.
 public enum InputList {
     /// Reads the list at `path` (`-` for standard input) and returns its non-empty lines.
     ///

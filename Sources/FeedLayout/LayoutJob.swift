@@ -30,7 +30,7 @@ public final class LayoutJob {
     private let report: (LayoutJobEvent) -> Void
 
     /// Totals over a batch.
-    private var folderNames: Set<String> = []
+    private var folderNames = FeedBatch.FolderNames()
     private var feeds = 0
     private var failedFeeds = 0
     private var items = 0
@@ -95,7 +95,7 @@ public final class LayoutJob {
         let name = feed == "-" ? "stdin" : feed
         var directory = output
         if inBatch, let output {
-            directory = output + "/" + FeedBatch.folderName(for: feed, used: &folderNames)
+            directory = output + "/" + folderNames.name(for: feed)
         }
         report(.started(feed: name))
         do {

@@ -20,10 +20,11 @@ struct FeedLayoutCommand: AsyncParsableCommand {
     )
 
     /// Runs the command, mapping outcomes to DESIGN.md's exit codes: ArgumentParser reports bad usage as 64,
-    /// the contract says 2.
+    /// the contract says 2. The command line is parsed by `parseCommandLine()`, which keeps thousands of file
+    /// arguments from costing quadratic time.
     static func main() async {
         do {
-            var command = try parseAsRoot()
+            var command = try parseCommandLine()
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

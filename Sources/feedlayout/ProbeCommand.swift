@@ -27,7 +27,7 @@ extension FeedLayoutCommand {
         @Option(
             help: ArgumentHelp(
                 "Also probe the inputs listed in this file, one per line (- reads the list from standard input).",
-                discussion: "For thousands of inputs: parsing them as arguments costs more than probing them."))
+                discussion: "For more inputs than a command line holds, or a list another program writes."))
         var inputList: String?
 
         @Option(help: "How many images are probed at once.")

@@ -316,6 +316,21 @@ import Testing
         #expect((records[2]["lines"] as! Int) > (records[0]["lines"] as! Int))
     }
 
+    /// Thousands of texts as arguments, an option among them and dash-led texts after `--`: the same records, in the
+    /// same order, as the same texts on standard input (kept under a pipe's 64 KiB: the runner writes all of standard
+    /// input before it reads the output).
+    @Test func measureTextsAsArgumentsMatchStandardInputLines() throws {
+        let texts = (0..<1_500).map { "caption \($0) " + String(repeating: "word ", count: $0 % 9) }
+        let tail = ["-5 degrees", "after the dash", "-", "last"]
+        let fromArguments = try CommandRunner.run(
+            ["measure"] + texts[..<500] + ["--width", "120"] + texts[500...] + ["--"] + tail)
+        let fromStdin = try CommandRunner.run(
+            ["measure", "--width", "120"], stdin: Data((texts + tail).joined(separator: "\n").utf8))
+        #expect(fromArguments.status == 0, "\(fromArguments.stderr.prefix(500))")
+        #expect(fromArguments.stdoutText.split(separator: "\n").count == texts.count + tail.count)
+        #expect(fromArguments.stdout == fromStdin.stdout)
+    }
+
     @Test func previewWritesCardsWithTheAnnotationContract() throws {
         let directory = try CommandRunner.temporaryDirectory()
         let output = try CommandRunner.run(["preview", CommandRunner.sampleFeed, "--out", directory.path, "--width", "800"])

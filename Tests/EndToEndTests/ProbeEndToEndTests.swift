@@ -131,6 +131,27 @@ struct ProbeEndToEndTests {
         #expect(fromPipe.stdout == fromArguments.stdout, "stderr: \(fromPipe.stderr)")
     }
 
+    /// As `probe *.jpg` over a big folder gives them: 10,000 paths, with options among them. Their records come out
+    /// in argument order, the same as from an input list (which swift-argument-parser never sees).
+    @Test func tenThousandArgumentsComeOutInOrderAsFromAnInputList() throws {
+        let folder = try CommandRunner.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let names = Self.images + ["missing.jpg"]
+        let paths = (0..<10_000).map { Self.fixtures + "/" + names[($0 * 7) % names.count] }
+        let list = folder.appendingPathComponent("inputs.txt")
+        try paths.joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
+        let fromArguments = try CommandRunner.run(
+            ["probe"] + paths[..<4_000] + ["--concurrency", "3"] + paths[4_000...] + ["--no-cache"])
+        let fromFile = try CommandRunner.run(["probe", "--no-cache", "--concurrency", "3", "--input-list", list.path])
+        #expect(fromArguments.status == 1, "missing.jpg fails: \(fromArguments.stderr.prefix(500))")
+        let records = try Self.records(fromArguments)
+        #expect(records.map { $0["source"] as? String } == paths)
+        let absent = paths.filter { !FileManager.default.fileExists(atPath: $0) }
+        #expect(absent.count >= 1_111, "missing.jpg is every ninth path")
+        #expect(records.filter { $0["error"] != nil }.count == absent.count)
+        #expect(fromArguments.stdout == fromFile.stdout)
+    }
+
     @Test func verifyReportsDecodability() throws {
         let output = try CommandRunner.run([
             "probe", "--no-cache", "--verify", Self.fixtures + "/jpeg-baseline.jpg",
