@@ -77,6 +77,8 @@ struct PageAssembler {
     let fonts: LayoutFonts
     /// The options' and fonts' fingerprint, which every cursor carries: computed once, it formats a dozen strings.
     private let fingerprint: UInt64
+    /// The fonts' tags every cursor carries, computed once.
+    private let fontTags: [Int]
     let geometry: LayoutGeometry
     var grid: WaterfallGrid { geometry.grid }
     /// Which layout of the run this is; its prepared annotation is `annotations[layoutIndex]`.
@@ -114,6 +116,7 @@ struct PageAssembler {
         self.options = options
         self.fonts = fonts
         fingerprint = fonts.fingerprint(combinedWith: options.fingerprint)
+        fontTags = fonts.tags
         self.geometry = geometry
         self.layoutIndex = layoutIndex
         if let resume {
@@ -239,7 +242,7 @@ struct PageAssembler {
         if !pageItems.isEmpty, startsNewPage(top: scrollPosition(first.frame), adding: cells.count) {
             try emitPage(
                 cursor: LayoutCursor(
-                    fingerprint: fingerprint, feedDigest: boundaryDigest.value, fontTags: fonts.tags,
+                    fingerprint: fingerprint, feedDigest: boundaryDigest.value, fontTags: fontTags,
                     pageIndex: pageIndex + 1,
                     state: boundaryState, sectionKey: boundarySectionKey, qualityTotals: qualityTotals),
                 onPage: onPage)

@@ -149,21 +149,24 @@ public enum Records {
     private static func write(_ fonts: LayoutFonts, into json: inout JSONWriter) {
         json.key("fonts")
         json.beginObject()
-        for (block, faces) in [("title", fonts.title), ("caption", fonts.caption)] {
-            json.key(block)
-            json.beginArray()
-            for face in faces {
-                json.beginObject()
-                json.field("family", face.family)
-                json.field("style", face.style)
-                json.field("file", face.fileName)
-                json.field("faceIndex", face.faceIndex)
-                json.field("digest", face.digest)
-                json.endObject()
-            }
-            json.endArray()
-        }
+        write(fonts.title, as: "title", into: &json)
+        write(fonts.caption, as: "caption", into: &json)
         json.endObject()
+    }
+
+    private static func write(_ faces: [FontFace], as block: String, into json: inout JSONWriter) {
+        json.key(block)
+        json.beginArray()
+        for face in faces {
+            json.beginObject()
+            json.field("family", face.family)
+            json.field("style", face.style)
+            json.field("file", face.fileName)
+            json.field("faceIndex", face.faceIndex)
+            json.field("digest", face.digest)
+            json.endObject()
+        }
+        json.endArray()
     }
 
     private static func write(_ item: LaidOutItem, scale: Double, into json: inout JSONWriter) {

@@ -24,8 +24,8 @@ public struct FontFace: Sendable, Hashable {
     /// reads every font's digest. Files that are not OpenType (WOFF, Type 1) are digested whole.
     public var digest: String
 
-    /// The file's name without its folder.
-    public var fileName: String { path.split(separator: "/").last.map(String.init) ?? path }
+    /// The file's name without its folder (kept, not derived: every page writes it).
+    public let fileName: String
 
     /// Reads a face's names and digest.
     ///
@@ -36,6 +36,7 @@ public struct FontFace: Sendable, Hashable {
         defer { _ = withExtendedLifetime(library) { FT_Done_Face(face) } }
         self.path = path
         self.faceIndex = faceIndex
+        fileName = path.split(separator: "/").last.map(String.init) ?? path
         family = face.pointee.family_name.map { String(cString: $0) } ?? ""
         style = face.pointee.style_name.map { String(cString: $0) } ?? ""
         digest = "sha256:" + SHA256.hexDigest(try Self.identityBytes(path: path, faceIndex: faceIndex))
