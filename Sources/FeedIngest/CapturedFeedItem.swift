@@ -6,8 +6,9 @@
 /// finishes them with a ``FeedItemFinisher``: on two cores the parser then runs nearly alone on one.
 public struct CapturedFeedItem: Sendable {
     enum Content: Sendable {
-        /// An XML item, finished later.
-        case raw(ItemBuilder)
+        /// An XML item, finished later. Boxed: the builder holds a dozen references, and an item is copied
+        /// several times on its way to the finisher (a copy of the bare struct retained each one).
+        case raw(RawItem)
         /// A JSON Feed item: decoded whole at the end of the input, finished at once.
         case finished(FeedItem)
     }
@@ -17,13 +18,22 @@ public struct CapturedFeedItem: Sendable {
     public let index: Int
 
     init(raw builder: ItemBuilder, index: Int) {
-        content = .raw(builder)
+        content = .raw(RawItem(builder))
         self.index = index
     }
 
     init(finished item: FeedItem) {
         content = .finished(item)
         index = item.index
+    }
+}
+
+/// A captured XML item's builder, shared rather than copied.
+final class RawItem: Sendable {
+    let builder: ItemBuilder
+
+    init(_ builder: ItemBuilder) {
+        self.builder = builder
     }
 }
 
@@ -61,7 +71,7 @@ public final class FeedItemFinisher {
 extension ItemFinisher {
     func finish(_ item: CapturedFeedItem) -> FeedItem {
         switch item.content {
-        case .raw(let builder): finish(builder, index: item.index)
+        case .raw(let raw): finish(raw.builder, index: item.index)
         case .finished(let record): record
         }
     }

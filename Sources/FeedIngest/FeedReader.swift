@@ -49,24 +49,27 @@ public final class FeedReader {
     private var finished = false
     var failure: FeedIngestError?
 
-    // SAX state (see FeedReader+SAX.swift).
-    var depth = 0
-    var elementNames: [(namespace: Namespace, name: String)] = []
-    var baseStack: [(depth: Int, base: String)] = []
-    var item: ItemBuilder?
-    var itemDepth = 0
+    // SAX state (see FeedReader+SAX.swift). Read and written on every SAX event, so without dynamic
+    // exclusivity checks (a few percent of ingest in profiles). That is safe: the reader is used from
+    // one task, and no access to one of these overlaps another to the same one (each is a single
+    // statement, or a mutating call on `ItemBuilder`, a value type that cannot reach the reader).
+    @exclusivity(unchecked) var depth = 0
+    @exclusivity(unchecked) var elementNames: [(namespace: Namespace, name: String)] = []
+    @exclusivity(unchecked) var baseStack: [(depth: Int, base: String)] = []
+    @exclusivity(unchecked) var item: ItemBuilder?
+    @exclusivity(unchecked) var itemDepth = 0
     /// Depth of an Atom `<source>` being skipped: its title, id and links describe the feed the
     /// entry was copied from, not the entry.
-    var skippedDepth: Int?
+    @exclusivity(unchecked) var skippedDepth: Int?
     /// The field being captured, behind a pointer: text arrives in many small SAX events, and a
     /// class property would cost a retain, a release and exclusivity checks on each.
     let capture: UnsafeMutablePointer<FieldCapture>
     /// Whether the channel / feed title was read (the first one counts).
     var feedTitleSeen = false
-    var rootSeen = false
+    @exclusivity(unchecked) var rootSeen = false
     var rootClosed = false
-    var nextIndex = 0
-    var completed: [CapturedFeedItem] = []
+    @exclusivity(unchecked) var nextIndex = 0
+    @exclusivity(unchecked) var completed: [CapturedFeedItem] = []
     var namespaceCache: [UnsafeRawPointer: Namespace] = [:]
     /// Element names by libxml2's interned pointer, direct-mapped (a collision just makes the
     /// String again): a hashed dictionary lookup per element showed up in profiles.
