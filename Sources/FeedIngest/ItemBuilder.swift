@@ -43,11 +43,19 @@ struct RawImage {
     var line: Int?
 }
 
+/// A field's text as captured, how to read it, and the line its element starts on.
+struct CapturedField {
+    let field: ItemField
+    var bytes: [UInt8]
+    var kind: TextKind
+    var line: Int?
+}
+
 /// Collects one item's raw data while the parser is inside it.
 struct ItemBuilder {
-    var fields: [[UInt8]?] = Array(repeating: nil, count: ItemField.allCases.count)
-    var kinds: [TextKind] = Array(repeating: .plain, count: ItemField.allCases.count)
-    var lines: [Int?] = Array(repeating: nil, count: ItemField.allCases.count)
+    /// The fields set, in the order first set: an item has a handful of the 25 kinds, so a short list
+    /// (one allocation) rather than three arrays indexed by field (three allocations per item).
+    var captured: [CapturedField] = []
     var images: [RawImage] = []
     var warnings: [FeedWarning] = []
     var suppressedWarnings = 0
@@ -87,12 +95,21 @@ struct ItemBuilder {
             bytes = Base64.decoded(bytes) ?? bytes
         }
         // The first occurrence wins, as in feedparser; an empty one does not block a later one.
-        if let existing = fields[field.rawValue], existing.contains(where: { !Self.isSpace($0) }) { return }
-        fields[field.rawValue] = bytes
-        kinds[field.rawValue] = kind
-        lines[field.rawValue] = line
+        let value = CapturedField(field: field, bytes: bytes, kind: kind, line: line)
+        if let position = captured.firstIndex(where: { $0.field == field }) {
+            if captured[position].bytes.contains(where: { !Self.isSpace($0) }) { return }
+            captured[position] = value
+        } else {
+            if captured.isEmpty { captured.reserveCapacity(8) }
+            captured.append(value)
+        }
         if !fieldBases.isEmpty { fieldBases.removeAll { $0.field == field } }
         if base != self.base { fieldBases.append((field, base)) }
+    }
+
+    /// A field's capture, if its element was seen.
+    func captured(_ field: ItemField) -> CapturedField? {
+        captured.first(where: { $0.field == field })
     }
 
     /// The `xml:base` in effect on a field's element.
@@ -126,9 +143,10 @@ struct ItemFinisher {
     func finish(_ builder: ItemBuilder, index: Int) -> FeedItem {
         var builder = builder
         func plain(_ field: ItemField) -> String? {
-            guard let bytes = builder.fields[field.rawValue] else { return nil }
+            guard let captured = builder.captured(field) else { return nil }
+            let bytes = captured.bytes
             let text: String
-            switch builder.kinds[field.rawValue] {
+            switch captured.kind {
             case .plain: text = HTMLTextConverter.collapseWhitespace(bytes)
             case .html, .xhtml: text = converter.convert(bytes, collectImages: false).text
             case .maybeHTML:
@@ -139,7 +157,7 @@ struct ItemFinisher {
             return text.isEmpty ? nil : text
         }
         func raw(_ field: ItemField) -> String? {
-            guard let bytes = builder.fields[field.rawValue] else { return nil }
+            guard let bytes = builder.captured(field)?.bytes else { return nil }
             let text = HTMLTextConverter.collapseWhitespace(bytes)
             return text.isEmpty ? nil : text
         }
@@ -185,7 +203,7 @@ struct ItemFinisher {
                 builder.warn(
                     FeedWarning(
                         code: "invalid-date", message: "unparseable date '\(dateText.prefix(80))'; published is null",
-                        line: builder.lines[dateField.rawValue]))
+                        line: builder.captured(dateField)?.line))
             }
         }
 
@@ -201,10 +219,8 @@ struct ItemFinisher {
             let htmlFields: [ItemField] = [.contentEncoded, .atomContent, .description, .summary]
             var captionBase: String?
             for field in htmlFields {
-                guard let bytes = builder.fields[field.rawValue], builder.kinds[field.rawValue] != .plain else {
-                    continue
-                }
-                captionImages = converter.convert(bytes, collectImages: true).images
+                guard let captured = builder.captured(field), captured.kind != .plain else { continue }
+                captionImages = converter.convert(captured.bytes, collectImages: true).images
                 captionBase = builder.base(of: field)
                 if !captionImages.isEmpty { break }
             }
@@ -251,7 +267,7 @@ struct ItemFinisher {
                         code: "invalid-span",
                         message:
                             "fl:span '\(span.prefix(40))' is neither a column count (1, 2, …) nor 'full'; the item takes one column",
-                        line: builder.lines[ItemField.layoutSpan.rawValue]))
+                        line: builder.captured(.layoutSpan)?.line))
             }
         }
         return hints
