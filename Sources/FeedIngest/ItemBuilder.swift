@@ -118,14 +118,29 @@ struct ItemBuilder {
     }
 
     mutating func warn(_ warning: FeedWarning) {
-        guard warnings.count < Self.maximumWarnings else {
-            suppressedWarnings += 1
+        Self.add(warning, to: &warnings, suppressed: &suppressedWarnings)
+    }
+
+    /// Adds a warning to an item's list, or counts it as dropped once the list is full.
+    static func add(_ warning: FeedWarning, to warnings: inout [FeedWarning], suppressed: inout Int) {
+        guard warnings.count < maximumWarnings else {
+            suppressed += 1
             return
         }
         warnings.append(warning)
     }
 
     static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+}
+
+/// An item's warnings while it is finished: those of the builder, then the finisher's, under the same limit.
+struct ItemWarnings {
+    var list: [FeedWarning]
+    var suppressed: Int
+
+    mutating func add(_ warning: FeedWarning) {
+        ItemBuilder.add(warning, to: &list, suppressed: &suppressed)
+    }
 }
 
 /// Turns an `ItemBuilder` into a `FeedItem`: text conversion, dates, ids, URL resolution and the
@@ -141,7 +156,9 @@ struct ItemFinisher {
     ///   - index: its position in the feed.
     /// - Returns: the finished item.
     func finish(_ builder: ItemBuilder, index: Int) -> FeedItem {
-        var builder = builder
+        // Only the warnings change while finishing: kept apart, so that the builder is read in place rather
+        // than copied (a copy retains and releases a dozen references).
+        var warnings = ItemWarnings(list: builder.warnings, suppressed: builder.suppressedWarnings)
         func plain(_ field: ItemField) -> String? {
             guard let captured = builder.captured(field) else { return nil }
             let bytes = captured.bytes
@@ -200,7 +217,7 @@ struct ItemFinisher {
         if let dateField, let dateText {
             published = FeedDate.iso8601(from: dateText)
             if published == nil {
-                builder.warn(
+                warnings.add(
                     FeedWarning(
                         code: "invalid-date", message: "unparseable date '\(dateText.prefix(80))'; published is null",
                         line: builder.captured(dateField)?.line))
@@ -211,7 +228,7 @@ struct ItemFinisher {
         var images: [FeedImage] = []
         var kinds: [Candidate] = []
         for rawImage in builder.images where isImage(rawImage) {
-            guard let candidate = resolve(rawImage, builder: &builder) else { continue }
+            guard let candidate = resolve(rawImage, warnings: &warnings) else { continue }
             images.append(candidate.image)
             kinds.append(candidate)
         }
@@ -228,7 +245,7 @@ struct ItemFinisher {
                 let rawImage = RawImage(
                     origin: "html:img", url: reference.source, width: reference.width, height: reference.height,
                     base: captionBase)
-                guard let candidate = resolve(rawImage, builder: &builder) else { continue }
+                guard let candidate = resolve(rawImage, warnings: &warnings) else { continue }
                 images.append(candidate.image)
                 kinds.append(candidate)
             }
@@ -241,28 +258,31 @@ struct ItemFinisher {
             guid ?? raw(.atomID) ?? raw(.dcIdentifier) ?? link ?? builder.about
             ?? Self.stableHash(title: title, date: published ?? dateText, text: text)
 
-        if builder.suppressedWarnings > 0 {
-            builder.warnings.append(
+        if warnings.suppressed > 0 {
+            warnings.list.append(
                 FeedWarning(
                     code: "too-many-warnings",
-                    message: "\(builder.suppressedWarnings) more warnings for this item were dropped"))
+                    message: "\(warnings.suppressed) more warnings for this item were dropped"))
         }
-        let hints = layoutHints(span: raw(.layoutSpan), section: raw(.layoutSection), builder: &builder)
+        let hints = layoutHints(
+            span: raw(.layoutSpan), section: raw(.layoutSection), builder: builder, warnings: &warnings)
         return FeedItem(
             index: index, id: id, title: title, text: text, link: link, author: author, published: published,
             image: chosen?.image, imageFallbacks: fallbacks, images: images, layout: hints,
-            warnings: builder.warnings)
+            warnings: warnings.list)
     }
 
     /// Reads the layout extension's values; a span that is neither a column count nor `full` is dropped with a
     /// warning (the item still gets one column).
-    private func layoutHints(span: String?, section: String?, builder: inout ItemBuilder) -> LayoutHints {
+    private func layoutHints(
+        span: String?, section: String?, builder: ItemBuilder, warnings: inout ItemWarnings
+    ) -> LayoutHints {
         var hints = LayoutHints(section: section.map { truncateText($0, limit: options.maxTextLength) })
         if let span {
             if let parsed = SpanHint(span) {
                 hints.span = parsed
             } else {
-                builder.warn(
+                warnings.add(
                     FeedWarning(
                         code: "invalid-span",
                         message:
@@ -332,28 +352,28 @@ struct ItemFinisher {
     /// The base is the `xml:base` in effect on the element, else the feed document's own location (XML
     /// Base, RFC 3986 section 5.1): never the item's `<link>`, which is the address of a web page, not
     /// of the feed.
-    private func resolve(_ raw: RawImage, builder: inout ItemBuilder) -> Candidate? {
+    private func resolve(_ raw: RawImage, warnings: inout ItemWarnings) -> Candidate? {
         let url = raw.url.trimmingASCIIWhitespace()
         guard !url.isEmpty, !url.lowercased().hasPrefix("data:") else { return nil }
         let resolved = resolver.resolveImage(url, bases: [raw.base])
         if let refusal = resolved.refusal {
             // The item keeps its image reference (unread: no local path), so that a layout can
             // still use the declared size; the warning says why it was not read.
-            builder.warn(FeedWarning(code: "refused-path", message: refusal, line: raw.line))
+            warnings.add(FeedWarning(code: "refused-path", message: refusal, line: raw.line))
         }
         let image = FeedImage(
             url: resolved.url, localPath: resolved.localPath,
-            width: size(raw.width, name: "width", raw: raw, builder: &builder),
-            height: size(raw.height, name: "height", raw: raw, builder: &builder),
+            width: size(raw.width, name: "width", raw: raw, warnings: &warnings),
+            height: size(raw.height, name: "height", raw: raw, warnings: &warnings),
             type: raw.type.map { $0.trimmingASCIIWhitespace() }.flatMap { $0.isEmpty ? nil : $0 },
             origin: raw.origin)
         return Candidate(image: image, raw: raw, usable: resolved.refusal == nil)
     }
 
-    private func size(_ text: String?, name: String, raw: RawImage, builder: inout ItemBuilder) -> Int? {
+    private func size(_ text: String?, name: String, raw: RawImage, warnings: inout ItemWarnings) -> Int? {
         guard let text = text?.trimmingASCIIWhitespace(), !text.isEmpty else { return nil }
         if let value = lenientInteger(text), value > 0 { return value }
-        builder.warn(
+        warnings.add(
             FeedWarning(
                 code: "invalid-size", message: "\(raw.origin) \(name) '\(text.prefix(40))' is not a size; ignored",
                 line: raw.line))
