@@ -155,7 +155,8 @@ final class OutputFolder {
         close(descriptor)
     }
 
-    private static func reason(_ error: any Error) -> String {
+    /// The system's words for a file error (Foundation's own say only "error 512").
+    static func reason(_ error: any Error) -> String {
         if let posix = error as? POSIXError { return String(cString: strerror(posix.code.rawValue)) }
         let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
         if let underlying, underlying.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(underlying.code))) }

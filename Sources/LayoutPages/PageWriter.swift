@@ -52,7 +52,7 @@ public final class PageWriter {
         return Int(name.dropFirst(5).dropLast(5))
     }
 
-    /// Writes one page; a page file appears whole or not at all (temporary file, then rename).
+    /// Writes one page into the run's staging folder (the whole folder appears at ``finish()``), or to standard output.
     public func write(_ page: LayoutPage) throws(LayoutError) {
         Records.write(page, feed: feed, into: &json)
         json.appendRaw("\n")
@@ -62,7 +62,7 @@ public final class PageWriter {
             do {
                 try json.bytes.withUnsafeBytes { bytes in try Self.writeAll(bytes, to: STDOUT_FILENO) }
             } catch {
-                throw LayoutError(.outputFailed, "standard output: cannot write a page: \(Self.reason(error))")
+                throw LayoutError(.outputFailed, "standard output: cannot write a page: \(OutputFolder.reason(error))")
             }
             return
         }
@@ -74,37 +74,27 @@ public final class PageWriter {
         let directory = subfolder.isEmpty ? folder.staging : folder.staging + "/" + subfolder
         let path = directory + "/" + Self.fileName(forPageIndex: page.index)
         do {
-            try json.bytes.withUnsafeBytes { bytes in try Self.writeAtomically(bytes, to: path) }
+            try json.bytes.withUnsafeBytes { bytes in try Self.writeFile(bytes, to: path) }
         } catch {
             let shown = (subfolder.isEmpty ? folder.target : folder.target + "/" + subfolder) + "/"
                 + Self.fileName(forPageIndex: page.index)
-            throw LayoutError(.outputFailed, "\(shown): cannot write the page: \(Self.reason(error))")
+            throw LayoutError(.outputFailed, "\(shown): cannot write the page: \(OutputFolder.reason(error))")
         }
     }
 
-    private static func reason(_ error: any Error) -> String {
-        (error as? POSIXError).map { String(cString: strerror($0.code.rawValue)) } ?? "\(error)"
-    }
-
-    /// Writes a file whole or not at all: a temporary file beside it, then a rename over it. Readers never see a
-    /// half-written page. No fsync: a page is cheap to write again, and syncing each of thousands of pages
-    /// (Foundation's `.atomic` does) costs more than laying them out.
-    static func writeAtomically(_ bytes: UnsafeRawBufferPointer, to path: String) throws {
-        let temporary = path + ".tmp-\(getpid())"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    /// Writes a page file into the run's staging folder. No temporary file and rename: nobody reads the staging
+    /// folder before the run swaps it in whole, and a killed run's folder is discarded. No fsync either: a page is
+    /// cheap to write again, and syncing each of thousands of pages costs more than laying them out.
+    static func writeFile(_ bytes: UnsafeRawBufferPointer, to path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         do {
             try writeAll(bytes, to: descriptor)
         } catch {
             close(descriptor)
-            unlink(temporary)
             throw error
         }
-        guard close(descriptor) == 0, rename(temporary, path) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
-        }
+        guard close(descriptor) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }
 
     /// Writes every byte to a descriptor, in as few calls as the kernel allows (one for a page, normally).

@@ -253,15 +253,10 @@ public struct HTMLPreview {
             if face.faceIndex == 0 {
                 try FileManager.default.copyItem(at: URL(fileURLWithPath: face.path), to: target)
             } else {
-                let data = try Data(contentsOf: URL(fileURLWithPath: face.path))
-                guard let single = FontCollection.face(face.faceIndex, of: data) else {
-                    throw LayoutError(
-                        .outputFailed, "\(face.path): face \(face.faceIndex) is not a font the preview can extract")
-                }
-                try single.write(to: target)
+                try Data(face.standaloneFontFile()).write(to: target)
             }
-        } catch let error as LayoutError {
-            throw error
+        } catch let error as TextMeasureError {
+            throw LayoutError(.outputFailed, "\(target.path): cannot write the font: \(error.message)")
         } catch {
             throw LayoutError(
                 .outputFailed, "\(target.path): cannot copy the font \(face.path): \(error.localizedDescription)")

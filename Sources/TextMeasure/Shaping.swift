@@ -78,17 +78,17 @@ final class FontSet: Sendable {
     private func fallbackFace<Cluster: Collection<Unicode.Scalar>>(
         for cluster: Cluster, first: UInt32, visibleCount: Int, variation: Bool
     ) -> LoadedFont? {
-        fallbackState.withLock { state -> LoadedFont? in
+        // Whether a face has the cluster's first character (as the variation sequence, when it asks for one).
+        func hasFirst(_ face: LoadedFont) -> Bool {
+            variation ? face.hasVariationGlyph(for: first, selector: 0xFE0F) : face.hasGlyph(for: first)
+        }
+        return fallbackState.withLock { state -> LoadedFont? in
             let key = first | (variation ? 0x8000_0000 : 0)
             let start: Int
             if let known = state.firstWithGlyph[key] {
                 start = known
             } else {
-                start =
-                    fallbacks.indices.first { index in
-                        guard let face = load(index, &state) else { return false }
-                        return variation ? face.hasVariationGlyph(for: first, selector: 0xFE0F) : face.hasGlyph(for: first)
-                    } ?? -1
+                start = fallbacks.indices.first { load($0, &state).map(hasFirst) ?? false } ?? -1
                 if state.firstWithGlyph.count >= Self.codePointCacheLimit {
                     state.firstWithGlyph.removeAll(keepingCapacity: true)
                 }
@@ -96,9 +96,7 @@ final class FontSet: Sendable {
             }
             guard start >= 0 else { return nil }
             for index in start..<fallbacks.count {
-                guard let face = load(index, &state),
-                    variation ? face.hasVariationGlyph(for: first, selector: 0xFE0F) : face.hasGlyph(for: first)
-                else { continue }
+                guard let face = load(index, &state), hasFirst(face) else { continue }
                 // The first character decided where to start looking; a cluster of several needs them all.
                 if visibleCount == 1
                     || cluster.allSatisfy({ Self.isDefaultIgnorable($0.value) || face.hasGlyph(for: $0.value) })
