@@ -69,7 +69,8 @@ package struct LayoutCursor: Hashable {
                 pageIndex, state.nextIndex, state.contentBottom, state.placementCursor,
                 qualityTotals.orderInversions, qualityTotals.largestDisplacement, state.columnHeights.count,
             ]
-            for value in fields + state.columnHeights { appendVarint(UInt64(value), to: &payload) }
+            // A state of a run is never negative here; a hostile one built in a test must not trap the encoder.
+            for value in fields + state.columnHeights { appendVarint(UInt64(truncatingIfNeeded: value), to: &payload) }
         } else {
             appendFixed(sectionKey, to: &payload)
             var fields = [pageIndex, qualityTotals.orderInversions, qualityTotals.largestDisplacement]
@@ -111,6 +112,9 @@ package struct LayoutCursor: Hashable {
                 "--resume: the cursor was made by an earlier FeedLayout, before fonts were part of a layout, so it "
                     + "cannot tell whether this run's fonts match; lay the feed out again from the first page")
         }
+        guard text.utf8.count <= Self.maximumLength else {
+            throw invalid("it is \(text.utf8.count) bytes long; cursors are at most \(Self.maximumLength)")
+        }
         guard let prefix = Self.prefixes.first(where: { text.hasPrefix($0) }),
             let bytes = Base64URL.decode(text.dropFirst(prefix.count))
         else {
@@ -126,9 +130,13 @@ package struct LayoutCursor: Hashable {
             throw invalid("it is version \(body[0]); this feedlayout reads versions 3 and 4")
         }
         reader = ByteReader(bytes: body, offset: 1)
-        guard let fingerprint = reader.fixed(), let feedDigest = reader.fixed(), let fontTags = reader.list(signed: false)
+        guard let fingerprint = reader.fixed(), let feedDigest = reader.fixed(),
+            let fontTags = reader.list(signed: false, limit: Self.maximumFontTags)
         else {
-            throw invalid("its fields are incomplete")
+            throw invalid("its fields are incomplete or out of range")
+        }
+        guard fontTags.allSatisfy({ (0...Int(UInt16.max)).contains($0) }) else {
+            throw invalid("its font tags are not 16-bit")
         }
         self.fingerprint = fingerprint
         self.feedDigest = feedDigest
@@ -136,8 +144,9 @@ package struct LayoutCursor: Hashable {
         if body[0] == 3 {
             guard let pageIndex = reader.varint(), let nextIndex = reader.varint(), let contentBottom = reader.varint(),
                 let placementCursor = reader.varint(), let inversions = reader.varint(),
-                let displacement = reader.varint(), let heights = reader.list(signed: false)
-            else { throw invalid("its fields are incomplete") }
+                let displacement = reader.varint(),
+                let heights = reader.list(signed: false, limit: WaterfallLimits.maximumColumns)
+            else { throw invalid("its fields are incomplete or out of range") }
             self.pageIndex = pageIndex
             state = .waterfall(
                 WaterfallState(
@@ -148,13 +157,40 @@ package struct LayoutCursor: Hashable {
         } else {
             guard let sectionKey = reader.fixed(), let pageIndex = reader.signed(), let inversions = reader.signed(),
                 let displacement = reader.signed(), let mode = reader.signed(), let decoded = reader.engineState(mode)
-            else { throw invalid("its fields are incomplete") }
+            else { throw invalid("its fields are incomplete or out of range") }
             self.sectionKey = sectionKey
             self.pageIndex = pageIndex
             state = decoded
             qualityTotals = LayoutQualityTotals(orderInversions: inversions, largestDisplacement: displacement)
         }
         guard reader.offset == body.count else { throw invalid("it has trailing bytes") }
+        if let why = fieldProblem { throw invalid(why) }
+    }
+
+    /// The longest cursor read, in bytes: far above any cursor a layout writes (its lists hold at most 10,000
+    /// entries), and short enough that decoding one costs little.
+    static let maximumLength = 1 << 20
+    /// The most font tags a cursor carries: a layout has a title font, a caption font and their fallbacks.
+    static let maximumFontTags = 256
+
+    /// What is wrong with the fields that do not depend on the run, or nil. The engine state is checked against
+    /// the run's grid when the engine resumes from it (`WaterfallEngine(configuration:resumingFrom:)`).
+    ///
+    /// Every page holds at least one item, so the pages before the cursor are at most the items before it; the
+    /// order totals are sums and maximums of per-page measures of those items.
+    private var fieldProblem: String? {
+        let nextIndex = state.nextIndex
+        guard WaterfallLimits.isCoordinate(nextIndex) else { return "its next item \(nextIndex) is out of range" }
+        guard pageIndex >= 1, pageIndex <= nextIndex else {
+            return "its page \(pageIndex) cannot follow \(nextIndex) items"
+        }
+        guard (0...nextIndex).contains(qualityTotals.largestDisplacement),
+            WaterfallLimits.isCoordinate(qualityTotals.orderInversions)
+        else {
+            return "its order totals (\(qualityTotals.orderInversions) inversions, largest displacement "
+                + "\(qualityTotals.largestDisplacement)) cannot come from \(nextIndex) items"
+        }
+        return nil
     }
 }
 
@@ -202,9 +238,9 @@ private struct ByteReader {
         return value
     }
 
-    /// A count (at most 10,000) followed by that many values.
-    mutating func list(signed isSigned: Bool) -> [Int]? {
-        guard let count = isSigned ? signed() : varint(), (0...10_000).contains(count) else { return nil }
+    /// A count (at most `limit`) followed by that many values.
+    mutating func list(signed isSigned: Bool, limit: Int = 10_000) -> [Int]? {
+        guard let count = isSigned ? signed() : varint(), (0...limit).contains(count) else { return nil }
         var values: [Int] = []
         for _ in 0..<count {
             guard let value = isSigned ? signed() : varint() else { return nil }
@@ -221,12 +257,16 @@ private struct ByteReader {
 
     /// The section fields of `sectionFields`.
     mutating func section() -> (Int, Int?, Bool, Int, Int, DeviceRect?)? {
-        guard let index = signed(), let start = signed(), let begun = signed(), let header = signed(),
-            let first = signed(), let hasBounds = signed()
+        // The start is written plus one (0 for none), and the flags as 0 or 1: anything else is no cursor's.
+        guard let index = signed(), let start = signed(), start >= 0, let begun = signed(), (0...1).contains(begun),
+            let header = signed(), let first = signed(), let hasBounds = signed(), (0...1).contains(hasBounds)
         else { return nil }
         var bounds: DeviceRect?
         if hasBounds == 1 {
-            guard let x = signed(), let y = signed(), let width = signed(), let height = signed() else { return nil }
+            // Range-checked here: building the bounds adds width to x.
+            guard let x = signed(), let y = signed(), let width = signed(), let height = signed(),
+                [x, y, width, height].allSatisfy(WaterfallLimits.isCoordinate)
+            else { return nil }
             bounds = DeviceRect(x: x, y: y, width: width, height: height)
         }
         return (index, start == 0 ? nil : start - 1, begun == 1, header, first, bounds)
@@ -237,7 +277,7 @@ private struct ByteReader {
         switch mode {
         case 0:
             guard let next = signed(), let bottom = signed(), let placementCursor = signed(),
-                let heights = list(signed: true), let section = section()
+                let heights = list(signed: true, limit: WaterfallLimits.maximumColumns), let section = section()
             else { return nil }
             return .waterfall(
                 WaterfallState(

@@ -246,9 +246,7 @@ struct StableHash {
 
 /// A length as CSS writes it: whole numbers without a fraction (`236`, `12.5`). Breakpoint names, page folders,
 /// summaries and previews all print lengths this way.
-package func cssNumber(_ value: Double) -> String {
-    value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
-}
+package func cssNumber(_ value: Double) -> String { WaterfallLimits.formatted(value) }
 
 extension TextMeasurer {
     /// A measurer for one block of the annotation (`role`: "title" or "caption"); a font that cannot be loaded is

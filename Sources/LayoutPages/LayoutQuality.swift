@@ -25,7 +25,12 @@ public struct LayoutQuality: Sendable, Hashable {
     public init(items: [PlacedItem], columnHeights: [Int], grid: WaterfallGrid) {
         let tallest = columnHeights.max() ?? 0
         columnImbalance = tallest - (columnHeights.min() ?? 0)
-        whitespaceArea = columnHeights.reduce(0) { $0 + (tallest - $1) * grid.columnWidth }
+        // Saturating: a photo declared 1 px wide and millions tall makes a gap whose area leaves `Int`.
+        whitespaceArea = columnHeights.reduce(0) { total, height in
+            let (area, areaOverflows) = (tallest - height).multipliedReportingOverflow(by: grid.columnWidth)
+            let (sum, sumOverflows) = total.addingReportingOverflow(area)
+            return areaOverflows || sumOverflows ? Int.max : sum
+        }
 
         // Reading order: by top, then by the reading direction's horizontal order. On the horizontal axis the
         // reader scrolls sideways: by left edge, then top.

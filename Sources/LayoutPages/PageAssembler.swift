@@ -13,7 +13,8 @@ package struct RunAssembler {
         var assemblers: [PageAssembler] = []
         for (index, (layout, geometry)) in zip(options.layouts, geometries).enumerated() {
             assemblers.append(
-                try PageAssembler(options: layout, fonts: fonts, geometry: geometry, layoutIndex: index, resume: resume))
+                try PageAssembler(options: layout, fonts: fonts, geometry: geometry, layoutIndex: index, resume: resume)
+            )
         }
         self.assemblers = assemblers
     }
@@ -138,6 +139,16 @@ struct PageAssembler {
             } catch {
                 throw LayoutError(.cursorMismatch, "--resume: \(error.message)")
             }
+            // Waterfall pages hold at most the page size (a flow row may overfill a page, so flow is not checked).
+            if let pageSize = options.pagination.pageSize, options.flow == nil,
+                cursor.pageIndex < cursor.state.nextIndex / pageSize + (cursor.state.nextIndex % pageSize == 0 ? 0 : 1)
+            {
+                throw LayoutError(
+                    .invalidCursor,
+                    "--resume: the cursor says \(cursor.pageIndex) pages hold the \(cursor.state.nextIndex) items "
+                        + "before it, but pages hold at most \(pageSize); pass the `cursor` string of a page exactly "
+                        + "as written")
+            }
             resumeIndex = cursor.state.nextIndex
             resumeDigest = cursor.feedDigest
             pageIndex = cursor.pageIndex
@@ -184,6 +195,13 @@ struct PageAssembler {
             }
             waiting.append(prepared)
             try take(engine.place(engineItem(prepared)), onPage: onPage)
+            if engine.contentBottom > WaterfallLimits.maximumCoordinate {
+                throw LayoutError(
+                    .feedInvalid,
+                    "item \(prepared.item.index) (\(prepared.item.id)) ends past device pixel "
+                        + "\(WaterfallLimits.maximumCoordinate), the largest position a JSON number holds exactly; "
+                        + "is an image's declared size absurd?")
+            }
         }
     }
 

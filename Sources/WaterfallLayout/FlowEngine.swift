@@ -105,17 +105,10 @@ public struct FlowGrid: Sendable, Hashable {
     /// - Throws: `WaterfallConfigurationError` naming the option when a length is negative or not finite, when the
     ///   photo height is 0, or when the insets and padding leave no room for content.
     public init(_ configuration: FlowConfiguration) throws(WaterfallConfigurationError) {
-        guard configuration.scale.isFinite, configuration.scale > 0 else {
-            throw WaterfallConfigurationError(
-                option: "scale", message: "must be a positive number, got \(configuration.scale)")
-        }
+        try WaterfallLimits.checkScale(configuration.scale)
         let scale = configuration.scale
         func device(_ value: Double, _ option: String) throws(WaterfallConfigurationError) -> Int {
-            guard value.isFinite, value >= 0 else {
-                throw WaterfallConfigurationError(
-                    option: option, message: "must be a finite length of 0 or more, got \(value)")
-            }
-            return Int((value * scale).rounded(.toNearestOrAwayFromZero))
+            try WaterfallLimits.deviceLength(value, scale: scale, option: option)
         }
         func deviceInsets(_ insets: Insets, _ option: String) throws(WaterfallConfigurationError) -> DeviceInsets {
             DeviceInsets(
@@ -130,9 +123,9 @@ public struct FlowGrid: Sendable, Hashable {
         rowGap = try device(configuration.rowGap, "row-gap")
         cellPadding = try device(configuration.cellPadding, "cell-padding")
         annotationSpacing = try device(configuration.annotationSpacing, "annotation-spacing")
-        photoHeight = try device(configuration.photoHeight, "photo-height")
+        photoHeight = try device(configuration.photoHeight, "row-photo-height")
         guard photoHeight > 0 else {
-            throw WaterfallConfigurationError(option: "photo-height", message: "must be at least one device pixel")
+            throw WaterfallConfigurationError(option: "row-photo-height", message: "must be at least one device pixel")
         }
         alignment = configuration.alignment
         follow = configuration.follow
@@ -148,9 +141,7 @@ public struct FlowGrid: Sendable, Hashable {
 
     /// Converts a length in CSS pixels to device pixels, rounding up: text must fit in the height it is given.
     public func deviceLengthRoundingUp(_ cssPixels: Double) -> Int {
-        guard cssPixels.isFinite, cssPixels > 0 else { return 0 }
-        // The small allowance keeps 17.000000000000004 from becoming 18.
-        return Int((cssPixels * scale - 1e-7).rounded(.up))
+        WaterfallLimits.deviceLengthRoundingUp(cssPixels, scale: scale)
     }
 
     /// A full-width band between the container insets: where section headers and footers go.
@@ -271,19 +262,31 @@ public struct FlowEngine: Sendable {
         func refuse(_ message: String) -> WaterfallConfigurationError {
             WaterfallConfigurationError(option: "resume", message: "the saved flow state \(message)")
         }
-        guard state.nextIndex >= 0, state.rowTop >= state.section.itemsTop(in: grid),
-            state.contentBottom >= grid.insets.top
-        else {
-            throw refuse(
-                "has its next row above its section's rows (row top \(state.rowTop), next item \(state.nextIndex))")
+        // Ranges first: every sum below is then far inside `Int`.
+        guard WaterfallLimits.isCoordinate(state.nextIndex) else {
+            throw refuse("has next item \(state.nextIndex), outside 0...\(WaterfallLimits.maximumCoordinate)")
         }
-        guard state.section.isConsistent(nextIndex: state.nextIndex, in: grid) else {
+        guard WaterfallLimits.isCoordinate(state.contentBottom), state.contentBottom >= grid.insets.top else {
+            throw refuse(
+                "has its content bottom at \(state.contentBottom), outside \(grid.insets.top)..."
+                    + "\(WaterfallLimits.maximumCoordinate)")
+        }
+        guard state.section.isConsistent(nextIndex: state.nextIndex, contentBottom: state.contentBottom, in: grid)
+        else {
             throw refuse("has an inconsistent section \(state.section.index)")
+        }
+        // The next row starts one row gap below a row's bottom, which is at most the content bottom.
+        let itemsTop = state.section.itemsTop(in: grid)
+        guard state.rowTop >= itemsTop, state.rowTop <= max(itemsTop, state.contentBottom + grid.rowGap) else {
+            throw refuse(
+                "has its next row outside its section's rows (row top \(state.rowTop), next item \(state.nextIndex))")
         }
         if !state.followSegments.isEmpty || !state.followLanes.isEmpty {
             var edge = grid.rowStart
             for segment in state.followSegments {
-                guard grid.follow, segment.x == edge, segment.width > 0 else {
+                guard grid.follow, segment.x == edge, segment.width > 0, segment.width <= grid.rowEnd - edge,
+                    segment.bottom >= itemsTop, segment.bottom <= state.contentBottom + grid.rowGap
+                else {
                     throw refuse("has follow segments that do not cut this configuration's rows")
                 }
                 edge += segment.width

@@ -68,19 +68,36 @@ public struct SectionProgress: Sendable, Hashable {
 
     /// Whether a resumed state's section fields agree with each other and with the grid.
     ///
+    /// Every field is range-checked before any arithmetic, so a hostile state cannot make ``itemsTop(in:)`` or the
+    /// bounds overflow.
+    ///
     /// - Parameters:
-    ///   - nextIndex: The index of the state's next item (0 or more).
+    ///   - nextIndex: The index of the state's next item (within 0...``WaterfallLimits/maximumCoordinate``).
+    ///   - contentBottom: The state's content bottom (within the same range).
     ///   - grid: The grid the state is resumed in.
-    /// - Returns: `false` when the fields contradict each other: a first item after the next one, a section after
-    ///   the first without a start, a start before the start inset, or bounds without items.
-    func isConsistent(nextIndex: Int, in grid: some SectionGrid) -> Bool {
-        guard index >= 0, headerLength >= 0, firstIndex >= 0, firstIndex <= nextIndex,
-            start.map({ $0 >= grid.scrollStartInset }) ?? (index == 0)
+    /// - Returns: `false` when the fields contradict each other: a first item after the next one, more sections
+    ///   than items, a section after the first without a start, a start before the start inset, a start or header
+    ///   below the content bottom, or bounds without items or beyond the content.
+    func isConsistent(nextIndex: Int, contentBottom: Int, in grid: some SectionGrid) -> Bool {
+        // A section is opened by an item whose key differs, so there are never more sections than items (one more
+        // while the opening item waits in a flow row).
+        guard index >= 0, index <= nextIndex + 1, firstIndex >= 0, firstIndex <= nextIndex,
+            headerLength >= 0, headerLength <= contentBottom
         else { return false }
+        if let start {
+            guard start >= grid.scrollStartInset, start <= contentBottom - headerLength else { return false }
+        } else {
+            guard index == 0, grid.scrollStartInset <= contentBottom - headerLength else { return false }
+        }
         guard let bounds = itemBounds else { return true }
         // Bounds without items are impossible; items without bounds come from a state saved without its section
-        // fields (the decoration then covers only the items placed after the resume).
-        return bounds.width >= 0 && bounds.height >= 0 && nextIndex > firstIndex
+        // fields (the decoration then covers only the items placed after the resume). Cells never end past the
+        // content bottom on the scroll axis.
+        guard [bounds.x, bounds.y, bounds.width, bounds.height].allSatisfy(WaterfallLimits.isCoordinate) else {
+            return false
+        }
+        let scrollEnd = grid.scrollsHorizontally ? bounds.maxX : bounds.maxY
+        return scrollEnd <= contentBottom && nextIndex > firstIndex
     }
 
     /// Opens a section where the current one ends (at the start inset for the first), with an optional header.

@@ -3,7 +3,8 @@ public enum ColumnRule: Sendable, Hashable {
     /// Exactly this many columns.
     case fixed(Int)
     /// As many columns of at least `minimumWidth` CSS pixels as fit, within `minimumColumns...maximumColumns`:
-    /// `n = max(minimumColumns, floor((W - left - right + gap) / (minimumWidth + gap)))`.
+    /// `n = max(minimumColumns, floor((W - left - right + gap) / (minimumWidth + gap)))`, and never more than
+    /// ``WaterfallLimits/maximumColumns`` (the columns are then wider than `minimumWidth`).
     case adaptive(minimumWidth: Double, minimumColumns: Int = 1, maximumColumns: Int? = nil)
 }
 
@@ -204,22 +205,19 @@ public struct WaterfallGrid: Sendable, Hashable {
 
     /// The content width of a cell of this span: what its photo is fitted to and its text measured at (vertical
     /// axis only).
-    public func contentWidth(for span: ColumnSpan) -> Int { cellWidth(spanning: columnCount(for: span)) - 2 * cellPadding }
+    public func contentWidth(for span: ColumnSpan) -> Int {
+        cellWidth(spanning: columnCount(for: span)) - 2 * cellPadding
+    }
 
     /// Resolves and checks a configuration.
     ///
     /// - Throws: `WaterfallConfigurationError` naming the option when a length is negative or not finite, when
     ///   no column fits, or when the cell padding leaves no room for content.
     public init(_ configuration: WaterfallConfiguration) throws(WaterfallConfigurationError) {
-        guard configuration.scale.isFinite, configuration.scale > 0 else {
-            throw WaterfallConfigurationError(option: "scale", message: "must be a positive number, got \(configuration.scale)")
-        }
+        try WaterfallLimits.checkScale(configuration.scale)
         let scale = configuration.scale
         func device(_ value: Double, _ option: String) throws(WaterfallConfigurationError) -> Int {
-            guard value.isFinite, value >= 0 else {
-                throw WaterfallConfigurationError(option: option, message: "must be a finite length of 0 or more, got \(value)")
-            }
-            return Int((value * scale).rounded(.toNearestOrAwayFromZero))
+            try WaterfallLimits.deviceLength(value, scale: scale, option: option)
         }
         self.scale = scale
         direction = configuration.direction
@@ -242,7 +240,8 @@ public struct WaterfallGrid: Sendable, Hashable {
             placement == .gridLanes ? Self.browserTolerance(configuration.orderTolerance, scale: scale) : tolerance
         if let maximum = maximumPhotoHeight, maximum < minimumPhotoHeight {
             throw WaterfallConfigurationError(
-                option: "max-photo-height", message: "is below --min-photo-height (\(configuration.minimumPhotoHeight))")
+                option: "max-photo-height", message: "is below --min-photo-height (\(configuration.minimumPhotoHeight))"
+            )
         }
 
         axis = configuration.axis
@@ -293,26 +292,24 @@ public struct WaterfallGrid: Sendable, Hashable {
         }
         switch configuration.columns {
         case .fixed(let count):
-            guard count >= 1 else {
-                throw WaterfallConfigurationError(option: "columns", message: "must be at least 1, got \(count)")
-            }
+            try WaterfallLimits.checkColumns(count, option: "columns")
             columnCount = count
         case .adaptive(let minimumWidth, let minimumColumns, let maximumColumns):
             let minimum = try device(minimumWidth, "min-column-width")
             guard minimum > 0 else {
                 throw WaterfallConfigurationError(option: "min-column-width", message: "must be above 0")
             }
-            guard minimumColumns >= 1 else {
-                throw WaterfallConfigurationError(option: "min-columns", message: "must be at least 1, got \(minimumColumns)")
-            }
+            try WaterfallLimits.checkColumns(minimumColumns, option: "min-columns")
             var count = max(minimumColumns, (available + columnGap) / (minimum + columnGap))
             if let maximumColumns {
+                try WaterfallLimits.checkColumns(maximumColumns, option: "max-columns")
                 guard maximumColumns >= minimumColumns else {
                     throw WaterfallConfigurationError(option: "max-columns", message: "is below --min-columns")
                 }
                 count = min(count, maximumColumns)
             }
-            columnCount = count
+            // Columns stay at least `minimumWidth` wide when there are fewer of them: the adaptive rule holds.
+            columnCount = min(count, WaterfallLimits.maximumColumns)
         }
         columnWidth = (available - (columnCount - 1) * columnGap) / columnCount
         guard columnWidth > 2 * cellPadding else {
@@ -365,9 +362,7 @@ public struct WaterfallGrid: Sendable, Hashable {
 
     /// Converts a length in CSS pixels to device pixels, rounding up: text must fit in the height it is given.
     public func deviceLengthRoundingUp(_ cssPixels: Double) -> Int {
-        guard cssPixels.isFinite, cssPixels > 0 else { return 0 }
-        // The small allowance keeps 17.000000000000004 from becoming 18.
-        return Int((cssPixels * scale - 1e-7).rounded(.up))
+        WaterfallLimits.deviceLengthRoundingUp(cssPixels, scale: scale)
     }
 }
 

@@ -170,20 +170,38 @@ public struct WaterfallEngine: Sendable {
         throws(WaterfallConfigurationError)
     {
         let grid = try WaterfallGrid(configuration)
-        let itemsTop = state.section.itemsTop(in: grid)
-        guard state.columnHeights.count == grid.columnCount, state.nextIndex >= 0,
-            state.columnHeights.allSatisfy({ $0 >= itemsTop }), state.contentBottom >= grid.scrollStartInset,
-            (0..<grid.columnCount).contains(state.placementCursor)
-        else {
-            throw WaterfallConfigurationError(
-                option: "resume", message: "the saved state does not fit a \(grid.columnCount)-column layout")
+        func refuse(_ message: String) -> WaterfallConfigurationError {
+            WaterfallConfigurationError(option: "resume", message: "the saved state \(message)")
         }
-        guard state.section.isConsistent(nextIndex: state.nextIndex, in: grid) else {
-            throw WaterfallConfigurationError(
-                option: "resume",
-                message: "the saved state's section \(state.section.index) is inconsistent (start "
+        let lanes = grid.axis == .vertical ? "columns" : "rows"
+        guard state.columnHeights.count == grid.columnCount else {
+            throw refuse("has \(state.columnHeights.count) \(lanes); this layout has \(grid.columnCount)")
+        }
+        guard (0..<grid.columnCount).contains(state.placementCursor) else {
+            throw refuse("has placement cursor \(state.placementCursor), outside 0..<\(grid.columnCount)")
+        }
+        // Ranges first: every sum below is then far inside `Int`.
+        guard WaterfallLimits.isCoordinate(state.nextIndex) else {
+            throw refuse("has next item \(state.nextIndex), outside 0...\(WaterfallLimits.maximumCoordinate)")
+        }
+        guard WaterfallLimits.isCoordinate(state.contentBottom), state.contentBottom >= grid.scrollStartInset else {
+            throw refuse(
+                "has its content bottom at \(state.contentBottom), outside \(grid.scrollStartInset)..."
+                    + "\(WaterfallLimits.maximumCoordinate)")
+        }
+        guard state.section.isConsistent(nextIndex: state.nextIndex, contentBottom: state.contentBottom, in: grid)
+        else {
+            throw refuse(
+                "has an inconsistent section \(state.section.index) (start "
                     + "\(state.section.start.map(String.init) ?? "top"), first item \(state.section.firstIndex), "
                     + "next item \(state.nextIndex))")
+        }
+        // A lane is at its section's items' top, or one row gap below a cell, which ends at most at the content
+        // bottom.
+        let itemsTop = state.section.itemsTop(in: grid)
+        let highest = max(itemsTop, state.contentBottom + grid.rowGap)
+        guard state.columnHeights.allSatisfy({ $0 >= itemsTop && $0 <= highest }) else {
+            throw refuse("has \(lanes) heights outside \(itemsTop)...\(highest), where its content lies")
         }
         self.grid = grid
         self.state = state
@@ -250,6 +268,10 @@ public struct WaterfallEngine: Sendable {
         return (column, state.columnHeights[column..<(column + count)].max()!)
     }
 
+    /// Whether the layout has grown past ``WaterfallLimits/maximumCoordinate`` on its scroll axis: its positions
+    /// no longer fit a JSON number exactly, and placing more could overflow. Callers stop the layout there.
+    public var exceedsMaximumCoordinate: Bool { state.contentBottom > WaterfallLimits.maximumCoordinate }
+
     /// The container's size so far in device pixels: vertically the full width, and the lowest cell plus the
     /// bottom inset; horizontally the rightmost cell plus the right inset, and the full height.
     public var contentSize: (width: Int, height: Int) {
@@ -288,8 +310,8 @@ public struct WaterfallEngine: Sendable {
         let bounds = Rect(
             x: 0, y: 0, width: Double(contentWidth), height: maximumHeight.map(Double.init) ?? .infinity)
         let fitted = aspectFit(photoSize, inside: bounds)
-        let photoWidth = min(contentWidth, Int(fitted.width.rounded(.toNearestOrAwayFromZero)))
-        var photoHeight = Int(fitted.height.rounded(.toNearestOrAwayFromZero))
+        let photoWidth = min(contentWidth, WaterfallLimits.cappedDeviceLength(fitted.width))
+        var photoHeight = WaterfallLimits.cappedDeviceLength(fitted.height)
         if let maximum = maximumHeight { photoHeight = min(photoHeight, maximum) }
         let slotHeight = max(photoHeight, minimumHeight)
         let slot = DeviceRect(x: 0, y: 0, width: contentWidth, height: slotHeight)

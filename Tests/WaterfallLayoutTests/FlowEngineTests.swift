@@ -109,7 +109,7 @@ import Testing
 
     @Test func badFlowConfigurationsNameTheOption() {
         for (configuration, option) in [
-            (FlowConfiguration(containerWidth: 100, photoHeight: 0), "photo-height"),
+            (FlowConfiguration(containerWidth: 100, photoHeight: 0), "row-photo-height"),
             (FlowConfiguration(containerWidth: 100, cellPadding: 50, photoHeight: 10), "cell-padding"),
             (FlowConfiguration(containerWidth: 100, insets: Insets(left: 60, right: 60), photoHeight: 10), "width"),
             (FlowConfiguration(containerWidth: 100, itemGap: -1, photoHeight: 10), "gutter"),
