@@ -181,7 +181,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "LayoutPagesTests", dependencies: ["LayoutPages", "TextMeasure", "WaterfallLayout"], swiftSettings: swiftSettings),
+            name: "LayoutPagesTests",
+            dependencies: [
+                "LayoutPages", "TextMeasure", "WaterfallLayout", "FeedIngest", "FeedLayoutTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: swiftSettings),
         .testTarget(name: "FeedLayoutTests", dependencies: ["FeedLayout", "TextMeasure"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LayoutPreviewTests",
@@ -190,7 +195,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "feedlayout", "FeedLayoutTestSupport", .product(name: "NIOHTTP1", package: "swift-nio"),
+                "feedlayout", "FeedLayoutTestSupport", "LayoutPages", "WaterfallLayout",
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             exclude: ["Golden"],

@@ -28,44 +28,9 @@ public struct LayoutPipeline: Sendable {
     ///
     /// - Throws: `LayoutError` with `.invalidOptions` (naming the option) or `.fontUnavailable`.
     public init(options: LayoutOptions) throws(LayoutError) {
-        guard options.probeConcurrency >= 1 else {
-            throw LayoutError(.invalidOptions, "--probe-concurrency must be at least 1")
-        }
-        guard options.fallbackAspectRatio.isFinite, options.fallbackAspectRatio > 0 else {
-            throw LayoutError(.invalidOptions, "--fallback-aspect-ratio must be a positive number")
-        }
-        if let size = options.pagination.pageSize, size < 1 {
-            throw LayoutError(.invalidOptions, "--page-size must be at least 1, got \(size)")
-        }
-        if let height = options.pagination.pageHeight, !(height.isFinite && height > 0) {
-            throw LayoutError(.invalidOptions, "--page-height must be a positive length, got \(height)")
-        }
-        if options.flow != nil, options.waterfall.axis == .horizontal {
-            throw LayoutError(.invalidOptions, "--mode flow lays rows out vertically: leave out --axis horizontal")
-        }
-        if options.flow != nil, options.breakpoints.contains(where: { $0.columns != 1 }) {
-            throw LayoutError(
-                .invalidOptions,
-                "--breakpoints in flow mode: give widths with 1 column (e.g. 375:1,768:1); rows have no columns")
-        }
-        if options.waterfall.axis == .horizontal, !options.breakpoints.isEmpty {
-            throw LayoutError(.invalidOptions, "--breakpoints vary the width: they do not apply to --axis horizontal")
-        }
+        try options.validate()
         var preparer = try ItemPreparer(options: options)
-        if options.waterfall.axis == .horizontal, preparer.annotationBand == nil {
-            throw LayoutError(
-                .invalidOptions,
-                "--axis horizontal reserves a band for the annotation: it needs title and caption line limits")
-        }
-        var geometries: [LayoutGeometry] = []
-        for (layout, breakpoint) in zip(options.layouts, options.breakpoints.map(Optional.some) + [nil]) {
-            do {
-                geometries.append(try LayoutGeometry(options: layout, annotationBand: preparer.annotationBand))
-            } catch {
-                throw LayoutError(
-                    .invalidOptions, (breakpoint.map { "--breakpoints \($0): " } ?? "") + error.description)
-            }
-        }
+        let geometries = try options.geometries(annotationBand: preparer.annotationBand)
         preparer.geometries = geometries
         self.geometries = geometries
         self.options = options

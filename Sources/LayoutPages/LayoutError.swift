@@ -19,10 +19,14 @@ public struct LayoutError: Error, Sendable, Hashable, CustomStringConvertible {
     public var code: Code
     /// What went wrong, with which input and where, and what to do about it.
     public var message: String
+    /// For `.invalidOptions`, the option at fault as the CLI names it (`width`, `page-size`), when one option is;
+    /// a service names its request's field from it.
+    public var option: String?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, option: String? = nil) {
         self.code = code
         self.message = message
+        self.option = option
     }
 
     public var description: String { message }

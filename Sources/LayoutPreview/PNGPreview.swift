@@ -12,6 +12,10 @@ public struct PNGPreviewOptions: Sendable, Equatable {
     /// At most this many pages are drawn.
     public var maximumPages: Int
 
+    /// The most pixels the canvas holds (3 bytes each, 192 MiB): a layout so wide that `maximumHeight` rows would
+    /// take more shows fewer rows.
+    public static let maximumCanvasPixels = 1 << 26
+
     public init(maximumHeight: Int = 4000, maximumPages: Int = 10) {
         self.maximumHeight = maximumHeight
         self.maximumPages = maximumPages
@@ -150,11 +154,10 @@ public struct PNGPreview {
 
     private func render(summary: inout PNGPreviewSummary) throws(LayoutError) -> Canvas {
         // `maximumHeight` limits the scroll axis: the width on the horizontal axis.
-        let extent = max(1, min(limits.maximumHeight, contentHeight))
-        var canvas =
-            horizontal
-            ? Canvas(width: extent, height: grid.containerHeight ?? grid.containerWidth)
-            : Canvas(width: grid.containerWidth, height: extent)
+        let across = horizontal ? grid.containerHeight ?? grid.containerWidth : grid.containerWidth
+        let extent = max(
+            1, min(limits.maximumHeight, contentHeight, PNGPreviewOptions.maximumCanvasPixels / max(1, across)))
+        var canvas = horizontal ? Canvas(width: extent, height: across) : Canvas(width: across, height: extent)
         summary.width = canvas.width
         summary.height = canvas.height
         summary.pages = pageMarks.count

@@ -7,7 +7,7 @@ struct ArrangementOptions: ParsableArguments {
     @Option(help: "waterfall (columns, each pin into the shortest) or flow (rows of pins as wide as their photos).")
     var mode: LayoutModeArgument = .waterfall
 
-    @Option(help: "Flow: every photo is this tall; a pin is as wide as its photo.")
+    @Option(help: bounded("Flow: every photo is this tall; a pin is as wide as its photo", OptionLimits.positiveLength))
     var rowPhotoHeight: Double = 160
 
     @Option(help: "Flow: where a row's pins sit: start, end, data-end (filled from the right), center or justified.")
@@ -19,25 +19,31 @@ struct ArrangementOptions: ParsableArguments {
     @Option(help: "Waterfall: vertical (columns grow down) or horizontal (rows grow right; --columns counts rows).")
     var axis: LayoutAxis = .vertical
 
-    @Option(help: "Horizontal axis: the container's height, insets included.")
+    @Option(help: bounded("Horizontal axis: the container's height, insets included", OptionLimits.length))
     var height: Double?
 
-    @Option(help: "Horizontal axis: fit photos into this width × the slot height (default: no limit).")
+    @Option(
+        help: bounded(
+            "Horizontal axis: fit photos into this width × the slot height (default: no limit)", OptionLimits.length))
     var maxPhotoWidth: Double?
 
-    @Option(help: "Horizontal axis: photo slots are at least this wide.")
+    @Option(help: bounded("Horizontal axis: photo slots are at least this wide", OptionLimits.length))
     var minPhotoWidth: Double = 0
 
-    @Option(help: "Sections (<fl:section> in the feed): the header band above each one.")
+    @Option(help: bounded("Sections (<fl:section> in the feed): the header band above each one", OptionLimits.length))
     var sectionHeaderHeight: Double = 0
 
-    @Option(help: "Sections: the footer band below each one.")
+    @Option(help: bounded("Sections: the footer band below each one", OptionLimits.length))
     var sectionFooterHeight: Double = 0
 
-    @Option(help: "Sections: insets around each section's pins: one value, or top,left,bottom,right.")
+    @Option(
+        help: bounded(
+            "Sections: insets around each section's pins: one value, or top,left,bottom,right; each",
+            OptionLimits.length))
     var sectionInset: String = "0"
 
-    @Option(help: "Sections: how far each section's decoration frame reaches beyond its pins.")
+    @Option(
+        help: bounded("Sections: how far each section's decoration frame reaches beyond its pins", OptionLimits.length))
     var decorationOutset: Double = 0
 
     func validate() throws {
@@ -48,11 +54,6 @@ struct ArrangementOptions: ParsableArguments {
         }
         if mode == .waterfall, align != .start || follow || rowPhotoHeight != 160 {
             throw ValidationError("--align, --follow and --row-photo-height are for --mode flow")
-        }
-        for (name, value) in [
-            ("--section-header-height", sectionHeaderHeight), ("--section-footer-height", sectionFooterHeight),
-        ] where !(value.isFinite && value >= 0) {
-            throw ValidationError("\(name) must be 0 or a positive length, got \(value)")
         }
     }
 

@@ -16,7 +16,7 @@ extension FeedLayoutCommand {
                     < captions.txt
                 """)
 
-        @Option(help: "The box width in CSS pixels.")
+        @Option(help: bounded("The box width in CSS pixels", OptionLimits.positiveLength))
         var width: Double
 
         @Option(help: "A font file path or a family name.")
@@ -24,32 +24,40 @@ extension FeedLayoutCommand {
 
         @OptionGroup var fontList: FontListOptions
 
-        @Option(help: "Font size in pixels.")
+        @Option(help: bounded("Font size in pixels", OptionLimits.fontSize))
         var fontSize: Double = 13
 
-        @Option(help: "Font weight (400 regular, 700 bold).")
+        @Option(help: bounded("Font weight (400 regular, 700 bold)", OptionLimits.fontWeight))
         var weight: Int = 400
 
-        @Option(help: "Line height: 'normal', pixels ('20' or '20px') or a multiple ('1.4x').")
+        @Option(help: lineHeightHelp)
         var lineHeight: String = "normal"
 
-        @Option(help: "At most this many lines, the last one ending in an ellipsis.")
+        @Option(
+            help: bounded("At most this many lines, the last one ending in an ellipsis", OptionLimits.measuredLines))
         var maxLines: Int?
 
         @Argument(help: "Texts to measure.")
         var texts: [String] = []
 
         func validate() throws {
-            guard width > 0, width.isFinite else { throw ValidationError("--width must be above 0") }
-            guard fontSize > 0 else { throw ValidationError("--font-size must be above 0") }
-            if let maxLines, maxLines < 1 { throw ValidationError("--max-lines must be at least 1") }
-            _ = try LineHeightParser.parse(lineHeight)
+            let style = try style()
+            try asUsageError {
+                try OptionLimits.positiveLength.check(width, option: "width")
+                try style.validate()
+                if let maxLines { try OptionLimits.measuredLines.check(maxLines, option: "max-lines") }
+            }
+        }
+
+        /// The style the texts are measured in.
+        func style() throws -> TextStyle {
+            fontList.applied(
+                to: TextStyle(
+                    font: font, size: fontSize, lineHeight: try LineHeightParser.parse(lineHeight), weight: weight))
         }
 
         func run() throws {
-            let style = fontList.applied(
-                to: TextStyle(
-                    font: font, size: fontSize, lineHeight: try LineHeightParser.parse(lineHeight), weight: weight))
+            let style = try style()
             let measurer: TextMeasurer
             do {
                 measurer = try TextMeasurer(style: style)

@@ -7,43 +7,46 @@ import WaterfallLayout
 
 /// The grid: container, columns, gaps and photo limits.
 struct GridOptions: ParsableArguments {
-    @Option(help: "Container width in CSS pixels, insets included.")
+    @Option(help: bounded("Container width in CSS pixels, insets included", OptionLimits.length))
     var width: Double = 1024
 
-    @Option(help: "A fixed number of columns (overrides --min-column-width).")
+    @Option(help: bounded("A fixed number of columns (overrides --min-column-width)", OptionLimits.columns))
     var columns: Int?
 
-    @Option(help: "Adaptive columns: as many of at least this width as fit.")
+    @Option(help: bounded("Adaptive columns: as many of at least this width as fit", OptionLimits.length))
     var minColumnWidth: Double = 236
 
-    @Option(help: "The fewest columns in adaptive mode.")
+    @Option(help: bounded("The fewest columns in adaptive mode", OptionLimits.columns))
     var minColumns: Int = 2
 
-    @Option(help: "The most columns in adaptive mode.")
+    @Option(help: bounded("The most columns in adaptive mode", OptionLimits.columns))
     var maxColumns: Int?
 
-    @Option(help: "Gap between columns.")
+    @Option(help: bounded("Gap between columns", OptionLimits.length))
     var gutter: Double = 16
 
-    @Option(help: "Gap between two pins of one column.")
+    @Option(help: bounded("Gap between two pins of one column", OptionLimits.length))
     var rowGap: Double = 16
 
-    @Option(help: "Insets: one value for all sides, or top,left,bottom,right.")
+    @Option(help: bounded("Insets: one value for all sides, or top,left,bottom,right; each", OptionLimits.length))
     var inset: String = "16"
 
-    @Option(help: "Padding inside each cell.")
+    @Option(help: bounded("Padding inside each cell", OptionLimits.length))
     var cellPadding: Double = 0
 
-    @Option(help: "Gap between the photo and its annotation.")
+    @Option(help: bounded("Gap between the photo and its annotation", OptionLimits.length))
     var annotationSpacing: Double = 8
 
-    @Option(help: "Fit photos into the content width × this height (default: no limit).")
+    @Option(help: bounded("Fit photos into the content width × this height (default: no limit)", OptionLimits.length))
     var maxPhotoHeight: Double?
 
-    @Option(help: "Photo slots are at least this tall; flatter photos are centred in them.")
+    @Option(
+        help: bounded("Photo slots are at least this tall; flatter photos are centred in them", OptionLimits.length))
     var minPhotoHeight: Double = 0
 
-    @Option(help: "Device pixels per CSS pixel: every position is a whole number of device pixels.")
+    @Option(
+        help: bounded(
+            "Device pixels per CSS pixel: every position is a whole number of device pixels", OptionLimits.scale))
     var scale: Double = 1
 
     @Flag(help: "Column 0 on the right; every frame mirrored.")
@@ -57,16 +60,18 @@ struct GridOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "How far above the shortest a column may be and still be taken for reading order: pixels, or 'normal' (the caption font size, CSS flow-tolerance: normal). Shortest-first takes the first such column; grid-lanes the first after the previous pin.",
+            "How far above the shortest a column may be and still be taken for reading order: pixels (\(OptionLimits.length.summary)), or 'normal' (the caption font size, CSS flow-tolerance: normal). Shortest-first takes the first such column; grid-lanes the first after the previous pin.",
             valueName: "pixels|normal"))
     var orderTolerance: OrderTolerance = .pixels(0)
 
-    @Option(help: "Width ÷ height for photos whose size cannot be read or is not declared.")
+    @Option(
+        help: bounded(
+            "Width ÷ height for photos whose size cannot be read or is not declared", OptionLimits.aspectRatio))
     var fallbackAspectRatio: Double = 1
 
     @Option(
         help: ArgumentHelp(
-            "Several layouts from one pass over the feed: WIDTH:COLUMNS,… (e.g. 375:2,768:3,1280:5); replaces --width and --columns.",
+            "Several layouts from one pass over the feed: WIDTH:COLUMNS,… (e.g. 375:2,768:3,1280:5; \(OptionLimits.breakpoints.summary) layouts, widths and columns bounded as --width and --columns); replaces --width and --columns.",
             valueName: "list"))
     var breakpoints: String?
 
@@ -145,36 +150,36 @@ struct TextOptions: ParsableArguments {
 
     @OptionGroup var fontList: FontListOptions
 
-    @Option(help: "Caption font size in pixels.")
+    @Option(help: bounded("Caption font size in pixels", OptionLimits.fontSize))
     var fontSize: Double = 13
 
     @Option(help: "Title font (default: --font).")
     var titleFont: String?
 
-    @Option(help: "Title font size in pixels.")
+    @Option(help: bounded("Title font size in pixels", OptionLimits.fontSize))
     var titleFontSize: Double = 15
 
-    @Option(help: "Title font weight (400 regular, 700 bold).")
+    @Option(help: bounded("Title font weight (400 regular, 700 bold)", OptionLimits.fontWeight))
     var titleWeight: Int = 700
 
-    @Option(help: "Line height: 'normal', pixels ('20' or '20px') or a multiple ('1.4x').")
+    @Option(help: lineHeightHelp)
     var lineHeight: String = "normal"
 
-    @Option(help: "At most this many title lines, the last one ending in an ellipsis (0 leaves titles out).")
+    @Option(
+        help: bounded(
+            "At most this many title lines, the last one ending in an ellipsis (0 leaves titles out)",
+            OptionLimits.lineCount))
     var titleLines: Int = 2
 
-    @Option(help: "At most this many caption lines (0 leaves captions out).")
+    @Option(help: bounded("At most this many caption lines (0 leaves captions out)", OptionLimits.lineCount))
     var textLines: Int = 3
 
-    @Option(help: "Gap between title and caption.")
+    @Option(help: bounded("Gap between title and caption", OptionLimits.length))
     var titleTextGap: Double = 4
 
+    // Sizes, weights and line limits are checked with the other layout options (`LayoutCommandOptions`).
     func validate() throws {
         _ = try parsedLineHeight()
-        guard titleLines >= 0, textLines >= 0 else {
-            throw ValidationError("--title-lines and --text-lines must be 0 or more")
-        }
-        guard fontSize > 0, titleFontSize > 0 else { throw ValidationError("font sizes must be above 0") }
     }
 
     func parsedLineHeight() throws -> LineHeight {
@@ -185,7 +190,8 @@ struct TextOptions: ParsableArguments {
         let lineHeight = try parsedLineHeight()
         return AnnotationStyle(
             title: fontList.applied(
-                to: TextStyle(font: titleFont ?? font, size: titleFontSize, lineHeight: lineHeight, weight: titleWeight)),
+                to: TextStyle(font: titleFont ?? font, size: titleFontSize, lineHeight: lineHeight, weight: titleWeight)
+            ),
             text: fontList.applied(to: TextStyle(font: font, size: fontSize, lineHeight: lineHeight, weight: 400)),
             titleLines: titleLines, textLines: textLines, titleTextGap: titleTextGap)
     }
@@ -223,6 +229,25 @@ enum OrderTolerance: ExpressibleByArgument {
     }
 }
 
+/// `--line-height`'s help, with its bounds.
+let lineHeightHelp = ArgumentHelp(
+    "Line height: 'normal', pixels ('20' or '20px'; \(OptionLimits.lineHeightPixels.summary)) or a multiple ('1.4x'; "
+        + "\(OptionLimits.lineHeightMultiple.summary)).")
+
+/// An option's help followed by the bounds the library checks it against.
+func bounded<Value>(_ text: String, _ range: OptionRange<Value>) -> ArgumentHelp {
+    ArgumentHelp("\(text); \(range.summary).")
+}
+
+/// Runs a library check, turning its `LayoutError` into the parse-time error ArgumentParser reports as bad usage.
+func asUsageError(_ check: () throws -> Void) throws {
+    do {
+        try check()
+    } catch let error as LayoutError {
+        throw ValidationError(error.message)
+    }
+}
+
 enum LineHeightParser {
     static func parse(_ text: String) throws -> LineHeight {
         let value = text.trimmingCharacters(in: .whitespaces).lowercased()
@@ -237,23 +262,22 @@ enum LineHeightParser {
 
 /// Paging and resuming.
 struct PageOptions: ParsableArguments {
-    @Option(help: "Cut a page every N items (default: 50, unless --page-height is given).")
+    @Option(
+        help: bounded("Cut a page every N items (default: 50, unless --page-height is given)", OptionLimits.pageSize))
     var pageSize: Int?
 
-    @Option(help: "Cut a page where item tops cross multiples of this height (CSS pixels).")
+    @Option(
+        help: bounded(
+            "Cut a page where item tops cross multiples of this height (CSS pixels)", OptionLimits.positiveLength))
     var pageHeight: Double?
 
     @Option(help: "Continue after the page that wrote this cursor.")
     var resume: String?
 
-    @Option(help: "Stop after this many pages (the last one carries a cursor if items remain).")
+    @Option(
+        help: bounded(
+            "Stop after this many pages (the last one carries a cursor if items remain)", OptionLimits.pageCount))
     var maxPages: Int?
-
-    func validate() throws {
-        if let pageSize, pageSize < 1 { throw ValidationError("--page-size must be at least 1, got \(pageSize)") }
-        if let pageHeight, !(pageHeight > 0) { throw ValidationError("--page-height must be above 0") }
-        if let maxPages, maxPages < 1 { throw ValidationError("--max-pages must be at least 1, got \(maxPages)") }
-    }
 
     /// Page size 50 unless the caller asked for another rule.
     var rule: PaginationRule {
@@ -266,7 +290,7 @@ struct InputOptions: ParsableArguments {
     @Option(help: "Local images may also live under this folder (besides the feed's own).")
     var imageRoot: String?
 
-    @Option(help: "How many images are probed at once.")
+    @Option(help: bounded("How many images are probed at once", OptionLimits.concurrency))
     var probeConcurrency: Int = 8
 
     @Flag(help: "Add a placeholder (average colour and ThumbHash) to each photo in the pages.")
@@ -276,10 +300,6 @@ struct InputOptions: ParsableArguments {
 
     @Flag(help: "Also fetch images from private, loopback and link-local addresses (refused by default).")
     var allowPrivateNetwork = false
-
-    func validate() throws {
-        guard probeConcurrency >= 1 else { throw ValidationError("--probe-concurrency must be at least 1") }
-    }
 
     /// The cache file to use, or `nil` with `--no-cache`.
     var probeCachePath: String? { cache.path }
@@ -321,6 +341,12 @@ struct LayoutCommandOptions: ParsableArguments {
     @OptionGroup(title: "Text") var text: TextOptions
     @OptionGroup(title: "Pages") var pages: PageOptions
     @OptionGroup(title: "Input") var input: InputOptions
+
+    /// The library's check of every option (`LayoutOptions.validate()`), at parse time: a value out of bounds is
+    /// bad usage before any work starts.
+    func validate() throws {
+        try asUsageError { try options().validate() }
+    }
 
     /// The library's options for these arguments.
     func options() throws -> LayoutOptions {

@@ -98,7 +98,8 @@ extension FeedLayoutCommand {
             configuration.subcommands.filter { $0 is any RepeatingPositionalCommand.Type }.map {
                 $0._commandName
             })
-        let folded = PositionalRuns(Array(CommandLine.arguments.dropFirst()), subcommands: subcommands)
+        let folded = PositionalRuns(
+            NegativeValues.joined(Array(CommandLine.arguments.dropFirst())), subcommands: subcommands)
         let command = try parseAsRoot(folded.arguments)
         guard var repeating = command as? any RepeatingPositionalCommand else { return command }
         repeating.positionalValues = folded.unfold(repeating.positionalValues)

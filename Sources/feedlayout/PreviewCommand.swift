@@ -27,17 +27,19 @@ extension FeedLayoutCommand {
         @Flag(help: "No summary on standard error.")
         var quiet = false
 
-        @Option(help: "preview.png is at most this many device pixels tall.")
+        @Option(help: bounded("preview.png is at most this many device pixels tall", OptionLimits.previewHeight))
         var pngMaxHeight: Int = 4000
 
-        @Option(help: "preview.png shows at most this many pages.")
+        @Option(help: bounded("preview.png shows at most this many pages", OptionLimits.previewPages))
         var pngMaxPages: Int = 10
 
         @OptionGroup var layout: LayoutCommandOptions
 
         func validate() throws {
-            guard pngMaxHeight >= 1 else { throw ValidationError("--png-max-height must be at least 1") }
-            guard pngMaxPages >= 1 else { throw ValidationError("--png-max-pages must be at least 1") }
+            try asUsageError {
+                try OptionLimits.previewHeight.check(pngMaxHeight, option: "png-max-height")
+                try OptionLimits.previewPages.check(pngMaxPages, option: "png-max-pages")
+            }
         }
 
         func run() async throws {

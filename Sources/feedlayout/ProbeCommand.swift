@@ -30,7 +30,7 @@ extension FeedLayoutCommand {
                 discussion: "For more inputs than a command line holds, or a list another program writes."))
         var inputList: String?
 
-        @Option(help: "How many images are probed at once.")
+        @Option(help: bounded("How many images are probed at once", OptionLimits.concurrency))
         var concurrency: Int = 16
 
         @Flag(
@@ -39,10 +39,15 @@ extension FeedLayoutCommand {
         )
         var verify = false
 
-        @Option(help: "With --verify or --placeholders: refuse to decode images above this many pixels.")
+        @Option(
+            help: bounded(
+                "With --verify or --placeholders: refuse to decode images above this many pixels",
+                OptionLimits.pixelBudget))
         var pixelBudget: Int = ImageInfo.defaultPixelBudget
 
-        @Option(help: "With --verify: the most scans a progressive JPEG may have (0: no limit).")
+        @Option(
+            help: bounded(
+                "With --verify: the most scans a progressive JPEG may have (0: no limit)", OptionLimits.jpegScans))
         var maxScans: Int = 100
 
         @Flag(help: "Add a placeholder (average colour and ThumbHash) to each record.")
@@ -57,9 +62,11 @@ extension FeedLayoutCommand {
             if inputList == "-" && images.contains("-") {
                 throw ValidationError("standard input cannot hold both the input list and an image")
             }
-            guard concurrency >= 1 else { throw ValidationError("--concurrency must be at least 1") }
-            guard pixelBudget >= 1 else { throw ValidationError("--pixel-budget must be at least 1") }
-            guard maxScans >= 0 else { throw ValidationError("--max-scans must be 0 or more") }
+            try asUsageError {
+                try OptionLimits.concurrency.check(concurrency, option: "concurrency")
+                try OptionLimits.pixelBudget.check(pixelBudget, option: "pixel-budget")
+                try OptionLimits.jpegScans.check(maxScans, option: "max-scans")
+            }
             if images.filter({ $0 == "-" }).count > 1 { throw ValidationError("- (standard input) can be given once") }
         }
 
@@ -112,33 +119,37 @@ extension FeedLayoutCommand {
             @Flag(help: "Allow URLs on private, loopback and link-local addresses (refused by default).")
             var allowPrivateNetwork = false
 
-            @Option(help: "Seconds to wait for a connection.")
+            @Option(help: bounded("Seconds to wait for a connection", OptionLimits.timeout))
             var connectTimeout: Double = 5
 
-            @Option(help: "Seconds the server may stay silent while a response is read.")
+            @Option(help: bounded("Seconds the server may stay silent while a response is read", OptionLimits.timeout))
             var readTimeout: Double = 10
 
-            @Option(help: "Seconds one fetch may take in all (redirects and further ranges included).")
+            @Option(
+                help: bounded(
+                    "Seconds one fetch may take in all (redirects and further ranges included)", OptionLimits.timeout))
             var timeout: Double = 30
 
-            @Option(help: "The most redirects followed.")
+            @Option(help: bounded("The most redirects followed", OptionLimits.redirects))
             var maxRedirects: Int = 5
 
-            @Option(help: "The most bytes read from one URL.")
+            @Option(help: bounded("The most bytes read from one URL", OptionLimits.fetchBytes))
             var maxBytes: Int = 64 * 1024 * 1024
 
-            @Option(help: "The most requests in flight at once.")
+            @Option(help: bounded("The most requests in flight at once", OptionLimits.concurrency))
             var maxRequests: Int = 16
 
             func validate() throws {
-                for (name, value) in [
-                    ("--connect-timeout", connectTimeout), ("--read-timeout", readTimeout), ("--timeout", timeout),
-                ] {
-                    guard value > 0, value.isFinite else { throw ValidationError("\(name) must be above 0 seconds") }
+                try asUsageError {
+                    for (option, value) in [
+                        ("connect-timeout", connectTimeout), ("read-timeout", readTimeout), ("timeout", timeout),
+                    ] {
+                        try OptionLimits.timeout.check(value, option: option)
+                    }
+                    try OptionLimits.redirects.check(maxRedirects, option: "max-redirects")
+                    try OptionLimits.fetchBytes.check(maxBytes, option: "max-bytes")
+                    try OptionLimits.concurrency.check(maxRequests, option: "max-requests")
                 }
-                guard maxRedirects >= 0 else { throw ValidationError("--max-redirects must be 0 or more") }
-                guard maxBytes >= 1 else { throw ValidationError("--max-bytes must be at least 1") }
-                guard maxRequests >= 1 else { throw ValidationError("--max-requests must be at least 1") }
             }
 
             var configuration: RemoteFetchConfiguration {
