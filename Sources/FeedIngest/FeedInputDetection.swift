@@ -6,6 +6,8 @@ enum FeedInputDetection: Equatable {
     case json(start: Int)
     /// An HTML page rather than a feed.
     case htmlPage
+    /// Bytes that are no feed at all: the reason says what they are (binary, NUL bytes, plain text).
+    case notAFeed(reason: String)
     /// An XML document for libxml2, from `start` (past a UTF-8 BOM and any junk).
     /// - `skippedJunk`: bytes skipped before the XML declaration or root, a BOM not counted.
     case xml(start: Int, skippedJunk: Int, encoding: FeedEncoding)
@@ -16,6 +18,10 @@ enum FeedInputDetection: Equatable {
     ///   - transportCharset: the charset an HTTP response declared, if any; it counts only when the
     ///     document is silent (a declaration was written with the bytes, a server's default often was not).
     init(head: [UInt8], transportCharset: String?) {
+        if let reason = Self.notFeedReason(head) {
+            self = .notAFeed(reason: reason)
+            return
+        }
         var start = 0
         var bomEncoding: String?
         if head.starts(with: [0xEF, 0xBB, 0xBF]) {
@@ -55,6 +61,39 @@ enum FeedInputDetection: Equatable {
         let label = documentEncoding ?? transportEncoding ?? "utf-8"
         self = .xml(
             start: start, skippedJunk: skippedJunk, encoding: FeedEncoding(label: label, transport: transportEncoding))
+    }
+
+    /// How many first bytes decide the input's kind: a feed's root comes long before, and non-feed
+    /// input is refused before more than this is read.
+    static let decisionLimit = 64 * 1024
+
+    /// Whether the first bytes cannot tell yet what the input is: no markup start, no NUL byte and no
+    /// file signature so far, and fewer than ``decisionLimit`` bytes.
+    static func needsMoreBytes(_ head: [UInt8]) -> Bool {
+        guard head.count < decisionLimit, FileSignature(head) == nil else { return false }
+        return !head.contains { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: "{") || $0 == 0 }
+    }
+
+    /// What the input is when it is clearly not a feed, from its first bytes: a known file signature,
+    /// a NUL byte before any markup (UTF-16 aside), or no markup at all in ``decisionLimit`` bytes.
+    private static func notFeedReason(_ head: [UInt8]) -> String? {
+        if let signature = FileSignature(head) { return "this is \(signature.description), not a feed" }
+        let isUTF16 =
+            head.starts(with: [0xFE, 0xFF]) || head.starts(with: [0xFF, 0xFE]) || head.starts(with: [0x00, 0x3C])
+            || head.starts(with: [0x3C, 0x00])
+        if isUTF16 { return nil }
+        let markup = head.firstIndex { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: "{") } ?? head.count
+        if let nul = head[..<markup].firstIndex(of: 0) {
+            return "this is binary data, not a feed (a NUL byte at byte offset \(nul), before any XML or JSON)"
+        }
+        if markup == head.count && !head.isEmpty {
+            let isWhitespace = head.allSatisfy { JSONValue.isWhitespace($0) }
+            let span = head.count >= decisionLimit ? "its first \(decisionLimit / 1024) KiB" : "its \(head.count) bytes"
+            return isWhitespace
+                ? "the input holds only whitespace; expected an RSS, Atom or JSON feed"
+                : "no XML or JSON in \(span): this is plain text or binary data, not a feed"
+        }
+        return nil
     }
 
     private static func offset(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
@@ -140,5 +179,35 @@ enum FeedEncoding: Equatable {
         guard let handler = xmlFindCharEncodingHandler(name) else { return false }
         xmlCharEncCloseFunc(handler)
         return true
+    }
+}
+
+/// A file format recognised by its first bytes, so that a photo, an archive or a program given as the
+/// feed is named rather than parsed.
+struct FileSignature {
+    let description: String
+
+    init?(_ head: [UInt8]) {
+        func starts(_ bytes: [UInt8], at offset: Int = 0) -> Bool {
+            head.count >= offset + bytes.count && Array(head[offset..<offset + bytes.count]) == bytes
+        }
+        let ascii = { (text: String) in Array(text.utf8) }
+        switch true {
+        case starts([0x7F]) && starts(ascii("ELF"), at: 1): description = "an ELF program or library"
+        case starts([0x1F, 0x8B]): description = "a gzip-compressed file (decompress it first, e.g. with gunzip)"
+        case starts([0x28, 0xB5, 0x2F, 0xFD]): description = "a zstd-compressed file (decompress it first)"
+        case starts([0xFD]) && starts(ascii("7zXZ"), at: 1): description = "an xz-compressed file (decompress it first)"
+        case starts(ascii("BZh")) && head.count > 3 && (0x31...0x39).contains(head[3]):
+            description = "a bzip2-compressed file (decompress it first)"
+        case starts(ascii("PK")) && (starts([3, 4], at: 2) || starts([5, 6], at: 2)):
+            description = "a ZIP archive"
+        case starts([0x89]) && starts(ascii("PNG"), at: 1): description = "a PNG image"
+        case starts([0xFF, 0xD8, 0xFF]): description = "a JPEG image"
+        case starts(ascii("GIF87a")) || starts(ascii("GIF89a")): description = "a GIF image"
+        case starts(ascii("RIFF")) && starts(ascii("WEBP"), at: 8): description = "a WebP image"
+        case starts(ascii("%PDF-")): description = "a PDF document"
+        case starts(ascii("SQLite format 3")) && starts([0], at: 15): description = "an SQLite database"
+        default: return nil
+        }
     }
 }

@@ -49,7 +49,7 @@ extension FeedReader {
                     message: "reading failed after \(byteCount) bytes: \(String(cString: strerror(errno)))",
                     source: path)
             }
-            if readCount == 0 { break }
+            if readCount == 0 || reader.hasStoppedParsing { break }
             byteCount += readCount
             for item in try reader.consume(UnsafeRawBufferPointer(rebasing: buffer[..<readCount])) {
                 try onItem(item)

@@ -44,20 +44,21 @@ extension FeedReader {
 
     /// Sanitises (when the encoding allows) and parses bytes.
     func feed(_ bytes: UnsafeBufferPointer<UInt8>, isFinal: Bool) throws(FeedIngestError) {
-        guard let parser else { return }
+        guard let parser, !hasStoppedParsing else { return }
         if sanitizing != nil {
             cleanBytes.removeAll(keepingCapacity: true)
             sanitizing!.clean(bytes, isFinal: isFinal, into: &cleanBytes, repairs: &pendingRepairs.repairs)
             parseSanitized(cleanBytes, isFinal: isFinal, parser: parser)
         } else {
             parse(Array(bytes), isFinal: isFinal, parser: parser)
+            noteIfHalted(parser, isFinal: isFinal)
         }
     }
 
     /// Parses bytes the detached sanitizer cleaned.
     func parse(sanitized chunk: SanitizedChunk) {
         inputByteCount = chunk.inputByteCount
-        guard let parser else { return }
+        guard let parser, !hasStoppedParsing else { return }
         pendingRepairs.repairs.append(contentsOf: chunk.repairs)
         parseSanitized(chunk.bytes, isFinal: chunk.isFinal, parser: parser)
     }
@@ -67,7 +68,29 @@ extension FeedReader {
     private func parseSanitized(_ bytes: [UInt8], isFinal: Bool, parser: xmlParserCtxtPtr) {
         if pendingRepairs.hasWaiting { repairsWaiting.pointee = true }
         parse(bytes, isFinal: isFinal, parser: parser)
-        if isFinal { attributeRepairs(upTo: Int.max) }
+        noteIfHalted(parser, isFinal: isFinal)
+        // Also after each chunk, not only at SAX events: a long run of dropped bytes makes no event,
+        // and its repairs would otherwise wait, and pile up, until the next tag.
+        attributeRepairs(upTo: isFinal ? Int.max : Int(xmlByteConsumed(parser)))
+    }
+
+    /// libxml2 halts for good on a few errors even in recovery mode (a `<` that starts no tag name, junk
+    /// after the root): from then on it takes no input, so the reader stops reading it too, rather than
+    /// sanitizing the rest and keeping its repairs, which no parser position would ever pass.
+    private func noteIfHalted(_ parser: xmlParserCtxtPtr, isFinal: Bool) {
+        guard !isFinal, failure == nil, parser.pointee.instate == XML_PARSER_EOF else { return }
+        hasStoppedParsing = true
+        // Repairs past the point where it stopped are in input no one reads.
+        attributeRepairs(upTo: Int(xmlByteConsumed(parser)))
+        pendingRepairs.removeAll()
+        repairsWaiting.pointee = false
+        // After the root's end tag that is the usual end of a feed (reported as `garbage-after-root`).
+        guard !rootClosed else { return }
+        warn(
+            code: "parsing-stopped",
+            message:
+                "libxml2 cannot go on after the error before this point; the rest of the input was not read",
+            line: Int(xmlSAX2GetLineNumber(parser)), column: nil)
     }
 
     private func parse(_ bytes: [UInt8], isFinal: Bool, parser: xmlParserCtxtPtr) {

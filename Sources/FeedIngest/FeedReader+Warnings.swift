@@ -56,6 +56,8 @@ extension FeedReader {
         if !pendingRepairs.hasWaiting {
             pendingRepairs.removeAll()
             repairsWaiting.pointee = false
+        } else {
+            pendingRepairs.dropGivenOut()
         }
     }
 
@@ -112,6 +114,15 @@ struct PendingRepairs {
         guard head < repairs.count, repairs[head].outputOffset < consumed else { return nil }
         head += 1
         return repairs[head - 1]
+    }
+
+    /// Forgets the repairs given out once they are most of the storage, so that a parser that never
+    /// quite catches up (a chunk's repairs arrive before the last chunk's are all passed) keeps only
+    /// what waits, not every repair of the feed.
+    mutating func dropGivenOut() {
+        guard head >= 1024, head * 2 >= repairs.count else { return }
+        repairs.removeFirst(head)
+        head = 0
     }
 
     /// Forgets the repairs given out, keeping the storage.

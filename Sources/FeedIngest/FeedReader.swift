@@ -39,8 +39,10 @@ public final class FeedReader {
     var sanitizing: SanitizingStream?
     /// Whether the sanitizer was handed out: from then on only sanitized chunks come in.
     private var sanitizerDetached = false
-    /// Bytes held back before the encoding decision (all of a JSON feed).
+    /// Bytes held back before the encoding decision.
     private var pending: [UInt8] = []
+    /// Reads a JSON Feed entry by entry, once the first bytes said it is one.
+    private var jsonFeed: JSONFeedDecoder?
     /// Reused output buffer of the sanitizer.
     var cleanBytes: [UInt8] = []
     var inputByteCount = 0
@@ -68,6 +70,8 @@ public final class FeedReader {
     var feedTitleSeen = false
     @exclusivity(unchecked) var rootSeen = false
     var rootClosed = false
+    /// Whether libxml2 halted before the end of the input: the rest cannot add anything, so it is not read.
+    public internal(set) var hasStoppedParsing = false
     @exclusivity(unchecked) var nextIndex = 0
     @exclusivity(unchecked) var completed: [CapturedFeedItem] = []
     var namespaceCache: [UnsafeRawPointer: Namespace] = [:]
@@ -155,9 +159,11 @@ public final class FeedReader {
             fail(FeedIngestError.inputTooLarge(limit: options.maxInputBytes, source: sourceName))
             try checkUsable()
         }
-        if isJSON || !decided {
+        if isJSON {
+            try completeJSONItems(jsonFeed!.consume(bytes.bindMemory(to: UInt8.self)))
+        } else if !decided {
             pending.append(contentsOf: bytes.bindMemory(to: UInt8.self))
-            if !decided && pending.count >= 1024 { try decide() }
+            if pending.count >= 1024 && !FeedInputDetection.needsMoreBytes(pending) { try decide() }
         } else {
             try feed(bytes.bindMemory(to: UInt8.self), isFinal: false)
         }
@@ -215,9 +221,8 @@ public final class FeedReader {
         if !decided { try decide() }
         if isJSON {
             finished = true
-            let items = try JSONFeedDecoder(reader: self).decode(pending)
-            pending = []
-            return items.map(CapturedFeedItem.init(finished:))
+            try completeJSONItems(jsonFeed!.finish())
+            return takeCompleted()
         }
         precondition(!sanitizerDetached, "the sanitizer was detached: end with captureRemainingItems(sanitized:)")
         try feed(UnsafeBufferPointer(start: nil, count: 0), isFinal: true)
@@ -261,6 +266,10 @@ public final class FeedReader {
         if let parser { xmlStopParser(parser) }
     }
 
+    private func completeJSONItems(_ items: [FeedItem]) {
+        completed.append(contentsOf: items.map(CapturedFeedItem.init(finished:)))
+    }
+
     private func takeCompleted() -> [CapturedFeedItem] {
         defer { completed.removeAll(keepingCapacity: true) }
         return completed
@@ -273,9 +282,17 @@ public final class FeedReader {
         case .json(let start):
             isJSON = true
             format = .jsonFeed
-            pending.removeFirst(start)
+            jsonFeed = JSONFeedDecoder(reader: self)
+            let held = pending
+            pending = []
+            try held.withUnsafeBufferPointer { (buffer) throws(FeedIngestError) in
+                try completeJSONItems(jsonFeed!.consume(UnsafeBufferPointer(rebasing: buffer[start...])))
+            }
         case .htmlPage:
             fail(.htmlPage(source: sourceName, line: 1, column: 1))
+            throw failure!
+        case .notAFeed(let reason):
+            fail(FeedIngestError(code: .notAFeed, message: reason, source: sourceName))
             throw failure!
         case .xml(let start, let skippedJunk, let encoding):
             if skippedJunk > 0 {

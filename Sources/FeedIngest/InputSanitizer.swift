@@ -63,6 +63,8 @@ struct InputSanitizer {
     private var lineStartOffset = 0
     /// Repairs made since the caller last drained them, in input order.
     var repairs: [Repair] = []
+    /// Where in this call's output the last repair was recorded (to extend it; see `record`).
+    private var lastRepairOutputIndex: Int?
 
     /// One change to the input, located both in the input (for people) and in the output (to
     /// find the item the parser is in when it gets there).
@@ -76,6 +78,9 @@ struct InputSanitizer {
         var line: Int
         /// 1-based byte column in the input line.
         var column: Int
+        /// How many repairs of this kind, with no markup between them, this record stands for (see
+        /// `InputSanitizer.record`): a megabyte of NULs is one record, not a million.
+        var count = 1
     }
 
     init(decoding: Decoding) {
@@ -92,6 +97,8 @@ struct InputSanitizer {
     mutating func process(_ input: UnsafeBufferPointer<UInt8>, isFinal: Bool, output: inout [UInt8]) -> Int {
         let count = input.count
         chunkOutputStart = output.count
+        // The caller takes this call's repairs away: the next call starts a new record.
+        lastRepairOutputIndex = nil
         defer { outputOffset += output.count - chunkOutputStart }
         output.reserveCapacity(output.count + count + count / 16)
         var index = 0
@@ -376,11 +383,22 @@ struct InputSanitizer {
     }
 
     /// Notes a repair of the input byte at `index`, made where `output` ends now.
+    ///
+    /// A repair of the same kind as the last one, with no `<` or `>` written since, extends that record
+    /// instead: no tag can have opened or closed between them, so the parser passes both inside the same
+    /// item, and a caption of a million bare `&` is one record rather than a million.
     private mutating func record(_ kind: Repair.Kind, at index: Int, output: [UInt8]) {
-        repairs.append(
-            Repair(
-                kind: kind, outputOffset: currentOutputOffset(output), line: line,
-                column: inputOffset + index - lineStartOffset + 1))
+        if let last = repairs.indices.last, repairs[last].kind == kind, let since = lastRepairOutputIndex,
+            !output[since...].contains(where: { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") })
+        {
+            repairs[last].count += 1
+        } else {
+            repairs.append(
+                Repair(
+                    kind: kind, outputOffset: currentOutputOffset(output), line: line,
+                    column: inputOffset + index - lineStartOffset + 1))
+        }
+        lastRepairOutputIndex = output.count
     }
 
     /// The offset in the whole sanitised output where `output` (this call's) ends now.

@@ -78,7 +78,7 @@ struct ItemBuilder {
 
     mutating func recordRepair(_ repair: InputSanitizer.Repair) {
         if warnings.count >= Self.maximumWarnings && !repairSummaries.has(repair.kind) {
-            suppressedWarnings += 1
+            suppressedWarnings += repair.count
             return
         }
         repairSummaries.record(repair, into: &warnings)
@@ -440,12 +440,12 @@ struct RepairSummaries {
 
     mutating func record(_ repair: InputSanitizer.Repair, into warnings: inout [FeedWarning]) {
         if let position = entries.firstIndex(where: { $0.kind == repair.kind }) {
-            entries[position].count += 1
+            entries[position].count += repair.count
             let entry = entries[position]
             warnings[entry.warningIndex] = Self.warning(entry.first, count: entry.count)
         } else {
-            entries.append((repair.kind, warnings.count, 1, repair))
-            warnings.append(Self.warning(repair, count: 1))
+            entries.append((repair.kind, warnings.count, repair.count, repair))
+            warnings.append(Self.warning(repair, count: repair.count))
         }
     }
 

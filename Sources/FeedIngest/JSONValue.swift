@@ -56,10 +56,12 @@ enum JSONValue: Equatable {
     }
 
     /// Parses one JSON document (surrounding whitespace allowed).
-    static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> JSONValue {
+    /// - Parameter depth: how deep in a larger document the value sits, for the nesting limit (see
+    ///   ``JSONFeedSplitter``).
+    static func parse(_ bytes: [UInt8], depth: Int = 0) throws(SyntaxError) -> JSONValue {
         var parser = Parser(bytes: bytes)
         parser.skipWhitespace()
-        let value = try parser.value(depth: 0)
+        let value = try parser.value(depth: depth)
         parser.skipWhitespace()
         guard parser.position == bytes.count else {
             throw SyntaxError(offset: parser.position, reason: "text after the JSON value")
@@ -67,12 +69,18 @@ enum JSONValue: Equatable {
         return value
     }
 
+    /// JSON's four whitespace bytes.
+    @inline(__always)
+    static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+    }
+
     private struct Parser {
         let bytes: [UInt8]
         var position = 0
 
         mutating func skipWhitespace() {
-            while position < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[position]) { position += 1 }
+            while position < bytes.count, JSONValue.isWhitespace(bytes[position]) { position += 1 }
         }
 
         func error(_ reason: String) -> SyntaxError { SyntaxError(offset: position, reason: reason) }

@@ -119,7 +119,8 @@ enum FeedParsingStage {
                     func refill() async throws {
                         while !inputEnded && inFlight < chunksInFlight {
                             let started = clock.now
-                            let chunk = try await source.nextChunk()
+                            // A reader whose parser halted takes nothing more: its input ends here.
+                            let chunk = reader.hasStoppedParsing ? nil : try await source.nextChunk()
                             time += clock.now - started
                             if let chunk {
                                 await raw.send(chunk)

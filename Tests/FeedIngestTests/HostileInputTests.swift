@@ -56,11 +56,17 @@ struct HostileInputTests {
         }
     }
 
-    @Test(arguments: ["", "   \n", "just some text"])
-    func noDocumentIsMalformed(input: String) {
+    @Test func emptyInputIsMalformed() {
+        #expect {
+            _ = try parse("")
+        } throws: { ($0 as? FeedIngestError)?.message.contains("the input is empty") == true }
+    }
+
+    @Test(arguments: ["   \n", "just some text"])
+    func textWithoutMarkupIsNotAFeed(input: String) {
         #expect {
             _ = try parse(input)
-        } throws: { ($0 as? FeedIngestError)?.code == .malformedDocument }
+        } throws: { ($0 as? FeedIngestError)?.code == .notAFeed }
     }
 
     @Test func inputSizeLimit() {

@@ -1,0 +1,135 @@
+import FeedIngest
+import Testing
+
+/// A JSON Feed is read entry by entry as its bytes arrive, with the same records as a whole-document read.
+struct JSONFeedStreamingTests {
+    /// Feeds `text` in `chunkSize` pieces and returns, for each piece, the ids of the items it completed.
+    static func idsPerChunk(_ text: String, chunkSize: Int) throws -> [[String]] {
+        let reader = FeedReader(sourceName: "feed.json", baseURL: nil, feedDirectory: nil)
+        let bytes = Array(text.utf8)
+        var result: [[String]] = []
+        var offset = 0
+        while offset < bytes.count {
+            let chunk = Array(bytes[offset..<min(bytes.count, offset + chunkSize)])
+            result.append(try chunk.withUnsafeBytes { try reader.consume($0) }.map(\.id))
+            offset += chunkSize
+        }
+        result.append(try reader.finish().map(\.id))
+        return result
+    }
+
+    static func entry(_ id: Int, image: String = "https://example.com/photo.jpg") -> String {
+        #"{"id":"e\#(id)","title":"Entry \#(id)","image":"\#(image)","summary":"a caption, with \"quotes\" and ] }"}"#
+    }
+
+    @Test func entriesLeaveAsSoonAsTheyClose() throws {
+        let entries = (0..<50).map { Self.entry($0) }.joined(separator: ",\n")
+        let text = #"{"version":"https://jsonfeed.org/version/1.1","title":"T","items":["# + entries + "]}"
+        let perChunk = try Self.idsPerChunk(text, chunkSize: 2048)
+        // Long before the end, entries were handed out; all of them, once each, in order.
+        #expect(perChunk.dropLast(2).contains { !$0.isEmpty })
+        #expect(perChunk.flatMap { $0 } == (0..<50).map { "e\($0)" })
+    }
+
+    @Test func cuttingTheBytesAnywhereGivesTheSameItems() throws {
+        let text =
+            #"{ "title" : "Cut", "feed_url": "https://example.com/feed.json", "items" : [ "#
+            + [Self.entry(1), Self.entry(2, image: "img/2.jpg"), #"{"id": 3, "tags": [1, 2.5e3, true, null, {"a": []}]}"#]
+            .joined(separator: " , ") + " ] , \"home_page_url\": \"https://other.example.com/\" }  \n"
+        let whole = try parse(text, chunkSize: text.utf8.count)
+        #expect(whole.items.map(\.id) == ["e1", "e2", "3"])
+        #expect(whole.items[1].image?.url == "https://example.com/img/2.jpg")
+        for chunkSize in [1, 2, 3, 7, 64] {
+            #expect(try parse(text, chunkSize: chunkSize).items == whole.items, "chunk size \(chunkSize)")
+        }
+    }
+
+    /// `feed_url` after the items still resolves a relative reference: such an entry, and every one after it,
+    /// waits until the base is known; an entry with only absolute references leaves at once.
+    @Test func aRelativeReferenceWaitsForABaseThatComesLater() throws {
+        let text =
+            #"{"items":["# + Self.entry(1) + "," + Self.entry(2, image: "photos/2.jpg") + "," + Self.entry(3)
+            + #"],"feed_url":"https://later.example.com/feeds/main.json"}"#
+        let perChunk = try Self.idsPerChunk(text, chunkSize: 16)
+        #expect(perChunk.flatMap { $0 } == ["e1", "e2", "e3"])
+        let feed = try parse(text)
+        #expect(feed.items[1].image?.url == "https://later.example.com/feeds/photos/2.jpg")
+    }
+
+    @Test func syntaxErrorsKeepTheirDocumentOffset() {
+        let text = #"{"title":"x","items":[{"id":"a"},{"id":1,,}]}"#
+        #expect {
+            _ = try parse(text, chunkSize: 5)
+        } throws: { error in
+            guard let error = error as? FeedIngestError else { return false }
+            // The second comma of "1,,", where a member name should be: 4 bytes before the end.
+            return error.code == .invalidJSON
+                && error.message.contains("expected a member name at byte offset \(text.utf8.count - 4)")
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"items":[{"id":"a"}]} trailing"#, "text after the JSON value"),
+        (#"{"items":[{"id":"a"}"#, "unexpected end in array"),
+        (#"{"title":"no items"}"#, "no \"items\" array"),
+        (#"{"items":{"id":"a"}}"#, "no \"items\" array"),
+    ])
+    func brokenDocumentsAreRefused(text: String, expected: String) {
+        #expect {
+            _ = try parse(text, chunkSize: 3)
+        } throws: { error in
+            (error as? FeedIngestError)?.message.contains(expected) == true
+        }
+    }
+
+    @Test func nestingDeeperThanTheLimitIsRefusedInsideAnEntry() {
+        let deep = String(repeating: "[", count: 511) + String(repeating: "]", count: 511)
+        #expect {
+            _ = try parse(#"{"items":[{"id":"a","x":"# + deep + "}]}", chunkSize: 100)
+        } throws: { error in
+            (error as? FeedIngestError)?.message.contains("nesting deeper than 512") == true
+        }
+    }
+}
+
+/// Input that is no feed is named from its first bytes.
+struct NotAFeedTests {
+    @Test(arguments: [
+        ([0x7F, 0x45, 0x4C, 0x46, 2, 1, 1, 0] as [UInt8], "an ELF program"),
+        ([0x1F, 0x8B, 8, 0, 0, 0, 0, 0], "gzip-compressed"),
+        ([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "a PNG image"),
+        ([0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10], "a JPEG image"),
+        (Array("%PDF-1.7\n".utf8), "a PDF document"),
+        ([0, 0, 0, 0x3C, 0x72, 0x73, 0x73, 0x3E], "a NUL byte at byte offset 0"),
+        (Array("   \n\t ".utf8), "only whitespace"),
+        (Array("hello, this is not a feed".utf8), "no XML or JSON"),
+    ])
+    func nonFeedBytes(bytes: [UInt8], expected: String) {
+        #expect {
+            // Past the first kilobyte, where the decision is made (whitespace-only input ends as it is).
+            let filler = expected == "only whitespace" ? [] : [UInt8](repeating: 0x41, count: 2000)
+            _ = try parse(bytes + filler, chunkSize: 512)
+        } throws: { error in
+            guard let error = error as? FeedIngestError else { return false }
+            return error.code == .notAFeed && error.message.contains(expected)
+        }
+    }
+
+    /// Without markup the first bytes are held back up to 64 KiB (a feed may follow a long preamble), and
+    /// not one byte more.
+    @Test func decidesWithinTheFirst64KiB() throws {
+        let reader = FeedReader(sourceName: "noise", baseURL: nil, feedDirectory: nil)
+        let block = [UInt8](repeating: UInt8(ascii: "x"), count: 16 * 1024)
+        for _ in 0..<3 { _ = try block.withUnsafeBytes { try reader.consume($0) } }
+        #expect {
+            _ = try block.withUnsafeBytes { try reader.consume($0) }
+        } throws: { error in
+            (error as? FeedIngestError)?.message.contains("in its first 64 KiB") == true
+        }
+    }
+
+    @Test func junkThenAFeedWithinTheLimitStillReads() throws {
+        let feed = String(repeating: "junk ", count: 4000) + "<rss><channel><item><title>t</title></item></channel></rss>"
+        #expect(try parse(feed, chunkSize: 4096).items.count == 1)
+    }
+}
