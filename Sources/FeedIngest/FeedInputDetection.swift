@@ -71,11 +71,12 @@ enum FeedInputDetection: Equatable {
     /// file signature so far, and fewer than ``decisionLimit`` bytes.
     static func needsMoreBytes(_ head: [UInt8]) -> Bool {
         guard head.count < decisionLimit, FileSignature(head) == nil else { return false }
-        return !head.contains { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: "{") || $0 == 0 }
+        return !head.contains { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: "{") || $0 < 0x09 }
     }
 
     /// What the input is when it is clearly not a feed, from its first bytes: a known file signature,
-    /// a NUL byte before any markup (UTF-16 aside), or no markup at all in ``decisionLimit`` bytes.
+    /// a NUL or other control byte before any markup (UTF-16 aside), or no markup at all in
+    /// ``decisionLimit`` bytes.
     private static func notFeedReason(_ head: [UInt8]) -> String? {
         if let signature = FileSignature(head) { return "this is \(signature.description), not a feed" }
         let isUTF16 =
@@ -83,8 +84,10 @@ enum FeedInputDetection: Equatable {
             || head.starts(with: [0x3C, 0x00])
         if isUTF16 { return nil }
         let markup = head.firstIndex { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: "{") } ?? head.count
-        if let nul = head[..<markup].firstIndex(of: 0) {
-            return "this is binary data, not a feed (a NUL byte at byte offset \(nul), before any XML or JSON)"
+        // Text before the root is tolerated (junk a server or an include added); control bytes are not text.
+        if let control = head[..<markup].firstIndex(where: { $0 < 0x20 && !JSONValue.isWhitespace($0) || $0 == 0x7F }) {
+            let what = head[control] == 0 ? "a NUL byte" : "the control byte 0x\(String(head[control], radix: 16, uppercase: true))"
+            return "this is binary data, not a feed (\(what) at byte offset \(control), before any XML or JSON)"
         }
         if markup == head.count && !head.isEmpty {
             let isWhitespace = head.allSatisfy { JSONValue.isWhitespace($0) }

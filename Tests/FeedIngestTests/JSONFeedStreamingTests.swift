@@ -101,6 +101,7 @@ struct NotAFeedTests {
         ([0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10], "a JPEG image"),
         (Array("%PDF-1.7\n".utf8), "a PDF document"),
         ([0, 0, 0, 0x3C, 0x72, 0x73, 0x73, 0x3E], "a NUL byte at byte offset 0"),
+        ([0x41, 0x02, 0x7B, 0x7D], "the control byte 0x2 at byte offset 1"),
         (Array("   \n\t ".utf8), "only whitespace"),
         (Array("hello, this is not a feed".utf8), "no XML or JSON"),
     ])
