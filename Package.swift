@@ -150,7 +150,8 @@ let package = Package(
         .testTarget(
             name: "ImageProbeTests",
             dependencies: [
-                "ImageProbe", "RemoteFetch", "FeedLayoutTestSupport", .product(name: "Logging", package: "swift-log"),
+                "ImageProbe", "RemoteFetch", "FeedLayoutTestSupport", "CLibPNG",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),

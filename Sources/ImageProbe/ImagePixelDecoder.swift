@@ -1,5 +1,3 @@
-import CFeedLayoutShims
-
 /// Limits for decoding pixels, which unlike header parsing costs time and memory in proportion
 /// to the image.
 public struct PixelDecodeOptions: Sendable, Equatable {
@@ -7,45 +5,41 @@ public struct PixelDecodeOptions: Sendable, Equatable {
     public var pixelBudget: Int
     /// The most scans a progressive JPEG may have; 0 means no limit.
     public var maximumProgressiveScans: Int
-    /// JPEG DCT scaling: decode at 1/1, 1/2, 1/4 or 1/8 of the size. PNG always decodes fully.
+    /// JPEG DCT scaling: decode at 1/1, 1/2, 1/4 or 1/8 of the size. PNG always decodes at full size (row by row).
     ///
     /// At 1/8 libjpeg still entropy-decodes every scan, so corrupt data is still found, but it
-    /// skips most of the inverse DCT and colour conversion.
+    /// skips most of the inverse DCT and colour conversion. Placeholders and resampling choose their own scale.
     public var jpegScaleDenominator: Int
+    /// The memory this decode shares with every other decode that names the same budget.
+    public var memoryBudget: DecodeMemoryBudget
 
-    /// Creates options; the defaults verify at full size within 100 megapixels and 100 scans.
+    /// Creates options; the defaults verify at full size within 100 megapixels and 100 scans, sharing the
+    /// process's decoding budget.
     public init(
         pixelBudget: Int = ImageInfo.defaultPixelBudget, maximumProgressiveScans: Int = 100,
-        jpegScaleDenominator: Int = 1
+        jpegScaleDenominator: Int = 1, memoryBudget: DecodeMemoryBudget = .shared
     ) {
         self.pixelBudget = pixelBudget
         self.maximumProgressiveScans = maximumProgressiveScans
         self.jpegScaleDenominator = jpegScaleDenominator
+        self.memoryBudget = memoryBudget
     }
 
     /// Options for a placeholder: a 1/8 decode is plenty for one colour.
     public static let placeholder = PixelDecodeOptions(jpegScaleDenominator: 8)
 }
 
-/// Decoded pixels: RGBA, 8 bits per channel, not premultiplied, rows packed, as stored in the file (before EXIF
-/// orientation).
-public struct DecodedImage: Sendable {
+/// An image decoded at the size it is drawn: premultiplied RGBA, rows packed, EXIF orientation applied.
+public struct ResampledImage: Sendable {
     /// The header facts (declared size, format, EXIF orientation).
     public var info: ImageInfo
-    /// The decoded size: the declared size, or less after JPEG DCT scaling.
+    /// The size asked for, as displayed.
     public var width: Int
     public var height: Int
-    /// `width * height * 4` bytes.
+    /// `width * height * 4` bytes, colour premultiplied by alpha.
     public var pixels: [UInt8]
-}
-
-extension DecodedImage {
-    /// The pixels as displayed: EXIF orientation applied, width and height swapped for orientations 5–8 (the
-    /// mapping placeholders use too).
-    public func upright() -> DecodedImage {
-        let turned = RGBAImage(width: width, height: height, pixels: pixels).applying(orientation: info.orientation)
-        return DecodedImage(info: info, width: turned.width, height: turned.height, pixels: turned.pixels)
-    }
+    /// The JPEG DCT scale denominator the decode used (1 for PNG).
+    public var scaleDenominator: Int
 }
 
 /// An sRGB colour with alpha, 0...255 per channel.
@@ -108,168 +102,194 @@ public struct PixelDecodeReport: Sendable, Equatable {
     public var scanCount: Int
     /// The alpha-weighted mean colour of the decoded pixels: the placeholder to paint.
     public var averageColor: PlaceholderColor
+    /// The memory the decode held.
+    public var memory: DecodeMemoryUse
+}
+
+/// The memory one decode held: never a full-size frame, only the library's working memory, a row, and the
+/// target it reduces into.
+public struct DecodeMemoryUse: Sendable, Equatable {
+    /// What the decode reserved from its ``DecodeMemoryBudget`` before it started.
+    public var reservedBytes: Int
+    /// The most the C library held at once, counted through its allocator hooks (for libjpeg, everything it
+    /// allocated, since it frees only at the end).
+    public var libraryPeakBytes: Int
+    /// The decoder's own buffers: one row and whatever the rows were reduced into.
+    public var bufferBytes: Int
 }
 
 /// Decodes pixels with libjpeg-turbo and libpng, through the C shim.
 ///
-/// Decoding is CPU-bound and blocking: call it from a thread that may block (not the
-/// cooperative pool in a tight loop), and check ``ImageInfo/exceedsPixelBudget(_:)`` first when
-/// the header is already known.
+/// Every decode reads row by row and keeps only what it needs from each row — colour sums to verify, a 100-pixel
+/// reduction for a placeholder, the drawn size for a preview — so none holds a full-size frame. JPEGs decode with
+/// DCT scaling towards the size needed. Each decode reserves its memory from a ``DecodeMemoryBudget`` first, so
+/// concurrent decodes share a bound.
+///
+/// Decoding is CPU-bound and blocking (and may wait for the budget): call it from a thread that may block (not the
+/// cooperative pool in a tight loop), and check ``ImageInfo/exceedsPixelBudget(_:)`` first when the header is
+/// already known.
 public enum ImagePixelDecoder {
     /// Decodes a whole JPEG or PNG and reports whether it is decodable.
     ///
-    /// Library warnings (corrupt data that libjpeg would paper over) count as failures, since
-    /// the point is to know the file is sound.
+    /// Every row is decoded and dropped once its colours are summed. Library warnings (corrupt data that libjpeg
+    /// would paper over) count as failures, since the point is to know the file is sound.
     ///
     /// - Parameters:
     ///   - bytes: The complete file.
     ///   - source: The input's name for error messages (empty for a buffer).
-    ///   - options: Pixel budget, scan cap, JPEG scaling.
-    /// - Returns: Declared and decoded sizes, scan count and the average colour.
+    ///   - options: Pixel budget, scan cap, JPEG scaling, memory budget.
+    /// - Returns: Declared and decoded sizes, scan count, the average colour and the memory held.
     /// - Throws: ``ImageProbeError`` — the header parser's errors, `.exceedsPixelBudget`,
-    ///   `.notDecodable` (with the library's message), or `.unknownFormat` for formats other
-    ///   than JPEG and PNG.
+    ///   `.exceedsMemoryBudget`, `.notDecodable` (with the library's message), or `.unknownFormat` for formats
+    ///   other than JPEG and PNG.
     public static func verifyDecodable(
         _ bytes: UnsafeRawBufferPointer, source: String = "", options: PixelDecodeOptions = PixelDecodeOptions()
     ) throws(ImageProbeError) -> PixelDecodeReport {
-        try decode(bytes, source: source, options: options, keepingPixels: false).report
+        try PixelRowReader(bytes, source: source, options: options)
+            .decode(bufferBytes: 0) { DiscardingRowConsumer() }.report
+    }
+
+    /// Decodes a JPEG or PNG row by row, handing each row to `body` and keeping none.
+    ///
+    /// Rows arrive top to bottom; an interlaced (Adam7) PNG's rows arrive pass by pass, each holding every
+    /// ``DecodedRow/xStep``-th pixel of its row. The memory reserved covers the library and one row only: what
+    /// `body` keeps is its own to bound.
+    ///
+    /// - Parameters:
+    ///   - bytes: The complete file.
+    ///   - source: The input's name for error messages.
+    ///   - options: Pixel budget, scan cap, JPEG scaling, memory budget.
+    ///   - body: Called with each row; the pixels are valid only during the call. It must not decode with the
+    ///     same budget (the decode holds its reservation while `body` runs).
+    /// - Returns: What the decode found.
+    /// - Throws: As ``verifyDecodable(_:source:options:)``.
+    public static func forEachRow(
+        _ bytes: UnsafeRawBufferPointer, source: String = "", options: PixelDecodeOptions = PixelDecodeOptions(),
+        _ body: (DecodedRow) -> Void
+    ) throws(ImageProbeError) -> PixelDecodeReport {
+        struct Forwarding: DecodedRowConsumer {
+            let body: (DecodedRow) -> Void
+            mutating func consume(_ row: DecodedRow) { body(row) }
+        }
+        return try withoutActuallyEscaping(
+            body,
+            do: { (body) throws(ImageProbeError) in
+                try PixelRowReader(bytes, source: source, options: options)
+                    .decode(bufferBytes: 0) { Forwarding(body: body) }.report
+            })
     }
 
     /// Builds the placeholder a client paints before the photo arrives: the average colour and
     /// a ThumbHash of the image as displayed (EXIF orientation applied).
     ///
-    /// JPEGs are decoded with DCT scaling, at the smallest scale that still leaves 100 pixels
-    /// on the long side, so the cost is a fraction of a full decode.
+    /// JPEGs are decoded with DCT scaling, at the smallest scale that still leaves 100 pixels on the long side;
+    /// rows are box-averaged into at most 100 × 100 pixels as they are decoded.
     ///
     /// - Parameters:
     ///   - bytes: The complete file.
     ///   - source: The input's name for error messages.
-    ///   - options: Pixel budget and scan cap; the JPEG scale is chosen here.
+    ///   - options: Pixel budget, scan cap and memory budget; the JPEG scale is chosen here.
     /// - Returns: The placeholder.
     /// - Throws: As ``verifyDecodable(_:source:options:)``.
     public static func placeholder(
         _ bytes: UnsafeRawBufferPointer, source: String = "", options: PixelDecodeOptions = PixelDecodeOptions()
     ) throws(ImageProbeError) -> ImagePlaceholder {
+        try placeholderWithReport(bytes, source: source, options: options).placeholder
+    }
+
+    /// ``placeholder(_:source:options:)`` with the decode's report (its memory, for tests).
+    static func placeholderWithReport(
+        _ bytes: UnsafeRawBufferPointer, source: String, options: PixelDecodeOptions
+    ) throws(ImageProbeError) -> (placeholder: ImagePlaceholder, report: PixelDecodeReport) {
+        let limit = 100
         var options = options
         options.jpegScaleDenominator = 8
         if case .info(let info) = ImageHeaderParser.parse(bytes, isComplete: true) {
             let longest = max(info.width, info.height)
-            while options.jpegScaleDenominator > 1 && longest / options.jpegScaleDenominator < 100 {
+            while options.jpegScaleDenominator > 1 && longest / options.jpegScaleDenominator < limit {
                 options.jpegScaleDenominator /= 2
             }
         }
-        let decoded = try decode(bytes, source: source, options: options, keepingPixels: true)
-        guard let pixels = decoded.pixels, pixels.width > 0, pixels.height > 0 else {
+        let reader = try PixelRowReader(bytes, source: source, options: options)
+        let (width, height) = (reader.decodedWidth, reader.decodedHeight)
+        guard width > 0, height > 0 else {
             throw ImageProbeError(code: .notDecodable, message: "the image decoded to no pixels", source: source)
         }
-        let small = pixels.fitting(within: 100).applying(orientation: decoded.info.orientation)
-        let hash = ThumbHash.encode(small)
-        return ImagePlaceholder(averageColor: decoded.report.averageColor, thumbHash: hash)
+        let (report, box) = try reader.decode(
+            bufferBytes: BoxDownsampler.bufferBytes(width: width, height: height, limit: limit)
+        ) {
+            var box = BoxDownsampler(width: width, height: height, limit: limit)
+            box.allocate()
+            return box
+        }
+        let small = box.image().applying(orientation: reader.info.orientation)
+        return (ImagePlaceholder(averageColor: report.averageColor, thumbHash: ThumbHash.encode(small)), report)
     }
 
-    /// Decodes a whole JPEG or PNG to RGBA pixels for drawing: the one place, besides verification and
-    /// placeholders, where pixels are decoded, so every caller gets the same limits and the same messages.
+    /// Decodes a JPEG or PNG at the size it is drawn: premultiplied RGBA, EXIF orientation applied.
+    ///
+    /// JPEGs decode with libjpeg's DCT scaling at the smallest scale (1/8, 1/4, 1/2) that still leaves at least
+    /// the target size, so a 4000-pixel photo shown 236 pixels wide costs a fraction of a full decode; rows are
+    /// area-averaged down (or bilinearly up) into the target as they are decoded (see ``AreaResampler``).
     ///
     /// - Parameters:
     ///   - bytes: The complete file.
     ///   - source: The input's name for error messages.
-    ///   - options: Pixel budget, scan cap, and the JPEG DCT scale (1, 2, 4 or 8; PNG always decodes whole).
-    /// - Returns: The header facts and the pixels as stored (EXIF orientation not applied).
-    /// - Throws: As ``verifyDecodable(_:source:options:)``, and `.notDecodable` for an image with no pixels.
-    public static func decodePixels(
-        _ bytes: UnsafeRawBufferPointer, source: String = "", options: PixelDecodeOptions = PixelDecodeOptions()
-    ) throws(ImageProbeError) -> DecodedImage {
-        let decoded = try decode(bytes, source: source, options: options, keepingPixels: true)
-        guard let pixels = decoded.pixels, pixels.width > 0, pixels.height > 0 else {
+    ///   - width: Target width in display pixels (at least 1 is used).
+    ///   - height: Target height in display pixels (at least 1 is used).
+    ///   - options: Pixel budget, scan cap and memory budget; the JPEG scale is chosen here.
+    /// - Returns: The image at the target size.
+    /// - Throws: As ``verifyDecodable(_:source:options:)``.
+    public static func resampled(
+        _ bytes: UnsafeRawBufferPointer, source: String = "", width: Int, height: Int,
+        options: PixelDecodeOptions = PixelDecodeOptions()
+    ) throws(ImageProbeError) -> ResampledImage {
+        try resampledWithReport(bytes, source: source, width: width, height: height, options: options).image
+    }
+
+    /// ``resampled(_:source:width:height:options:)`` with the decode's report (its memory, for tests).
+    static func resampledWithReport(
+        _ bytes: UnsafeRawBufferPointer, source: String, width: Int, height: Int, options: PixelDecodeOptions
+    ) throws(ImageProbeError) -> (image: ResampledImage, report: PixelDecodeReport) {
+        let targetWidth = max(1, width)
+        let targetHeight = max(1, height)
+        var options = options
+        options.jpegScaleDenominator = 1
+        if case .info(let info) = ImageHeaderParser.parse(bytes, isComplete: true), info.format == .jpeg {
+            // The stored image is turned a quarter for orientations 5-8: compare it with the target turned too.
+            let swaps = info.swapsDimensionsForDisplay
+            let storedTargetWidth = swaps ? targetHeight : targetWidth
+            let storedTargetHeight = swaps ? targetWidth : targetHeight
+            func ceilDivide(_ value: Int, _ divisor: Int) -> Int { (value + divisor - 1) / divisor }
+            for candidate in [8, 4, 2]
+            where ceilDivide(info.width, candidate) >= storedTargetWidth
+                && ceilDivide(info.height, candidate) >= storedTargetHeight
+            {
+                options.jpegScaleDenominator = candidate
+                break
+            }
+        }
+        let reader = try PixelRowReader(bytes, source: source, options: options)
+        let (storedWidth, storedHeight) = (reader.decodedWidth, reader.decodedHeight)
+        guard storedWidth > 0, storedHeight > 0 else {
             throw ImageProbeError(code: .notDecodable, message: "the image decoded to no pixels", source: source)
         }
-        return DecodedImage(info: decoded.info, width: pixels.width, height: pixels.height, pixels: pixels.pixels)
-    }
-
-    /// Parses the header, enforces the limits, and runs the C decoder.
-    private static func decode(
-        _ bytes: UnsafeRawBufferPointer, source: String, options: PixelDecodeOptions, keepingPixels: Bool
-    ) throws(ImageProbeError) -> (report: PixelDecodeReport, pixels: RGBAImage?, info: ImageInfo) {
-        let info: ImageInfo
-        switch ImageHeaderParser.parse(bytes, isComplete: true) {
-        case .info(let parsed): info = parsed
-        case .failure(let error): throw error.attributed(to: source)
-        case .needMoreBytes:
-            throw ImageProbeError(code: .truncated, message: "the image ends inside its header", source: source)
+        let orientation = reader.info.orientation
+        let (report, resampler) = try reader.decode(
+            bufferBytes: AreaResampler.bufferBytes(
+                storedWidth: storedWidth, storedHeight: storedHeight, targetWidth: targetWidth,
+                targetHeight: targetHeight)
+        ) {
+            var resampler = AreaResampler(
+                storedWidth: storedWidth, storedHeight: storedHeight, orientation: orientation,
+                targetWidth: targetWidth, targetHeight: targetHeight)
+            resampler.allocate()
+            return resampler
         }
-        guard info.format == .jpeg || info.format == .png else {
-            throw ImageProbeError(
-                code: .unknownFormat,
-                message:
-                    "pixel decoding supports JPEG and PNG only, this is \(info.format.rawValue); its header size is still valid",
-                source: source)
-        }
-        try info.checkPixelBudget(options.pixelBudget, source: source)
-        var shimOptions = fl_image_decode_options(
-            pixel_budget: UInt64(max(0, options.pixelBudget)),
-            max_progressive_scans: Int32(clamping: options.maximumProgressiveScans),
-            scale_denominator: Int32(clamping: options.jpegScaleDenominator),
-            keep_pixels: keepingPixels ? 1 : 0, reserved: 0)
-        var result = fl_image_decode_result()
-        let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
-        switch info.format {
-        case .jpeg: fl_jpeg_decode(base, bytes.count, &shimOptions, &result)
-        default: fl_png_decode(base, bytes.count, &shimOptions, &result)
-        }
-        defer { fl_image_free_pixels(result.pixels) }
-        guard result.status == Int32(FL_IMAGE_OK.rawValue) else {
-            throw error(for: result, format: info.format, source: source)
-        }
-        func mean(_ sum: UInt64) -> UInt8 {
-            result.sum_alpha == 0 ? 0 : UInt8(clamping: (sum + result.sum_alpha / 2) / result.sum_alpha)
-        }
-        let alpha = result.pixel_count == 0 ? 0 : (result.sum_alpha + result.pixel_count / 2) / result.pixel_count
-        let report = PixelDecodeReport(
-            format: info.format, width: Int(result.width), height: Int(result.height),
-            decodedWidth: Int(result.decoded_width), decodedHeight: Int(result.decoded_height),
-            scanCount: Int(result.scan_count),
-            averageColor: PlaceholderColor(
-                red: mean(result.sum_red), green: mean(result.sum_green), blue: mean(result.sum_blue),
-                alpha: UInt8(clamping: alpha)))
-        var pixels: RGBAImage?
-        if let decoded = result.pixels {
-            let count = Int(result.decoded_width) * Int(result.decoded_height) * 4
-            pixels = RGBAImage(
-                width: Int(result.decoded_width), height: Int(result.decoded_height),
-                pixels: Array(UnsafeBufferPointer(start: decoded, count: count)))
-        }
-        return (report, pixels, info)
-    }
-
-    private static func error(for result: fl_image_decode_result, format: ImageFormat, source: String)
-        -> ImageProbeError
-    {
-        let libraryMessage = withUnsafeBytes(of: result.message) { raw in
-            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-        }
-        let library = format == .jpeg ? "libjpeg" : "libpng"
-        switch UInt32(result.status) {
-        case FL_IMAGE_OVER_PIXEL_BUDGET.rawValue:
-            return ImageProbeError(
-                code: .exceedsPixelBudget, message: "\(library): \(libraryMessage); raise the budget to decode it",
-                source: source)
-        case FL_IMAGE_TOO_MANY_SCANS.rawValue:
-            return ImageProbeError(
-                code: .notDecodable,
-                message:
-                    "\(library): \(libraryMessage) (after \(result.scan_count)); such files decode very slowly, re-encode it or raise the scan limit",
-                source: source)
-        case FL_IMAGE_WARNING_AS_ERROR.rawValue:
-            return ImageProbeError(
-                code: .notDecodable,
-                message: "\(library) warned: \(libraryMessage); the pixel data is damaged, re-encode or re-download it",
-                source: source)
-        default:
-            return ImageProbeError(
-                code: .notDecodable,
-                message: "\(library) failed: \(libraryMessage); the pixel data is damaged, re-encode or re-download it",
-                source: source)
-        }
+        let image = ResampledImage(
+            info: reader.info, width: targetWidth, height: targetHeight, pixels: resampler.image(),
+            scaleDenominator: reader.info.format == .jpeg ? options.jpegScaleDenominator : 1)
+        return (image, report)
     }
 }
 

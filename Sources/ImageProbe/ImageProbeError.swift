@@ -8,7 +8,7 @@ public struct ImageProbeError: Error, Sendable, Equatable, CustomStringConvertib
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Kind: String, Sendable {
             case notFound, unreadable, unknownFormat, truncated, invalidHeader
-            case invalidDimensions, notDecodable, exceedsPixelBudget
+            case invalidDimensions, notDecodable, exceedsPixelBudget, exceedsMemoryBudget
             case refused, timeout, httpStatus, tooLarge, network
         }
 
@@ -42,6 +42,8 @@ public struct ImageProbeError: Error, Sendable, Equatable, CustomStringConvertib
         public static let notDecodable = Code(.notDecodable)
         /// Decoding was refused because the image has more pixels than allowed.
         public static let exceedsPixelBudget = Code(.exceedsPixelBudget)
+        /// Decoding would need more memory than the decoding budget all decodes share (``DecodeMemoryBudget``).
+        public static let exceedsMemoryBudget = Code(.exceedsMemoryBudget)
 
         /// The code's name, such as `truncated`.
         public var description: String { kind.rawValue }

@@ -4,8 +4,9 @@ import RemoteFetch
 /// Probes any image source the CLI accepts: a file path, `-` for standard input, or an http(s) URL.
 ///
 /// Header probing of files is a few system calls and runs inline; pixel decoding (``verifyDecodable(_:options:)``,
-/// ``placeholder(_:options:)``) is CPU-bound C work and runs on Dispatch's threads, never on the Swift
-/// cooperative pool, so a long decode cannot stall network I/O or the other probes.
+/// ``placeholder(_:options:)``) is CPU-bound C work that may also wait for its share of the decoding memory budget
+/// (``DecodeMemoryBudget``), so it runs on Dispatch's threads, never on the Swift cooperative pool: a long decode
+/// cannot stall network I/O or the other probes.
 public struct ImageProber: Sendable {
     /// Reads files and standard input.
     public var local: LocalImageProber

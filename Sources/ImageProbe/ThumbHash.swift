@@ -6,7 +6,7 @@
     import Darwin
 #endif
 
-/// A small RGBA image (straight alpha, rows packed) used to build placeholders.
+/// A small RGBA image (straight alpha, rows packed) used to build placeholders and to turn resampled previews.
 struct RGBAImage: Equatable {
     var width: Int
     var height: Int
@@ -39,45 +39,6 @@ struct RGBAImage: Equatable {
         }
         return RGBAImage(width: displayWidth, height: displayHeight, pixels: output)
     }
-
-    /// The image box-averaged down to fit `limit` × `limit`, keeping its aspect ratio (or
-    /// itself when it already fits). Colour is averaged weighted by alpha, so transparent
-    /// pixels do not darken their neighbours.
-    func fitting(within limit: Int) -> RGBAImage {
-        let longest = max(width, height)
-        guard longest > limit else { return self }
-        let targetWidth = max(1, (width * limit + longest / 2) / longest)
-        let targetHeight = max(1, (height * limit + longest / 2) / longest)
-        var output = [UInt8](repeating: 0, count: targetWidth * targetHeight * 4)
-        for targetY in 0..<targetHeight {
-            let firstRow = targetY * height / targetHeight
-            let rows = firstRow..<max(firstRow + 1, (targetY + 1) * height / targetHeight)
-            for targetX in 0..<targetWidth {
-                let firstColumn = targetX * width / targetWidth
-                let columns = firstColumn..<max(firstColumn + 1, (targetX + 1) * width / targetWidth)
-                var sums = (red: 0, green: 0, blue: 0, alpha: 0)
-                for y in rows {
-                    for x in columns {
-                        let index = (y * width + x) * 4
-                        let alpha = Int(pixels[index + 3])
-                        sums.red += Int(pixels[index]) * alpha
-                        sums.green += Int(pixels[index + 1]) * alpha
-                        sums.blue += Int(pixels[index + 2]) * alpha
-                        sums.alpha += alpha
-                    }
-                }
-                let count = rows.count * columns.count
-                let index = (targetY * targetWidth + targetX) * 4
-                if sums.alpha > 0 {
-                    output[index] = UInt8((sums.red + sums.alpha / 2) / sums.alpha)
-                    output[index + 1] = UInt8((sums.green + sums.alpha / 2) / sums.alpha)
-                    output[index + 2] = UInt8((sums.blue + sums.alpha / 2) / sums.alpha)
-                }
-                output[index + 3] = UInt8((sums.alpha + count / 2) / count)
-            }
-        }
-        return RGBAImage(width: targetWidth, height: targetHeight, pixels: output)
-    }
 }
 
 /// ThumbHash (Evan Wallace, https://evanw.github.io/thumbhash/): a ~25-byte DCT summary of
@@ -88,7 +49,7 @@ enum ThumbHash {
     private static func roundHalfUp(_ value: Double) -> Int { Int((value + 0.5).rounded(.down)) }
 
     /// Encodes an image of at most 100 × 100 pixels.
-    /// - Parameter image: Straight-alpha RGBA; call ``RGBAImage/fitting(within:)`` first.
+    /// - Parameter image: Straight-alpha RGBA; reduce it with ``BoxDownsampler`` first.
     /// - Returns: The hash bytes.
     static func encode(_ image: RGBAImage) -> [UInt8] {
         let width = image.width

@@ -69,17 +69,30 @@ struct PlaceholderTests {
         }
     }
 
-    @Test func fittingAveragesBoxesAndKeepsAspect() {
+    @Test func boxReductionAveragesBoxesAndKeepsAspect() {
         let image = RGBAImage(
             width: 400, height: 100,
             pixels: (0..<40_000).flatMap { index in
                 [UInt8(index % 400 < 200 ? 0 : 200), 0, 0, 255]
             })
-        let small = image.fitting(within: 100)
+        func fitting(within limit: Int) -> RGBAImage {
+            var box = BoxDownsampler(width: image.width, height: image.height, limit: limit)
+            box.allocate()
+            image.pixels.withUnsafeBufferPointer { pixels in
+                for y in 0..<image.height {
+                    box.consume(
+                        DecodedRow(
+                            y: y, firstX: 0, xStep: 1, count: image.width,
+                            pixels: pixels.baseAddress! + y * image.width * 4))
+                }
+            }
+            return box.image()
+        }
+        let small = fitting(within: 100)
         #expect(small.width == 100 && small.height == 25)
         #expect(small.pixels[0] == 0)
         #expect(small.pixels[(99) * 4] == 200)
-        #expect(image.fitting(within: 400) == image)
+        #expect(fitting(within: 400) == image)
     }
 
     @Test func base64MatchesTheStandardAlphabet() {

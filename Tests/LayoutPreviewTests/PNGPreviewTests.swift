@@ -1,4 +1,3 @@
-import CFeedLayoutShims
 import FeedLayout
 import Foundation
 import ImageProbe
@@ -193,17 +192,17 @@ import WaterfallLayout
         #expect((thumbnail.width, thumbnail.height) == (75, 113))
 
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        var options = fl_image_decode_options(
-            pixel_budget: 100_000_000, max_progressive_scans: 0, scale_denominator: 8, keep_pixels: 1, reserved: 0)
-        var result = fl_image_decode_result()
-        data.withUnsafeBytes { _ = fl_jpeg_decode($0.baseAddress!, $0.count, &options, &result) }
-        defer { fl_image_free_pixels(result.pixels) }
-        #expect(result.status == 0)
-        let (storedWidth, storedHeight) = (Int(result.decoded_width), Int(result.decoded_height))
+        var storedPixels: [UInt8] = []
+        let report = try data.withUnsafeBytes { bytes in
+            try ImagePixelDecoder.forEachRow(bytes, options: PixelDecodeOptions(jpegScaleDenominator: 8)) { row in
+                storedPixels += UnsafeBufferPointer(start: row.pixels, count: row.count * 4)
+            }
+        }
+        let (storedWidth, storedHeight) = (report.decodedWidth, report.decodedHeight)
         #expect((storedWidth, storedHeight) == (113, 75))
         func stored(_ x: Int, _ y: Int) -> [UInt8] {
             let index = (y * storedWidth + x) * 4
-            return (0..<3).map { result.pixels![index + $0] }
+            return Array(storedPixels[index..<index + 3])
         }
         var clockwise = 0
         var counterClockwise = 0
@@ -241,12 +240,8 @@ import WaterfallLayout
             #expect(limit < 4000 || shown.count == 3)
 
             let data = try Data(contentsOf: URL(fileURLWithPath: preview.outputPath))
-            var options = fl_image_decode_options(
-                pixel_budget: 100_000_000, max_progressive_scans: 0, scale_denominator: 1, keep_pixels: 0, reserved: 0)
-            var result = fl_image_decode_result()
-            data.withUnsafeBytes { _ = fl_png_decode($0.baseAddress!, $0.count, &options, &result) }
-            #expect(result.status == 0)
-            #expect((Int(result.width), Int(result.height)) == (400, expectedHeight))
+            let report = try data.withUnsafeBytes { try ImagePixelDecoder.verifyDecodable($0) }
+            #expect((report.width, report.height) == (400, expectedHeight))
             // No temporary file is left beside it.
             let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
             #expect(names == ["preview.png"])
