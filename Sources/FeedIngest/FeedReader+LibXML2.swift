@@ -84,10 +84,10 @@ extension FeedReader {
         attributeRepairs(upTo: Int(xmlByteConsumed(parser)))
         pendingRepairs.removeAll()
         repairsWaiting.pointee = false
-        // After the root's end tag that is the usual end of a feed (reported as `garbage-after-root`).
+        // After the root's end tag that is the usual end of a feed (reported as `garbageAfterRoot`).
         guard !rootClosed else { return }
         warn(
-            code: "parsing-stopped",
+            code: "parsingStopped",
             message:
                 "libxml2 cannot go on after the error before this point; the rest of the input was not read",
             line: Int(xmlSAX2GetLineNumber(parser)), column: nil)

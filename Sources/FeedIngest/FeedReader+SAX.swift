@@ -60,7 +60,7 @@ extension FeedReader {
     private func openItem(attributes: Attributes) {
         if item != nil {
             warn(
-                code: "unclosed-item", message: "a new item started before the previous one closed",
+                code: "unclosedItem", message: "a new item started before the previous one closed",
                 line: currentLine, column: nil)
             closeItem()
         }
@@ -111,7 +111,7 @@ extension FeedReader {
         if let field = capture.field {
             if capture.truncated {
                 warn(
-                    code: "field-truncated",
+                    code: "fieldTruncated",
                     message: "a text field longer than \(options.maxFieldBytes) bytes was cut", line: currentLine,
                     column: nil)
             }
@@ -151,7 +151,7 @@ extension FeedReader {
             // external ones are never loaded (XXE), which deserves a warning.
             if entity.pointee.etype != XML_INTERNAL_GENERAL_ENTITY {
                 warn(
-                    code: "external-entity", message: "external entity '\(String(cString: name))' was not loaded",
+                    code: "externalEntity", message: "external entity '\(String(cString: name))' was not loaded",
                     line: currentLine, column: nil)
             }
             return

@@ -32,7 +32,7 @@ extension FeedReader {
         }
         if code == Int(XML_ERR_DOCUMENT_END.rawValue) && rootClosed {
             warn(
-                code: "garbage-after-root", message: "content after the end of the feed was ignored", line: line,
+                code: "garbageAfterRoot", message: "content after the end of the feed was ignored", line: line,
                 column: column)
             return
         }
@@ -40,7 +40,7 @@ extension FeedReader {
         let isEncodingError =
             error.pointee.domain == Int32(XML_FROM_I18N.rawValue)
             || code == Int(XML_ERR_INVALID_ENCODING.rawValue) || code == Int(XML_ERR_UNSUPPORTED_ENCODING.rawValue)
-        warn(code: isEncodingError ? "encoding-error" : "xml-error", message: message, line: line, column: column)
+        warn(code: isEncodingError ? "encodingError" : "xmlError", message: message, line: line, column: column)
     }
 
     /// Gives every repair the parser has passed to the item it is in (or to the feed).
@@ -77,11 +77,11 @@ struct FeedLevelWarnings {
     private var repairSummaries = RepairSummaries()
     private static let maximumCount = 100
 
-    /// The warnings in the order found, and a `too-many-warnings` one when some were dropped.
+    /// The warnings in the order found, and a `tooManyWarnings` one when some were dropped.
     var all: [FeedWarning] {
         guard suppressedCount > 0 else { return list }
         return list + [
-            FeedWarning(code: "too-many-warnings", message: "\(suppressedCount) more feed warnings were dropped")
+            FeedWarning(code: "tooManyWarnings", message: "\(suppressedCount) more feed warnings were dropped")
         ]
     }
 

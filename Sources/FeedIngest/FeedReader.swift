@@ -19,7 +19,7 @@ internal import CLibXML2
 /// plausible `<img>` of `content:encoded` / description.
 ///
 /// Security: libxml2 runs with `XML_PARSE_RECOVER | XML_PARSE_NONET`, never `NOENT`, `HUGE` or
-/// `DTDLOAD`; external entities and DTDs are refused by the handler itself; entity-expansion
+/// `DTDLOAD`; external entities and DTDs are refused by the handler itself; entityExpansion
 /// bombs hit libxml2's amplification limits and end with `.entityExpansion`.
 ///
 /// One instance per feed, used from one task (it is not `Sendable`).
@@ -234,7 +234,7 @@ public final class FeedReader {
         try checkUsable()
         if item != nil {
             warn(
-                code: "unclosed-item", message: "the feed ended inside an item; it was kept as parsed", line: nil,
+                code: "unclosedItem", message: "the feed ended inside an item; it was kept as parsed", line: nil,
                 column: nil)
             closeItem()
         }
@@ -297,13 +297,13 @@ public final class FeedReader {
         case .xml(let start, let skippedJunk, let encoding):
             if skippedJunk > 0 {
                 warn(
-                    code: "junk-before-root",
+                    code: "junkBeforeRoot",
                     message: "\(skippedJunk) bytes before the XML declaration or root were skipped",
                     line: 1, column: 1)
             }
             if case .unknownReadAsUTF8(let label) = encoding {
                 warn(
-                    code: "unknown-encoding", message: "unknown encoding '\(label.prefix(40))' was read as UTF-8",
+                    code: "unknownEncoding", message: "unknown encoding '\(label.prefix(40))' was read as UTF-8",
                     line: 1, column: nil)
             }
             let held = pending

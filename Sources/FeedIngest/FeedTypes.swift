@@ -120,8 +120,8 @@ public struct FeedImage: Sendable, Equatable {
 /// date, a refused path (found while parsing), or a missing or corrupt image (found while probing). Every output
 /// uses this one type, for items and for the feed as a whole.
 public struct FeedWarning: Sendable, Hashable {
-    /// A short stable identifier: the parser's are kebab-case (`xml-error`, `invalid-date`, `refused-path`, …),
-    /// the pipeline's camelCase (`imageNotFound`, `noImage`, …); one style is the service issue's to pick.
+    /// A short stable identifier in camelCase, like every code FeedLayout writes: the parser's (`xmlError`,
+    /// `invalidDate`, `refusedPath`, …) and the pipeline's (`imageNotFound`, `noImage`, …).
     public var code: String
     /// What happened, for a person.
     public var message: String
@@ -152,21 +152,21 @@ public struct FeedIngestError: Error, Sendable, Equatable, CustomStringConvertib
         public var description: String { rawValue }
 
         /// The input is an HTML page, not a feed (a login wall, an error page, a site's home).
-        public static let notAFeed = Code("not-a-feed")
+        public static let notAFeed = Code("notAFeed")
         /// The document parses, but its root element is not RSS, RDF or Atom.
-        public static let unsupportedFormat = Code("unsupported-format")
+        public static let unsupportedFormat = Code("unsupportedFormat")
         /// The input is larger than `FeedIngestOptions.maxInputBytes`.
-        public static let inputTooLarge = Code("input-too-large")
+        public static let inputTooLarge = Code("inputTooLarge")
         /// Entity expansion exceeded libxml2's limits (a "billion laughs" document).
-        public static let entityExpansion = Code("entity-expansion")
+        public static let entityExpansion = Code("entityExpansion")
         /// Nothing usable: empty input, no root element, or a document libxml2 gave up on.
-        public static let malformedDocument = Code("malformed-document")
+        public static let malformedDocument = Code("malformedDocument")
         /// The file could not be opened or read.
-        public static let readFailed = Code("read-failed")
+        public static let readFailed = Code("readFailed")
         /// The JSON Feed could not be decoded.
-        public static let invalidJSON = Code("invalid-json")
+        public static let invalidJSON = Code("invalidJSON")
         /// The reader was used after `finish()` or after a previous error.
-        public static let readerFinished = Code("reader-finished")
+        public static let readerFinished = Code("readerFinished")
     }
 
     /// The kind of failure.

@@ -219,7 +219,7 @@ struct ItemFinisher {
             if published == nil {
                 warnings.add(
                     FeedWarning(
-                        code: "invalid-date", message: "unparseable date '\(dateText.prefix(80))'; published is null",
+                        code: "invalidDate", message: "unparseable date '\(dateText.prefix(80))'; published is null",
                         line: builder.captured(dateField)?.line))
             }
         }
@@ -261,7 +261,7 @@ struct ItemFinisher {
         if warnings.suppressed > 0 {
             warnings.list.append(
                 FeedWarning(
-                    code: "too-many-warnings",
+                    code: "tooManyWarnings",
                     message: "\(warnings.suppressed) more warnings for this item were dropped"))
         }
         let hints = layoutHints(
@@ -284,7 +284,7 @@ struct ItemFinisher {
             } else {
                 warnings.add(
                     FeedWarning(
-                        code: "invalid-span",
+                        code: "invalidSpan",
                         message:
                             "fl:span '\(span.prefix(40))' is neither a column count (1, 2, …) nor 'full'; the item takes one column",
                         line: builder.captured(.layoutSpan)?.line))
@@ -359,7 +359,7 @@ struct ItemFinisher {
         if let refusal = resolved.refusal {
             // The item keeps its image reference (unread: no local path), so that a layout can
             // still use the declared size; the warning says why it was not read.
-            warnings.add(FeedWarning(code: "refused-path", message: refusal, line: raw.line))
+            warnings.add(FeedWarning(code: "refusedPath", message: refusal, line: raw.line))
         }
         let image = FeedImage(
             url: resolved.url, localPath: resolved.localPath,
@@ -375,7 +375,7 @@ struct ItemFinisher {
         if let value = lenientInteger(text), value > 0 { return value }
         warnings.add(
             FeedWarning(
-                code: "invalid-size", message: "\(raw.origin) \(name) '\(text.prefix(40))' is not a size; ignored",
+                code: "invalidSize", message: "\(raw.origin) \(name) '\(text.prefix(40))' is not a size; ignored",
                 line: raw.line))
         return nil
     }
@@ -454,25 +454,25 @@ struct RepairSummaries {
         let what: String
         switch first.kind {
         case .invalidUTF8:
-            code = "invalid-utf8"
+            code = "invalidUTF8"
             what =
                 count == 1
                 ? "1 byte was not valid UTF-8 and was read as windows-1252"
                 : "\(count) bytes were not valid UTF-8 and were read as windows-1252"
         case .controlCharacter:
-            code = "control-characters"
+            code = "controlCharacters"
             what =
                 count == 1
                 ? "1 control character XML forbids was dropped"
                 : "\(count) control characters XML forbids were dropped"
         case .attributeValueCut:
-            code = "attribute-truncated"
+            code = "attributeTruncated"
             what =
                 count == 1
                 ? "1 attribute value longer than 1 MiB was cut"
                 : "\(count) attribute values longer than 1 MiB were cut"
         case .bareAmpersand:
-            code = "unescaped-ampersand"
+            code = "unescapedAmpersand"
             what =
                 count == 1
                 ? "1 '&' that starts no reference was read as text"

@@ -149,7 +149,7 @@ import Testing
         }
         let (output, peak) = try Self.runMeasured(["ingest", path, "--quiet"])
         #expect(output.status != 0)
-        #expect(output.stderr.contains("not-a-feed") && output.stderr.contains(expected), "\(output.stderr)")
+        #expect(output.stderr.contains("notAFeed") && output.stderr.contains(expected), "\(output.stderr)")
         #expect(output.stdout.isEmpty)
         #expect(peak < Self.peakLimitKiB, "peak \(peak) KiB")
     }

@@ -272,7 +272,7 @@ import Testing
         #expect(photo["url"] as? String == "../../../etc/hostname.jpg")
         #expect(number(photo["width"]) == 400 && number(photo["height"]) == 300)
         let warnings = item["warnings"] as! [[String: Any]]
-        let refusal = try #require(warnings.first { $0["code"] as? String == "refused-path" })
+        let refusal = try #require(warnings.first { $0["code"] as? String == "refusedPath" })
         #expect(refusal["line"] as? Int == 3)
         #expect(!warnings.contains { $0["code"] as? String == "noImage" })
     }

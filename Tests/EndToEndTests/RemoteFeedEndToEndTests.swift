@@ -113,7 +113,7 @@ struct RemoteFeedEndToEndTests {
             let image = try #require(records[0]["image"] as? [String: Any])
             #expect(image["url"] as? String == "file:///etc/hostname")
             let warning = try #require((records[0]["warnings"] as? [[String: Any]])?.first)
-            #expect(warning["code"] as? String == "refused-path")
+            #expect(warning["code"] as? String == "refusedPath")
             #expect(warning["line"] as? Int == 3)
             // Protocol-relative: the feed's scheme.
             #expect((records[1]["image"] as? [String: Any])?["url"] as? String == "http://cdn.example.net/p.jpg")

@@ -13,9 +13,9 @@ struct HostileInputTests {
                     index: 0, id: "xxe-1", title: "Leak: from Example Site",
                     warnings: [
                         FeedWarning(
-                            code: "external-entity", message: "external entity 'secret' was not loaded", line: 11),
+                            code: "externalEntity", message: "external entity 'secret' was not loaded", line: 11),
                         FeedWarning(
-                            code: "external-entity", message: "external entity 'remote' was not loaded", line: 11),
+                            code: "externalEntity", message: "external entity 'remote' was not loaded", line: 11),
                     ])
             ])
     }
@@ -35,7 +35,7 @@ struct HostileInputTests {
             _ = try parse(fixture("html-page.html"))
         } catch let error as FeedIngestError {
             #expect(error.code == .notAFeed)
-            #expect(error.description.hasPrefix("test.xml:1:1: error [not-a-feed]: this is an HTML page"))
+            #expect(error.description.hasPrefix("test.xml:1:1: error [notAFeed]: this is an HTML page"))
         } catch {
             Issue.record("unexpected error \(error)")
         }
@@ -90,7 +90,7 @@ struct HostileInputTests {
         let feed = try parse(Array(text.utf8), chunkSize: 65536, options: options)
         #expect(feed.items.map(\.id) == ["before", "huge", "after"])
         #expect(feed.items[1].text == "word word word word…")
-        #expect(feed.items[1].warnings.map(\.code) == ["field-truncated"])
+        #expect(feed.items[1].warnings.map(\.code) == ["fieldTruncated"])
     }
 
     @Test func cdataSectionOverTenMegabytesIsCappedNotFatal() throws {
@@ -100,7 +100,7 @@ struct HostileInputTests {
         let feed = try parse(Array(text.utf8), chunkSize: 65536, options: FeedIngestOptions(maxTextLength: 8))
         #expect(feed.items.map(\.id) == ["huge", "after"])
         #expect(feed.items[0].text == "x x x x…")
-        #expect(feed.items[0].warnings.map(\.code) == ["field-truncated"])
+        #expect(feed.items[0].warnings.map(\.code) == ["fieldTruncated"])
     }
 
     @Test func attributeValueOverTenMegabytesIsCutNotFatal() throws {
@@ -115,7 +115,7 @@ struct HostileInputTests {
         #expect(
             feed.items[0].warnings == [
                 FeedWarning(
-                    code: "attribute-truncated", message: "1 attribute value longer than 1 MiB was cut", line: 1,
+                    code: "attributeTruncated", message: "1 attribute value longer than 1 MiB was cut", line: 1,
                     column: 1_048_630)
             ])
     }
@@ -152,7 +152,7 @@ struct EncodingAndEntityTests {
         #expect(feed.items == [FeedItem(index: 0, id: "u", title: "Ünïcode")])
         #expect(
             feed.feedWarnings == [
-                FeedWarning(code: "unknown-encoding", message: "unknown encoding 'utf8mb4' was read as UTF-8", line: 1)
+                FeedWarning(code: "unknownEncoding", message: "unknown encoding 'utf8mb4' was read as UTF-8", line: 1)
             ])
     }
 
@@ -180,7 +180,7 @@ struct EncodingAndEntityTests {
                     index: 0, id: "q", title: "aaaaaaaaa…",
                     warnings: [
                         FeedWarning(
-                            code: "field-truncated", message: "a text field longer than 1048576 bytes was cut", line: 1)
+                            code: "fieldTruncated", message: "a text field longer than 1048576 bytes was cut", line: 1)
                     ]),
                 FeedItem(index: 1, id: "after"),
             ])
@@ -196,7 +196,7 @@ struct LibraryDiagnosticsTests {
         #expect(feed.items.count == 2)
         #expect(feed.items.first == FeedItem(index: 0, id: "ok", title: "東京"))
         #expect(feed.items.last?.title == nil)
-        #expect(feed.items.last?.warnings.map(\.code) == ["encoding-error", "unclosed-item"])
+        #expect(feed.items.last?.warnings.map(\.code) == ["encodingError", "unclosedItem"])
         #expect(feed.items.last?.warnings.first?.message.contains("0x82 0x20") == true)
     }
 

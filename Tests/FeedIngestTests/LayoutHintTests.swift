@@ -40,7 +40,7 @@ struct LayoutHintTests {
             </channel></rss>
             """)
         #expect(feed.items.map(\.layout.span) == [nil, nil])
-        #expect(feed.items.map { $0.warnings.map(\.code) } == [["invalid-span"], ["invalid-span"]])
+        #expect(feed.items.map { $0.warnings.map(\.code) } == [["invalidSpan"], ["invalidSpan"]])
         #expect(feed.items[0].warnings[0].line == 3)
         #expect(feed.items[0].warnings[0].message.contains("'wide'"))
     }

@@ -8,7 +8,7 @@ struct QuirkTests {
         let feed = try parse(fixture(name))
         #expect(feed.feedTitle == "Junk")
         #expect(feed.items == [FeedItem(index: 0, id: "j1", title: "Survivor")])
-        #expect(codes(feed.feedWarnings) == ["junk-before-root"])
+        #expect(codes(feed.feedWarnings) == ["junkBeforeRoot"])
     }
 
     @Test func garbageAfterTheRoot() throws {
@@ -21,7 +21,7 @@ struct QuirkTests {
         #expect(
             feed.feedWarnings == [
                 FeedWarning(
-                    code: "garbage-after-root", message: "content after the end of the feed was ignored", line: 6,
+                    code: "garbageAfterRoot", message: "content after the end of the feed was ignored", line: 6,
                     column: 1)
             ])
     }
@@ -37,7 +37,7 @@ struct QuirkTests {
                     index: 1, id: "e2", title: "“Smart quotes” – café € 5",
                     warnings: [
                         FeedWarning(
-                            code: "invalid-utf8", message: "5 bytes were not valid UTF-8 and were read as windows-1252",
+                            code: "invalidUTF8", message: "5 bytes were not valid UTF-8 and were read as windows-1252",
                             line: 4, column: 14)
                     ]),
             ])
@@ -70,7 +70,7 @@ struct QuirkTests {
                     index: 0, id: "c1", title: "Bell and null[0m", text: "Form feed vt",
                     warnings: [
                         FeedWarning(
-                            code: "control-characters", message: "5 control characters XML forbids were dropped",
+                            code: "controlCharacters", message: "5 control characters XML forbids were dropped",
                             line: 3, column: 18)
                     ]),
                 FeedItem(index: 1, id: "c2", title: "Clean"),
@@ -93,7 +93,7 @@ struct QuirkTests {
                     link: "https://example.com/view?id=7&size=large&lang=en", image: enclosure, images: [enclosure],
                     warnings: [
                         FeedWarning(
-                            code: "unescaped-ampersand", message: "5 '&' that start no reference were read as text",
+                            code: "unescapedAmpersand", message: "5 '&' that start no reference were read as text",
                             line: 5,
                             column: 12)
                     ]),
@@ -104,7 +104,7 @@ struct QuirkTests {
         #expect(
             feed.feedWarnings == [
                 FeedWarning(
-                    code: "unescaped-ampersand", message: "1 '&' that starts no reference was read as text", line: 3,
+                    code: "unescapedAmpersand", message: "1 '&' that starts no reference was read as text", line: 3,
                     column: 21)
             ])
     }
@@ -139,12 +139,12 @@ struct QuirkTests {
                     index: 0, id: "size-1", image: images[0], imageFallbacks: [images[2], images[1]], images: images,
                     warnings: [
                         FeedWarning(
-                            code: "invalid-size", message: "media:content width 'auto' is not a size; ignored", line: 7),
+                            code: "invalidSize", message: "media:content width 'auto' is not a size; ignored", line: 7),
                         FeedWarning(
-                            code: "invalid-size", message: "media:content height '100%' is not a size; ignored",
+                            code: "invalidSize", message: "media:content height '100%' is not a size; ignored",
                             line: 7),
                         FeedWarning(
-                            code: "invalid-size", message: "media:content height '0' is not a size; ignored", line: 8),
+                            code: "invalidSize", message: "media:content height '0' is not a size; ignored", line: 8),
                     ])
             ])
     }
@@ -163,10 +163,10 @@ struct QuirkTests {
                     index: 6, id: "d7",
                     warnings: [
                         FeedWarning(
-                            code: "invalid-date", message: "unparseable date 'yesterday-ish'; published is null",
+                            code: "invalidDate", message: "unparseable date 'yesterday-ish'; published is null",
                             line: 10)
                     ]))
-        #expect(codes(feed.items[7].warnings) == ["invalid-date"])
+        #expect(codes(feed.items[7].warnings) == ["invalidDate"])
     }
 
     @Test func mediaNamespaceVariants() throws {
@@ -200,7 +200,7 @@ struct QuirkTests {
                     index: 0, id: "up-1", title: "Undeclared", image: image, images: [image],
                     warnings: [
                         FeedWarning(
-                            code: "xml-error", message: "Namespace prefix media on content is not defined", line: 4,
+                            code: "xmlError", message: "Namespace prefix media on content is not defined", line: 4,
                             column: 148)
                     ])
             ])
@@ -261,10 +261,10 @@ struct QuirkTests {
         )
         #expect(feed.items.map(\.title) == ["A", "B", "C"])
         #expect(feed.items.map(\.index) == [0, 1, 2])
-        #expect(feed.items[0].warnings.map(\.code) == ["xml-error", "unclosed-item"])
+        #expect(feed.items[0].warnings.map(\.code) == ["xmlError", "unclosedItem"])
         #expect(feed.items[0].warnings[0].line == 1)
         #expect(feed.items[0].warnings[0].column != nil)
         #expect(feed.items[1].warnings == [])
-        #expect(feed.items[2].warnings.map(\.code).last == "unclosed-item")
+        #expect(feed.items[2].warnings.map(\.code).last == "unclosedItem")
     }
 }

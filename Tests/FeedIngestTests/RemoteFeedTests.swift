@@ -57,7 +57,7 @@ struct RemoteFeedTests {
         let item = try #require(feed.items.first)
         #expect(item.image == FeedImage(url: reference, width: 640, height: 480, origin: "media:content"))
         #expect(item.warnings.count == 1)
-        #expect(item.warnings.first?.code == "refused-path")
+        #expect(item.warnings.first?.code == "refusedPath")
         #expect(item.warnings.first?.message.contains(Self.feedURL) == true)
         #expect(item.warnings.first?.line == 2)
     }
@@ -73,7 +73,7 @@ struct RemoteFeedTests {
         // Without it the byte is invalid UTF-8: read as windows-1252 too, but with a warning.
         let unlabelled = try parse(bytes, baseURL: Self.feedURL)
         #expect(unlabelled.items.map(\.title) == ["café"])
-        #expect(codes(unlabelled.items[0].warnings) == ["invalid-utf8"])
+        #expect(codes(unlabelled.items[0].warnings) == ["invalidUTF8"])
     }
 
     @Test func theTransportCharsetReachesLibxml2ForOtherEncodings() throws {

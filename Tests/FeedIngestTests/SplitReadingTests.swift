@@ -118,7 +118,7 @@ let fixturesWithoutSanitizer: Set = ["utf16-bom.xml", "shift-jis.xml", "shift-ji
         #expect(detached)
         #expect(split.items == whole.items)
         #expect(split.items.count == 2)
-        #expect(split.items[0].warnings.map(\.code).contains("unescaped-ampersand"))
+        #expect(split.items[0].warnings.map(\.code).contains("unescapedAmpersand"))
         #expect(!split.items[1].warnings.isEmpty)
         #expect(split.items[1].warnings.allSatisfy { $0.line == whole.items[1].warnings.first?.line })
     }

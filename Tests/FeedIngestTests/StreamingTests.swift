@@ -82,7 +82,7 @@ struct LocalFeedTests {
                     index: 2, id: "local-3", image: escaping, images: [escaping],
                     warnings: [
                         FeedWarning(
-                            code: "refused-path",
+                            code: "refusedPath",
                             message:
                                 "local image '../../../etc/passwd' is outside the feed's directory; it is kept as written but not read",
                             line: 6)
@@ -91,7 +91,7 @@ struct LocalFeedTests {
                     index: 3, id: "local-4", image: fileURL, images: [fileURL],
                     warnings: [
                         FeedWarning(
-                            code: "refused-path",
+                            code: "refusedPath",
                             message:
                                 "local image 'file:///etc/hostname' is outside the feed's directory; it is kept as written but not read",
                             line: 7)
@@ -133,7 +133,7 @@ struct LocalFeedTests {
         #expect(items.count == 1)
         #expect(items.first?.image?.localPath == nil)
         #expect(items.first?.image?.url == "escape/passwd")
-        #expect(items.first?.warnings.map(\.code) == ["refused-path"])
+        #expect(items.first?.warnings.map(\.code) == ["refusedPath"])
     }
 
     @Test func usableImagesWinOverRefusedOnes() throws {
@@ -147,14 +147,14 @@ struct LocalFeedTests {
                     url: "photos/c.jpg", localPath: directory + "/photos/c.jpg", width: 150, height: 100,
                     origin: "media:thumbnail"))
         #expect(items[0].images.map(\.url) == ["../../../etc/passwd", "photos/c.jpg"])
-        #expect(items[0].warnings.map(\.code) == ["refused-path"])
+        #expect(items[0].warnings.map(\.code) == ["refusedPath"])
         #expect(items[0].imageFallbacks == [])
         // isDefault on a refused file URL does not beat a usable remote media:content.
         #expect(items[1].image?.url == "https://remote.example.com/r.jpg")
         #expect(items[1].images.count == 2)
         // Nothing usable: the choice order applies to the refused references, as before.
         #expect(items[2].image == FeedImage(url: "../outside.jpg", width: 4000, height: 3000, origin: "media:content"))
-        #expect(items[2].warnings.map(\.code) == ["refused-path", "refused-path"])
+        #expect(items[2].warnings.map(\.code) == ["refusedPath", "refusedPath"])
     }
 
     @Test func missingFileIsAReadError() {
