@@ -67,7 +67,7 @@ struct JSONFeedDecoder {
                 remember(key: key, value: value)
             case .item(let entry):
                 guard case .object = entry else { continue }
-                if waiting.isEmpty && (baseIsKnown || !Self.hasRelativeReference(entry)) {
+                if waiting.isEmpty && (baseIsKnown || !hasRelativeReference(entry)) {
                     items.append(item(from: entry, base: resolvedBase))
                 } else {
                     waiting.append(entry)
@@ -106,16 +106,17 @@ struct JSONFeedDecoder {
         return text.flatMap { URLResolver.isHTTP($0) ? $0 : nil }
     }
 
-    /// Whether the base could change the entry's record: a reference with no scheme, or HTML whose
-    /// images may be relative.
-    private static func hasRelativeReference(_ entry: JSONValue) -> Bool {
+    /// Whether the base could change the entry's record: a reference with no scheme, in its fields or
+    /// among the `<img>` of its `content_html` (read only while the base is unknown, so that most feeds,
+    /// which give `feed_url` first, never pay for it).
+    private func hasRelativeReference(_ entry: JSONValue) -> Bool {
         let references =
             [entry["url"], entry["image"], entry["banner_image"]]
             + (entry["attachments"]?.arrayValue ?? []).map { $0["url"] }
-        for reference in references {
-            if let text = reference?.stringValue, URLResolver.schemeLength(of: text) == nil { return true }
-        }
-        return entry["content_html"] != nil
+        let isRelative = { (text: String) in URLResolver.schemeLength(of: text) == nil }
+        if references.contains(where: { $0?.stringValue.map(isRelative) ?? false }) { return true }
+        guard let html = entry["content_html"]?.stringValue else { return false }
+        return reader.converter.convert(Array(html.utf8), collectImages: true).images.contains { isRelative($0.source) }
     }
 
     private mutating func item(from entry: JSONValue, base: String?) -> FeedItem {

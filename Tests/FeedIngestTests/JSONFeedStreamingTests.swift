@@ -18,6 +18,10 @@ struct JSONFeedStreamingTests {
         return result
     }
 
+    /// A first member long enough that the reader has decided the input is JSON (it holds the first
+    /// kilobyte back) before the items begin.
+    static let padding = #""description":""# + String(repeating: "x", count: 1100) + #"","#
+
     static func entry(_ id: Int, image: String = "https://example.com/photo.jpg") -> String {
         #"{"id":"e\#(id)","title":"Entry \#(id)","image":"\#(image)","summary":"a caption, with \"quotes\" and ] }"}"#
     }
@@ -48,12 +52,26 @@ struct JSONFeedStreamingTests {
     /// waits until the base is known; an entry with only absolute references leaves at once.
     @Test func aRelativeReferenceWaitsForABaseThatComesLater() throws {
         let text =
-            #"{"items":["# + Self.entry(1) + "," + Self.entry(2, image: "photos/2.jpg") + "," + Self.entry(3)
+            "{" + Self.padding + #""items":["# + Self.entry(1) + "," + Self.entry(2, image: "photos/2.jpg") + "," + Self.entry(3)
             + #"],"feed_url":"https://later.example.com/feeds/main.json"}"#
         let perChunk = try Self.idsPerChunk(text, chunkSize: 16)
         #expect(perChunk.flatMap { $0 } == ["e1", "e2", "e3"])
+        // e1 left before the base was known; e2 and e3 only once it was.
+        #expect(perChunk.contains(["e1"]) && perChunk.contains(["e2", "e3"]))
         let feed = try parse(text)
         #expect(feed.items[1].image?.url == "https://later.example.com/feeds/photos/2.jpg")
+    }
+
+    /// HTML whose images are all absolute needs no base; one relative `<img>` makes the entry wait.
+    @Test func onlyRelativeImagesInHTMLWaitForTheBase() throws {
+        let absolute = #"{"id":"a","content_html":"<p><img src=\"https://cdn.example.com/a.jpg\"></p>"}"#
+        let relative = #"{"id":"r","content_html":"<p><img src=\"img/r.jpg\"></p>"}"#
+        let text = "{" + Self.padding + #""items":["# + absolute + "," + relative + #"],"home_page_url":"https://site.example.com/blog/"}"#
+        let perChunk = try Self.idsPerChunk(text, chunkSize: 8)
+        let absoluteLeft = try #require(perChunk.firstIndex(of: ["a"]))
+        let relativeLeft = try #require(perChunk.firstIndex(of: ["r"]))
+        #expect(absoluteLeft < relativeLeft)
+        #expect(try parse(text).items[1].image?.url == "https://site.example.com/blog/img/r.jpg")
     }
 
     @Test func syntaxErrorsKeepTheirDocumentOffset() {
