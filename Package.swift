@@ -54,10 +54,16 @@ let package = Package(
             dependencies: ["CLibXML2", "CLibPNG", "CLibJPEG", "CICU"]
         ),
 
+        // The one policy for reading local files: which paths a feed may name, opened only as regular files.
+        .target(
+            name: "LocalFileAccess",
+            swiftSettings: swiftSettings
+        ),
+
         // Stages, in the order data flows through them: ingest, fetch, probe, measure, place.
         .target(
             name: "FeedIngest",
-            dependencies: ["CLibXML2", "CFeedLayoutShims"],
+            dependencies: ["CLibXML2", "CFeedLayoutShims", "LocalFileAccess"],
             swiftSettings: swiftSettings
         ),
         // http(s) fetching for feeds and images: Range requests, byte caps, timeouts, redirect limits,
@@ -75,21 +81,21 @@ let package = Package(
         ),
         .target(
             name: "ImageProbe",
-            dependencies: ["CLibPNG", "CLibJPEG", "CFeedLayoutShims", "RemoteFetch"],
+            dependencies: ["CLibPNG", "CLibJPEG", "CFeedLayoutShims", "LocalFileAccess", "RemoteFetch"],
             swiftSettings: swiftSettings
         ),
         // The probe cache: SQLite through GRDB, keyed by source and validator.
         .target(
             name: "ProbeCache",
             dependencies: [
-                "ImageProbe", "RemoteFetch", .product(name: "GRDB", package: "GRDB.swift"),
+                "ImageProbe", "LocalFileAccess", "RemoteFetch", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "TextMeasure",
-            dependencies: ["CFreeType", "CHarfBuzz", "CICU", "CFontconfig", "CFeedLayoutShims"],
+            dependencies: ["CFreeType", "CHarfBuzz", "CICU", "CFontconfig", "CFeedLayoutShims", "LocalFileAccess"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -107,7 +113,8 @@ let package = Package(
         .target(
             name: "FeedLayout",
             dependencies: [
-                "FeedIngest", "ImageProbe", "ProbeCache", "RemoteFetch", "TextMeasure", "WaterfallLayout", "LayoutPages",
+                "FeedIngest", "ImageProbe", "LocalFileAccess", "ProbeCache", "RemoteFetch", "TextMeasure", "WaterfallLayout",
+                "LayoutPages",
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -118,7 +125,8 @@ let package = Package(
         .target(
             name: "LayoutPreview",
             dependencies: [
-                "FeedLayout", "LayoutPages", "TextMeasure", "ImageProbe", "WaterfallLayout", "CFeedLayoutShims",
+                "FeedIngest", "FeedLayout", "LayoutPages", "TextMeasure", "ImageProbe", "LocalFileAccess",
+                "WaterfallLayout", "CFeedLayoutShims",
             ],
             swiftSettings: swiftSettings
         ),
@@ -144,6 +152,7 @@ let package = Package(
             ],
             path: "Tests/FeedLayoutTestSupport",
             swiftSettings: swiftSettings),
+        .testTarget(name: "LocalFileAccessTests", dependencies: ["LocalFileAccess"], swiftSettings: swiftSettings),
         .testTarget(
             name: "FeedIngestTests", dependencies: ["FeedIngest", "FeedLayoutTestSupport"], exclude: ["Fixtures", "Feedparser"],
             swiftSettings: swiftSettings),
@@ -191,7 +200,9 @@ let package = Package(
         .testTarget(name: "FeedLayoutTests", dependencies: ["FeedLayout", "TextMeasure"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LayoutPreviewTests",
-            dependencies: ["LayoutPreview", "FeedLayout", "TextMeasure", "WaterfallLayout", "CFeedLayoutShims"],
+            dependencies: [
+                "LayoutPreview", "FeedLayout", "LocalFileAccess", "TextMeasure", "WaterfallLayout", "CFeedLayoutShims",
+            ],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests",

@@ -1,4 +1,5 @@
 internal import CFeedLayoutShims
+import LocalFileAccess
 
 #if canImport(Glibc)
     import Glibc
@@ -14,8 +15,10 @@ internal import CFeedLayoutShims
 /// section 5.1.3), never against an item's `<link>`. Remote feeds: that location is the feed's URL
 /// after redirects (via libxml2's `xmlBuildURI`); protocol-relative references take its scheme.
 /// Local feeds: it is the feed's file, so a reference that stays relative names a file relative to
-/// the feed's directory; it must stay inside that directory or `imageRoot` (after `..` and symbolic
-/// links), or it is refused.
+/// the feed's directory (or, when no such file exists there, to `imageRoot`); it must stay inside that
+/// directory or `imageRoot` (after `..` and symbolic links: the roots of the same ``LocalFileGate``
+/// that later opens the file), or it is refused. A remote feed names local files (`file:` URLs) only
+/// inside `imageRoot`, and none without one.
 struct URLResolver {
     /// The feed's own URL, when it was fetched over http(s): the base of last resort.
     let feedURL: String?
@@ -23,8 +26,9 @@ struct URLResolver {
     let feedDirectory: String?
     /// An extra allowed directory (absolute, normalised).
     let imageRoot: String?
-    /// The allowed roots, each with its physical path (symbolic links followed), found once.
-    private let roots: [(lexical: String, physical: String)]
+    /// The allowed roots, each with its physical path (symbolic links followed), found once: the same
+    /// gate the stages that read the files open them through.
+    private let gate: LocalFileGate
     /// Physical paths of the directories images were found in: a whole `realpath` per image (one
     /// `lstat` per path component) was a tenth of a local feed's layout.
     private let directories = BoundedMemo<String, String?>(limit: 1024)
@@ -40,7 +44,7 @@ struct URLResolver {
         self.feedURL = feedURL.flatMap { Self.isHTTP($0) ? $0 : nil }
         self.feedDirectory = feedDirectory.map { Self.absoluteNormalised($0) }
         self.imageRoot = imageRoot.map { Self.absoluteNormalised($0) }
-        roots = [self.feedDirectory, self.imageRoot].compactMap { $0 }.map { ($0, Self.realPath($0) ?? $0) }
+        gate = LocalFileGate.forFeed(directory: self.feedDirectory, imageRoot: self.imageRoot)
     }
 
     /// An image reference after resolution.
@@ -48,6 +52,8 @@ struct URLResolver {
         var url: String
         var localPath: String?
         var refusal: String?
+        /// For a local file: whether something exists at its path (`nil` when not a local file).
+        var exists: Bool?
     }
 
     /// Resolves a link or `xml:base` value against the first base available.
@@ -75,14 +81,15 @@ struct URLResolver {
     func resolveImage(_ reference: String, bases: [String?]) -> ResolvedImage {
         let resolved = resolveLink(reference, bases: bases)
         if feedURL != nil && feedDirectory == nil {
-            // A feed fetched over http(s) must not make this machine read its own files.
-            if Self.schemeLength(of: resolved) == nil || Self.hasScheme(resolved, "file") {
+            // A feed fetched over http(s) must not make this machine read its own files, except inside an image
+            // root the person running it named.
+            if Self.schemeLength(of: resolved) == nil || (Self.hasScheme(resolved, "file") && imageRoot == nil) {
                 return ResolvedImage(
                     url: reference,
                     refusal: "local image '\(reference)' in a feed fetched from \(feedURL!); "
                         + "local files are not read for a remote feed")
             }
-            return ResolvedImage(url: resolved)
+            if !Self.hasScheme(resolved, "file") { return ResolvedImage(url: resolved) }
         }
         if Self.schemeLength(of: resolved) != nil {
             if Self.hasScheme(resolved, "file") {
@@ -107,8 +114,15 @@ struct URLResolver {
             return ResolvedImage(url: resolved)  // stdin: nothing to resolve against
         }
         let decoded = Self.percentDecoded(Self.stripQueryAndFragment(resolved))
-        let absolute = decoded.hasPrefix("/") ? decoded : feedDirectory + "/" + decoded
-        return localImage(absolutePath: absolute, reference: reference)
+        if decoded.hasPrefix("/") { return localImage(absolutePath: decoded, reference: reference) }
+        let beside = localImage(absolutePath: feedDirectory + "/" + decoded, reference: reference)
+        // Beside the feed first; a file that is not there may be under the image root, if the reference names a
+        // path below it ("../x" is relative to the feed, never a way up from the root).
+        if let imageRoot, beside.exists == false, !Self.climbsAbove(decoded) {
+            let underRoot = localImage(absolutePath: imageRoot + "/" + decoded, reference: reference)
+            if underRoot.exists == true { return underRoot }
+        }
+        return beside
     }
 
     private func localImage(absolutePath: String, reference: String) -> ResolvedImage {
@@ -120,16 +134,17 @@ struct URLResolver {
     private func checkedLocalImage(absolutePath: String, reference: String) -> ResolvedImage {
         let lexical = Self.absoluteNormalised(absolutePath)
         // Follow symbolic links when the file exists, so a link cannot lead outside the root.
-        let physical = physicalPath(lexical) ?? lexical
-        for (root, physicalRoot) in roots {
-            guard let physicalRelative = Self.relativePath(physical, inside: physicalRoot) else { continue }
-            let relative = Self.relativePath(lexical, inside: root) ?? physicalRelative
-            return ResolvedImage(url: relative, localPath: lexical)
+        let physical = physicalPath(lexical)
+        if let (root, physicalRelative) = gate.root(containing: physical ?? lexical) {
+            let relative = Self.relativePath(lexical, inside: root.path) ?? physicalRelative
+            return ResolvedImage(url: relative, localPath: lexical, exists: physical != nil)
         }
+        let folders =
+            feedDirectory == nil ? "the image root" : imageRoot == nil ? "the feed's directory" : "the feed's directory and the image root"
         return ResolvedImage(
             url: reference,
-            refusal: "local image '\(reference)' is outside the feed's directory"
-                + (imageRoot == nil ? "" : " and the image root") + "; it is kept as written but not read")
+            refusal: "local image '\(reference)' is outside \(folders); it is kept as written but not read",
+            exists: physical != nil)
     }
 
     /// `realpath` of an absolute, normalised path, from the cached physical path of its directory
@@ -238,39 +253,28 @@ struct URLResolver {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Makes `path` absolute (against the working directory) and removes `.`, `..` and `//`.
-    static func absoluteNormalised(_ path: String) -> String {
-        var full = path
-        if !full.hasPrefix("/") {
-            var buffer = [CChar](repeating: 0, count: 4096)
-            let cwd =
-                getcwd(&buffer, buffer.count) != nil
-                ? String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "/"
-            full = cwd + "/" + full
-        }
-        var components: [Substring] = []
-        for component in full.split(separator: "/", omittingEmptySubsequences: true) {
-            if component == "." { continue }
+    /// Whether a relative path leads above the folder it is relative to (more `..` than names before them).
+    static func climbsAbove(_ relativePath: String) -> Bool {
+        var depth = 0
+        for component in relativePath.split(separator: "/", omittingEmptySubsequences: true) {
             if component == ".." {
-                if !components.isEmpty { components.removeLast() }
-                continue
+                depth -= 1
+                if depth < 0 { return true }
+            } else if component != "." {
+                depth += 1
             }
-            components.append(component)
         }
-        return "/" + components.joined(separator: "/")
+        return false
     }
 
-    static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
-    }
+    /// Makes `path` absolute (against the working directory) and removes `.`, `..` and `//`.
+    static func absoluteNormalised(_ path: String) -> String { LocalFileGate.absoluteNormalised(path) }
+
+    static func realPath(_ path: String) -> String? { LocalFileGate.realPath(path) }
 
     /// `path` relative to `root`, or nil when it is not strictly inside it.
     static func relativePath(_ path: String, inside root: String) -> String? {
-        let prefix = root.hasSuffix("/") ? root : root + "/"
-        guard path.hasPrefix(prefix), path.count > prefix.count else { return nil }
-        return String(path.dropFirst(prefix.count))
+        LocalFileGate.relativePath(path, inside: root)
     }
 }
 

@@ -23,7 +23,8 @@ public struct IngestSummary: Sendable {
 ///
 /// - Parameters:
 ///   - feedPath: A file path, `-` for standard input, or an http(s) URL (streamed, never held whole).
-///   - imageRoot: Local images may also live under this folder (local feeds only).
+///   - imageRoot: Local images may also live under this folder (for a feed from a URL, the only local images
+///     it may name, as `file:` URLs).
 ///   - allowPrivateNetwork: Whether a feed URL may point at a private, loopback or link-local address.
 ///   - logger: Where fetching a remote feed logs its requests.
 ///   - onItem: Receives every item in feed order.

@@ -67,7 +67,7 @@ final class FeedSource {
         charset = nil
         if path == "-" {
             displayName = "stdin"
-            directory = FileManager.default.currentDirectoryPath
+            directory = Self.localDirectory(of: path)
             backing = .descriptor(STDIN_FILENO, closeAtEnd: false)
             return
         }
@@ -85,8 +85,7 @@ final class FeedSource {
             throw LayoutError(.feedUnreadable, "\(path): cannot be opened for reading; check its permissions")
         }
         backing = .descriptor(descriptor, closeAtEnd: true)
-        let absolute = URL(fileURLWithPath: path).standardizedFileURL
-        directory = absolute.deletingLastPathComponent().path
+        directory = Self.localDirectory(of: path)
     }
 
     deinit {
@@ -97,7 +96,15 @@ final class FeedSource {
     func makeReader(imageRoot: String?) -> FeedReader {
         FeedReader(
             sourceName: displayName, baseURL: url, feedDirectory: directory,
-            options: FeedIngestOptions(imageRoot: url == nil ? imageRoot : nil, transportEncoding: charset))
+            options: FeedIngestOptions(imageRoot: imageRoot, transportEncoding: charset))
+    }
+
+    /// The folder a feed's relative image references resolve against: the file's folder, the working folder
+    /// for standard input, `nil` for an http(s) URL.
+    static func localDirectory(of path: String) -> String? {
+        if RemoteFetcher.isRemote(path) { return nil }
+        if path == "-" { return FileManager.default.currentDirectoryPath }
+        return URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent().path
     }
 
     /// The next chunk, or `nil` at the end of the feed.

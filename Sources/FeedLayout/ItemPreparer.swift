@@ -239,7 +239,7 @@ struct ItemPreparer: Sendable {
             return .success(
                 ResolvedPhoto(
                     url: image.url, size: Size(width: Double(info.displayWidth), height: Double(info.displayHeight)),
-                    sizeSource: .header, info: info, placeholder: placeholder))
+                    sizeSource: .header, info: info, placeholder: placeholder, localPath: image.localPath))
         case .failure(let error):
             // The reason alone: the error's own message names the local path, which differs per machine.
             warnings.append(

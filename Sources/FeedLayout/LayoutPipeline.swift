@@ -3,6 +3,7 @@ import FeedIngest
 import Foundation
 import ImageProbe
 import LayoutPages
+import LocalFileAccess
 import Logging
 import ProbeCache
 import RemoteFetch
@@ -35,6 +36,13 @@ public struct LayoutPipeline: Sendable {
         self.geometries = geometries
         self.options = options
         self.preparer = preparer
+    }
+
+    /// The gate a run opens the local images of a feed through, for stages after the run that read them again
+    /// (previews): the feed's folder (a local feed) and `--image-root`; for a feed from a URL, the image root alone.
+    /// - Parameter feedPath: The feed as given to ``run(feedPath:resume:standardInputPrefix:logger:onProgress:onPage:)``.
+    public func fileGate(forFeed feedPath: String) -> LocalFileGate {
+        LocalFileGate.forFeed(directory: FeedSource.localDirectory(of: feedPath), imageRoot: options.imageRoot)
     }
 
     /// Lays out a feed file, calling `onPage` with each page as soon as it is complete.
@@ -79,11 +87,15 @@ public struct LayoutPipeline: Sendable {
     }
 
     private func run(
-        feedPath: String, resume: String?, prefix: Data, fetcher: RemoteFetcher, prober: CachingImageProber,
+        feedPath: String, resume: String?, prefix: Data, fetcher: RemoteFetcher, prober ungated: CachingImageProber,
         onProgress: (LayoutProgress) -> Void, onPage: (LayoutPage) throws -> Void
     ) async throws -> LayoutSummary {
         var run = try RunAssembler(options: options, fonts: preparer.fonts, geometries: geometries, resume: resume)
         let source = try await FeedSource(path: feedPath, fetcher: fetcher, standardInputPrefix: prefix)
+        // The feed's images are read only inside its folders, as regular files.
+        var gated = ungated
+        gated.prober.local.gate = fileGate(forFeed: feedPath)
+        let prober = gated
         // Items before a cursor are only counted and checked: the stages ahead of placement need not prepare them.
         let resumeIndex = run.resumeIndex
         let clock = ContinuousClock()

@@ -79,7 +79,7 @@ public enum ImageHeaderParser {
         return .failure(
             ImageProbeError(
                 code: .unknownFormat,
-                message: "unrecognised signature at byte 0 (first bytes \(hexPrefix(bytes))); "
+                message: "unrecognised signature at byte 0 (the file starts like \(kindOfContent(bytes))); "
                     + "supported formats are JPEG, PNG, GIF, WebP and BMP",
                 offset: 0))
     }
@@ -95,11 +95,15 @@ public enum ImageHeaderParser {
         }
     }
 
-    /// Up to eight bytes in hex, for error messages.
-    static func hexPrefix(_ bytes: UnsafeRawBufferPointer) -> String {
-        let digits = Array("0123456789ABCDEF")
-        return bytes.prefix(8).map { byte in String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]]) }
-            .joined(separator: " ")
+    /// What a non-image looks like, in a word, for error messages: never its bytes, which may be a secret (an image
+    /// reference can name any file a person or feed points it at).
+    static func kindOfContent(_ bytes: UnsafeRawBufferPointer) -> String {
+        let head = bytes.prefix(512)
+        let first = head.first { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }
+        if first == UInt8(ascii: "<") { return "markup: HTML, XML or SVG" }
+        // Printable ASCII, white space and UTF-8 lead and continuation bytes.
+        let isText = head.allSatisfy { $0 >= 0x20 && $0 != 0x7F || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        return isText ? "text" : "binary data of another kind"
     }
 
     /// The failure for an input that ended before its header did.

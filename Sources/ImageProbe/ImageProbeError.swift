@@ -16,7 +16,8 @@ public struct ImageProbeError: Error, Sendable, Equatable, CustomStringConvertib
 
         private init(_ kind: Kind) { self.kind = kind }
 
-        /// A URL was refused before any request: a private or loopback address, or not http(s).
+        /// A URL was refused before any request (a private or loopback address, or not http(s)), or a local file
+        /// the file gate does not open (outside the allowed folders, or not a regular file).
         public static let refused = Code(.refused)
         /// Fetching a URL took longer than a configured timeout.
         public static let timeout = Code(.timeout)

@@ -1,3 +1,5 @@
+import LocalFileAccess
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -18,7 +20,12 @@
 /// few reads rather than one per segment. In a regular file, a segment or chunk of 32 KiB or
 /// more that the parser skips by length is not read at all but seeked over (some camera and
 /// stock JPEGs carry megabytes of XMP before the frame header).
+///
+/// Every file is opened through ``gate``: a prober for a feed's images gets a gate confined to the feed's folders,
+/// so the paths a feed names cannot lead it anywhere else, nor to a FIFO or device.
 public struct LocalImageProber: Sendable {
+    /// Which files may be opened: ``LocalFileGate/anyFile`` (paths a person named) unless set.
+    public var gate: LocalFileGate = .anyFile
     /// How many bytes the first read asks for.
     public var firstReadSize: Int
     /// The most bytes the prober will read from one input before giving up on its header.
@@ -46,7 +53,7 @@ public struct LocalImageProber: Sendable {
     ///   the parser's error (`.unknownFormat`, `.truncated`, `.invalidHeader`, ...).
     public func probe(path: String) throws(ImageProbeError) -> ImageInfo {
         let descriptor = try openForReading(path)
-        defer { if path != "-" { close(descriptor) } }
+        defer { if descriptor != STDIN_FILENO { close(descriptor) } }
         return try probe(fileDescriptor: descriptor, source: path)
     }
 
@@ -166,7 +173,7 @@ public struct LocalImageProber: Sendable {
     /// - Throws: `.notFound` or `.unreadable`, naming `path`.
     func readWholeFile(path: String) throws(ImageProbeError) -> [UInt8] {
         let descriptor = try openForReading(path)
-        defer { if path != "-" { close(descriptor) } }
+        defer { if descriptor != STDIN_FILENO { close(descriptor) } }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
@@ -184,21 +191,32 @@ public struct LocalImageProber: Sendable {
         }
     }
 
-    /// Opens a file for reading; `-` is standard input, which the caller must not close.
+    /// Opens a file for reading through the gate; `-` is standard input (for ``LocalFileGate/anyFile``), which the
+    /// caller must not close.
     private func openForReading(_ path: String) throws(ImageProbeError) -> Int32 {
-        let descriptor = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let error = errno
-            throw ImageProbeError(
-                code: error == ENOENT || error == ENOTDIR ? .notFound : .unreadable,
-                message: "cannot open the file (\(systemMessage(error))); check the path and its permissions",
-                source: path)
+        do {
+            return try gate.open(path)
+        } catch {
+            throw ImageProbeError(refusal: error)
         }
-        return descriptor
     }
 
     private func systemMessage(_ error: Int32) -> String {
         guard let text = strerror(error) else { return "errno \(error)" }
         return String(cString: text)
+    }
+}
+
+extension ImageProbeError {
+    /// The file gate's refusal as a probe error naming the same path: not found, unreadable, or (outside the allowed
+    /// folders, not a regular file) refused.
+    public init(refusal: LocalFileRefusal) {
+        let code: Code =
+            switch refusal.code {
+            case .notFound: .notFound
+            case .unreadable: .unreadable
+            default: .refused
+            }
+        self.init(code: code, message: refusal.reason, source: refusal.path)
     }
 }

@@ -116,7 +116,8 @@ public struct LayoutOptions: Sendable, Hashable {
     public var fallbackAspectRatio: Double
     /// How many images are probed at once.
     public var probeConcurrency: Int
-    /// Local images may live here as well as in the feed's own folder.
+    /// Local images may live here as well as in the feed's own folder; for a feed from a URL, the only folder its
+    /// `file:` URLs may name (the folders of `LocalFileGate.forFeed`).
     public var imageRoot: String?
     /// Stop after this many pages (the last one written then carries a cursor if items remain).
     public var maximumPages: Int?

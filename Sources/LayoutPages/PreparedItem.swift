@@ -24,15 +24,21 @@ public struct ResolvedPhoto: Sendable, Equatable {
     public var info: ImageInfo?
     /// What to paint before the photo arrives, when placeholders were asked for and the image could be decoded.
     public var placeholder: ImagePlaceholder?
+    /// The local file whose header gave the size, as the feed reader let it through and the run's file gate
+    /// opened it; `nil` for remote photos and for local references that were refused or could not be read.
+    /// Previews read local photos from here only (through the same gate), never from ``url``.
+    public var localPath: String?
 
     /// Whether the item names an image whose size could not be read from it (missing, corrupt, refused, not
     /// reachable): a failed input, though the item is still laid out with a declared or fallback size.
     public var isUnreadImage: Bool { url != nil && sizeSource != .header }
 
     public init(
-        url: String?, size: Size, sizeSource: PhotoSizeSource, info: ImageInfo?, placeholder: ImagePlaceholder? = nil
+        url: String?, size: Size, sizeSource: PhotoSizeSource, info: ImageInfo?, placeholder: ImagePlaceholder? = nil,
+        localPath: String? = nil
     ) {
         self.url = url
+        self.localPath = localPath
         self.size = size
         self.sizeSource = sizeSource
         self.info = info

@@ -1,4 +1,5 @@
 import ImageProbe
+import LocalFileAccess
 import Logging
 import RemoteFetch
 
@@ -105,6 +106,12 @@ public struct CachingImageProber: Sendable {
     private func probeFile(_ source: String, cached: CachedProbe?, withPlaceholder: Bool) async -> (
         ProbeResult, CachedProbe?
     ) {
+        // The cache answers by path without opening the file: the gate's check comes first all the same.
+        do {
+            _ = try prober.local.gate.admit(source)
+        } catch {
+            return (ProbeResult(info: .failure(ImageProbeError(refusal: error)), placeholder: nil, fromCache: false), nil)
+        }
         guard let validator = ProbeValidator.file(atPath: source) else {
             return (await probeUncached(source, withPlaceholder: withPlaceholder), nil)
         }

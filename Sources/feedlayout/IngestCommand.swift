@@ -17,7 +17,11 @@ extension FeedLayoutCommand {
         @Argument(help: "The feed: a file path, an http(s) URL, or - for standard input.")
         var feed: String
 
-        @Option(help: "Local images may also live under this folder (besides the feed's own).")
+        @Option(
+            help: """
+                Local images may also live under this folder (besides the feed's own); for a feed from a URL, the \
+                only folder its file: URLs may name.
+                """)
         var imageRoot: String?
 
         @Flag(help: "No summary on standard error.")

@@ -287,7 +287,11 @@ struct PageOptions: ParsableArguments {
 
 /// Where images come from and how many are read at once.
 struct InputOptions: ParsableArguments {
-    @Option(help: "Local images may also live under this folder (besides the feed's own).")
+    @Option(
+        help: """
+            Local images may also live under this folder (besides the feed's own); for a feed from a URL, the only \
+            folder its file: URLs may name.
+            """)
     var imageRoot: String?
 
     @Option(help: bounded("How many images are probed at once", OptionLimits.concurrency))

@@ -53,13 +53,28 @@ struct RemoteFeedTests {
     func localFilesAreRefusedButTheReferenceIsKept(reference: String) throws {
         let feed = try parse(
             Self.item(#"<media:content url="\#(reference)" medium="image" width="640" height="480"/>"#),
-            baseURL: Self.feedURL, options: FeedIngestOptions(imageRoot: "/etc"))
+            baseURL: Self.feedURL)
         let item = try #require(feed.items.first)
         #expect(item.image == FeedImage(url: reference, width: 640, height: 480, origin: "media:content"))
         #expect(item.warnings.count == 1)
         #expect(item.warnings.first?.code == "refusedPath")
         #expect(item.warnings.first?.message.contains(Self.feedURL) == true)
         #expect(item.warnings.first?.line == 2)
+    }
+
+    /// An image root the person running the layout named is the one folder a remote feed's `file:` URLs may name.
+    @Test func anImageRootAdmitsFileURLsInsideIt() throws {
+        let feed = try parse(
+            """
+            <rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>t</title>
+            <item><guid>a</guid><media:content url="file:///etc/hostname" medium="image"/></item>
+            <item><guid>b</guid><media:content url="file:///usr/share/x.jpg" medium="image"/></item>
+            </channel></rss>
+            """, baseURL: Self.feedURL, options: FeedIngestOptions(imageRoot: "/etc"))
+        #expect(feed.items.first?.image == FeedImage(url: "hostname", localPath: "/etc/hostname", origin: "media:content"))
+        #expect(feed.items.first?.warnings == [])
+        #expect(feed.items.last?.image?.localPath == nil)
+        #expect(feed.items.last?.warnings.first?.code == "refused-path")
     }
 
     @Test func theTransportCharsetCountsWhenTheDocumentDeclaresNone() throws {

@@ -113,7 +113,8 @@ struct FixtureExpectationTests {
             ("bmp-bottom-up.bmp", .info(ImageInfo(format: .bmp, width: 6, height: 4, bitDepth: 24))),
             ("bmp-top-down.bmp", .info(ImageInfo(format: .bmp, width: 6, height: 4, bitDepth: 24))),
             ("bmp-os2-core.bmp", .info(ImageInfo(format: .bmp, width: 5, height: 2, bitDepth: 24))),
-            ("unknown-format.bin", .failure(.unknownFormat, messageFragment: "25 50 44 46")),
+            // The message says what the file looks like, never its bytes (they may be a secret).
+            ("unknown-format.bin", .failure(.unknownFormat, messageFragment: "the file starts like binary data")),
             ("empty.bin", .failure(.truncated, messageFragment: "empty")),
         ]
 
