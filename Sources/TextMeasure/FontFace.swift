@@ -1,4 +1,5 @@
 internal import CFreeType
+import LocalFileAccess
 import Synchronization
 
 #if canImport(Glibc)
@@ -32,6 +33,14 @@ public struct FontFace: Sendable, Hashable {
     ///
     /// - Throws: ``TextMeasureError/Code/fontFileUnreadable`` when FreeType cannot open the face.
     init(path: String, faceIndex: Int) throws(TextMeasureError) {
+        // FreeType opens the file itself and would wait forever on a FIFO: only regular files go that far.
+        do {
+            _ = try LocalFileGate.anyRegularFile.admit(path)
+        } catch where error.code == .notRegularFile {
+            throw TextMeasureError(code: .fontFileUnreadable, message: "font file '\(path)': \(error.reason)")
+        } catch {
+            // Missing or unreadable: FreeType's own message below says so, with what to do.
+        }
         let library = try FreeTypeLibrary()
         let face = try library.openFace(path: path, faceIndex: faceIndex)
         defer { _ = withExtendedLifetime(library) { FT_Done_Face(face) } }

@@ -1,3 +1,5 @@
+import LocalFileAccess
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -53,7 +55,7 @@ struct FontFileReader: ~Copyable {
 
     init(path: String) throws(TextMeasureError) {
         self.path = path
-        descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        descriptor = (try? LocalFileGate.anyRegularFile.open(path)) ?? -1
         let size = descriptor >= 0 ? Int(lseek(descriptor, 0, SEEK_END)) : -1
         guard size >= 0 else {
             if descriptor >= 0 { close(descriptor) }
