@@ -21,8 +21,6 @@ public struct HTMLPreview {
     private let options: LayoutOptions
     private let grid: WaterfallGrid
     private let outputDirectory: URL
-    /// Where relative image references point, as seen from the output folder.
-    private let imagePrefix: String
     private var cards = ""
     private var pageMarks = ""
     /// Section headers, footers and decorations (drawn behind the pins).
@@ -36,12 +34,13 @@ public struct HTMLPreview {
     private var nativeGridLanesFits = true
     private var horizontal: Bool { grid.axis == .horizontal }
 
-    public init(options: LayoutOptions, grid: WaterfallGrid, feedPath: String, outputDirectory: String) {
+    /// Photos are linked when they are http(s) URLs or local files the layout read (``ResolvedPhoto/localPath``,
+    /// let through by the run's file gate); a local reference the layout refused or could not read keeps its slot
+    /// only, so opening the page never makes the browser load a file the feed had no right to name.
+    public init(options: LayoutOptions, grid: WaterfallGrid, outputDirectory: String) {
         self.options = options
         self.grid = grid
         self.outputDirectory = URL(fileURLWithPath: outputDirectory, isDirectory: true).standardizedFileURL
-        let feedDirectory = URL(fileURLWithPath: feedPath).standardizedFileURL.deletingLastPathComponent()
-        imagePrefix = relativePath(from: self.outputDirectory, to: feedDirectory)
     }
 
     /// Adds a page's cards and a mark where the page starts.
@@ -96,8 +95,7 @@ public struct HTMLPreview {
             // The slot shows the placeholder colour until the photo arrives, as a client would paint it.
             let paint = item.photo.placeholder.map { ";background:\($0.averageColor.hexString)" } ?? ""
             cards += "<div class=\"slot\" style=\"\(box(item.placed.photoSlot))\(paint)\"></div>"
-            if let url = item.photo.url {
-                let source = url.contains("://") ? url : imagePrefix + url
+            if let source = photoSource(item.photo) {
                 cards +=
                     "<img class=\"photo\" alt=\"\" src=\"\(escape(source))\" style=\"\(box(item.placed.photoFrame))\">"
             }
@@ -113,6 +111,16 @@ public struct HTMLPreview {
             itemCount += 1
         }
         contentHeight = page.contentHeight
+    }
+
+    /// What an `<img>` loads: an http(s) URL as it is, a local photo the layout read relative to the output folder;
+    /// `nil` for anything else.
+    private func photoSource(_ photo: ResolvedPhoto) -> String? {
+        guard let url = photo.url else { return nil }
+        if ImageProber.isRemote(url) { return url }
+        guard let path = photo.localPath else { return nil }
+        let file = URL(fileURLWithPath: path)
+        return relativePath(from: outputDirectory, to: file.deletingLastPathComponent()) + file.lastPathComponent
     }
 
     /// Writes `index.html` into the output folder.

@@ -1,6 +1,8 @@
+import FeedIngest
 import FeedLayout
 import Foundation
 import ImageProbe
+import LocalFileAccess
 import Synchronization
 import TextMeasure
 import WaterfallLayout
@@ -30,7 +32,8 @@ public struct PNGPreviewSummary: Sendable, Equatable {
     public var items = 0
     /// Photos decoded and drawn.
     public var photosDrawn = 0
-    /// Local photos that could not be read or decoded: their slots carry a cross.
+    /// Local photos that could not be read or decoded, or that the layout did not read (refused, missing, not an
+    /// image), each as its reference and the reason: their slots carry a cross.
     public var photoFailures: [String] = []
     /// Remote photos, not fetched: their slots show the placeholder only.
     public var remotePhotos = 0
@@ -44,8 +47,8 @@ public struct PNGPreview {
     private let options: LayoutOptions
     private let grid: WaterfallGrid
     private let limits: PNGPreviewOptions
-    private let feedDirectory: URL
-    private let imageRoot: URL?
+    /// Local photos are opened only through the run's gate, and only from the path the layout read.
+    private let fileGate: LocalFileGate
     private let outputDirectory: URL
     private var items: [LaidOutItem] = []
     /// Section headers, footers and decorations, moved like the items.
@@ -74,18 +77,18 @@ public struct PNGPreview {
     /// - Parameters:
     ///   - options: The layout's options (fonts, styles, scale).
     ///   - grid: The resolved grid.
-    ///   - feedPath: The feed file: relative image references resolve against its folder.
+    ///   - fileGate: The gate the layout read the feed's images through (``LayoutPipeline/fileGate(forFeed:)``):
+    ///     photos are read again through it, from ``ResolvedPhoto/localPath``.
     ///   - outputDirectory: Where `preview.png` goes.
     ///   - limits: How many pages and pixels to draw.
     public init(
-        options: LayoutOptions, grid: WaterfallGrid, feedPath: String, outputDirectory: String,
+        options: LayoutOptions, grid: WaterfallGrid, fileGate: LocalFileGate, outputDirectory: String,
         limits: PNGPreviewOptions = PNGPreviewOptions()
     ) {
         self.options = options
         self.grid = grid
         self.limits = limits
-        feedDirectory = URL(fileURLWithPath: feedPath).standardizedFileURL.deletingLastPathComponent()
-        imageRoot = options.imageRoot.map { URL(fileURLWithPath: $0, isDirectory: true).standardizedFileURL }
+        self.fileGate = fileGate
         self.outputDirectory = URL(fileURLWithPath: outputDirectory, isDirectory: true).standardizedFileURL
     }
 
@@ -215,43 +218,75 @@ public struct PNGPreview {
         case none
     }
 
+    /// What drawing one photo takes.
+    private enum PhotoJob {
+        /// No image, or a frame with no area.
+        case none
+        /// An http(s) photo: not fetched.
+        case remote
+        /// A local file the layout read: read again through the gate and decoded.
+        case local(path: String, reference: String)
+        /// A local reference the layout did not read, and why.
+        case unread(String)
+    }
+
     /// Decodes every photo at its frame size, two at a time or as many as there are cores.
     private func decodePhotos() -> [PhotoOutcome] {
-        let jobs: [(path: String?, isRemote: Bool, frame: DeviceRect)] = items.map { item in
-            guard let url = item.photo.url else { return (nil, false, item.placed.photoFrame) }
-            if url.contains("://") && !url.hasPrefix("file://") { return (nil, true, item.placed.photoFrame) }
-            return (localPath(for: url), false, item.placed.photoFrame)
+        let jobs: [(job: PhotoJob, frame: DeviceRect)] = items.map { item in
+            let frame = item.placed.photoFrame
+            guard let url = item.photo.url else { return (.none, frame) }
+            if ImageProber.isRemote(url) { return (.remote, frame) }
+            guard frame.width > 0, frame.height > 0 else { return (.none, frame) }
+            guard let path = item.photo.localPath else { return (.unread(Self.unreadReason(url, item)), frame) }
+            return (.local(path: path, reference: url), frame)
         }
+        let fileGate = fileGate
         let outcomes = Mutex([PhotoOutcome](repeating: .none, count: jobs.count))
         DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
-            let job = jobs[index]
+            let (job, frame) = jobs[index]
             let outcome: PhotoOutcome
-            if let path = job.path, job.frame.width > 0, job.frame.height > 0 {
+            switch job {
+            case .none: outcome = .none
+            case .remote: outcome = .remote
+            case .unread(let reason): outcome = .failed(reason)
+            case .local(let path, let reference):
                 do throws(PreviewError) {
                     outcome = .drawn(
-                        try PhotoThumbnail.load(path: path, width: job.frame.width, height: job.frame.height))
+                        try Self.thumbnail(
+                            path, reference: reference, gate: fileGate, width: frame.width, height: frame.height))
                 } catch {
                     outcome = .failed(error.message)
                 }
-            } else {
-                outcome = job.isRemote ? .remote : .none
             }
             outcomes.withLock { $0[index] = outcome }
         }
         return outcomes.withLock { $0 }
     }
 
-    /// Where a local image reference points: a `file://` URL, an absolute path, or a path relative to the
-    /// feed's folder (then to `--image-root`), as the feed reader resolves them.
-    private func localPath(for reference: String) -> String {
-        if reference.hasPrefix("file://"), let url = URL(string: reference) { return url.path }
-        let decoded = reference.removingPercentEncoding ?? reference
-        if decoded.hasPrefix("/") { return decoded }
-        let beside = feedDirectory.appendingPathComponent(decoded).path
-        if let imageRoot, !FileManager.default.fileExists(atPath: beside) {
-            return imageRoot.appendingPathComponent(decoded).path
+    /// Reads a photo through the gate and decodes it at its frame size; errors name the feed's reference, not the
+    /// local path, and never quote the file.
+    private static func thumbnail(
+        _ path: String, reference: String, gate: LocalFileGate, width: Int, height: Int
+    ) throws(PreviewError) -> PhotoThumbnail {
+        let bytes: [UInt8]
+        do {
+            bytes = try gate.read(path)
+        } catch {
+            throw PreviewError("\(reference): \(error.reason)")
         }
-        return beside
+        let result = bytes.withUnsafeBytes { raw in
+            Result { () throws(PreviewError) in
+                try PhotoThumbnail.decode(raw, source: reference, width: width, height: height)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Why the layout did not read a local photo: its warning about the reference (the reader's refusal or the
+    /// probe's failure, both without the file's bytes), else a plain statement.
+    private static func unreadReason(_ reference: String, _ item: LaidOutItem) -> String {
+        item.warnings.first { $0.message.contains(reference) }?.message
+            ?? "\(reference): not read by the layout (a local file named by a feed on standard input or from a URL)"
     }
 
     private func slotColor(_ photo: ResolvedPhoto) -> RGBColor {

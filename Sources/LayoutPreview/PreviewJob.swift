@@ -34,10 +34,11 @@ public struct PreviewJob {
             options.breakpoints.isEmpty
             ? [output] : options.breakpoints.map { output + "/" + PageWriter.folderName(for: $0) }
         var previews = zip(pipeline.grids, folders).map { grid, folder in
-            HTMLPreview(options: options, grid: grid, feedPath: feed, outputDirectory: folder)
+            HTMLPreview(options: options, grid: grid, outputDirectory: folder)
         }
+        let fileGate = pipeline.fileGate(forFeed: feed)
         var pngs = zip(pipeline.grids, folders).map { grid, folder in
-            PNGPreview(options: options, grid: grid, feedPath: feed, outputDirectory: folder, limits: png)
+            PNGPreview(options: options, grid: grid, fileGate: fileGate, outputDirectory: folder, limits: png)
         }
         let started = ContinuousClock.now
         let summary = try await pipeline.run(feedPath: feed, resume: resume) { page in

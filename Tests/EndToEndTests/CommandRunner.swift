@@ -30,14 +30,19 @@ struct CommandRunner {
         return folder.appendingPathComponent("feedlayout")
     }()
 
-    static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:]) throws -> Output {
-        try runTool(binary.path, arguments, stdin: stdin, environment: environment)
+    /// - Parameter timeout: Seconds after which the command is killed (status `SIGKILL`, as `terminationStatus`
+    ///   reports it), for commands that could hang; `nil` waits for as long as it takes.
+    static func run(
+        _ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:], timeout: Double? = nil
+    ) throws -> Output {
+        try runTool(binary.path, arguments, stdin: stdin, environment: environment, timeout: timeout)
     }
 
     /// Runs any program (a script of the repository, say) the same way.
-    static func runTool(_ path: String, _ arguments: [String], stdin: Data? = nil, environment extra: [String: String] = [:])
-        throws -> Output
-    {
+    static func runTool(
+        _ path: String, _ arguments: [String], stdin: Data? = nil, environment extra: [String: String] = [:],
+        timeout: Double? = nil
+    ) throws -> Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         // The probe cache goes to a folder of this test run, never the user's own cache.
@@ -58,6 +63,12 @@ struct CommandRunner {
         let input = Pipe()
         process.standardInput = input
         try process.run()
+        if let timeout {
+            let pid = process.processIdentifier
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [process] in
+                if process.isRunning { kill(pid, SIGKILL) }
+            }
+        }
         try errorHandle.close()
         if let stdin { input.fileHandleForWriting.write(stdin) }
         try input.fileHandleForWriting.close()

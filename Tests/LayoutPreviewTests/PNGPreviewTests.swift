@@ -1,6 +1,7 @@
 import FeedLayout
 import Foundation
 import ImageProbe
+import LocalFileAccess
 import Testing
 import TextMeasure
 import WaterfallLayout
@@ -31,7 +32,11 @@ import WaterfallLayout
             containerWidth: 400, columns: .fixed(2), insets: Insets(all: 16), columnGap: 16, rowGap: 16,
             annotationSpacing: 8))
 
-    /// Places the pins with the engine and measures their text as the pipeline does.
+    /// The gate the tests' photos are read through: the fixtures, and the temporary folder some tests write to.
+    static let fileGate = LocalFileGate(roots: [fixtures.path, FileManager.default.temporaryDirectory.path])
+
+    /// Places the pins with the engine and measures their text as the pipeline does; a relative photo reference
+    /// names a file in the fixtures, as the feed reader resolves it.
     static func page(_ pins: [Pin], options: LayoutOptions = options) throws -> (LayoutPage, WaterfallGrid) {
         let grid = try WaterfallGrid(options.waterfall)
         var engine = try WaterfallEngine(configuration: options.waterfall)
@@ -60,8 +65,10 @@ import WaterfallLayout
             captionText?.frame = DeviceRect(
                 x: annotation.x, y: annotation.maxY - captionHeight, width: annotation.width, height: captionHeight)
             let placeholder = pin.placeholder.map { ImagePlaceholder(averageColor: $0, thumbHash: []) }
+            let localPath = pin.url.map { $0.hasPrefix("/") ? $0 : fixtures.appendingPathComponent($0).path }
             let photo = ResolvedPhoto(
-                url: pin.url, size: pin.size, sizeSource: .header, info: nil, placeholder: placeholder)
+                url: pin.url, size: pin.size, sizeSource: .header, info: nil, placeholder: placeholder,
+                localPath: localPath)
             items.append(
                 LaidOutItem(
                     index: index, id: "pin-\(index)", link: nil, placed: placed, photo: photo, title: titleText,
@@ -77,13 +84,12 @@ import WaterfallLayout
         return (page, grid)
     }
 
-    static func render(_ pins: [Pin], feedDirectory: URL = fixtures, limits: PNGPreviewOptions = PNGPreviewOptions())
+    static func render(_ pins: [Pin], fileGate: LocalFileGate = fileGate, limits: PNGPreviewOptions = PNGPreviewOptions())
         throws -> (Canvas, LayoutPage)
     {
         let (page, grid) = try page(pins)
         var preview = PNGPreview(
-            options: options, grid: grid, feedPath: feedDirectory.appendingPathComponent("feed.xml").path,
-            outputDirectory: NSTemporaryDirectory(), limits: limits)
+            options: options, grid: grid, fileGate: fileGate, outputDirectory: NSTemporaryDirectory(), limits: limits)
         preview.add(page)
         return (try preview.render(), page)
     }
@@ -229,7 +235,7 @@ import WaterfallLayout
         defer { try? FileManager.default.removeItem(at: folder) }
         for limit in [4000, 120] {
             var preview = PNGPreview(
-                options: Self.options, grid: grid, feedPath: Self.fixtures.appendingPathComponent("feed.xml").path,
+                options: Self.options, grid: grid, fileGate: Self.fileGate,
                 outputDirectory: folder.path, limits: PNGPreviewOptions(maximumHeight: limit))
             preview.add(page)
             let summary = try preview.write()
@@ -264,7 +270,7 @@ import WaterfallLayout
             return item
         }
         var preview = PNGPreview(
-            options: Self.options, grid: grid, feedPath: Self.fixtures.appendingPathComponent("feed.xml").path,
+            options: Self.options, grid: grid, fileGate: Self.fileGate,
             outputDirectory: NSTemporaryDirectory())
         preview.add(deep)
         let canvas = try preview.render()
