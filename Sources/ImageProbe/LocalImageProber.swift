@@ -172,22 +172,10 @@ public struct LocalImageProber: Sendable {
     /// - Returns: The file's bytes.
     /// - Throws: `.notFound` or `.unreadable`, naming `path`.
     func readWholeFile(path: String) throws(ImageProbeError) -> [UInt8] {
-        let descriptor = try openForReading(path)
-        defer { if descriptor != STDIN_FILENO { close(descriptor) } }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let result = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
-            if result > 0 {
-                bytes.append(contentsOf: chunk[..<result])
-            } else if result == 0 {
-                return bytes
-            } else if errno != EINTR {
-                let error = errno
-                throw ImageProbeError(
-                    code: .unreadable, message: "reading failed at byte \(bytes.count) (\(systemMessage(error)))",
-                    source: path, offset: bytes.count)
-            }
+        do {
+            return try gate.read(path)
+        } catch {
+            throw ImageProbeError(refusal: error)
         }
     }
 

@@ -149,6 +149,18 @@ struct FileGateEndToEndTests {
     /// What the links of index.html must never name.
     static let forbiddenInLinks = ["outside", "passwd", "fifo", "zero", "file:"]
 
+    /// Serves the feed naming `reference` (and its good photo) on 127.0.0.1 while `body` runs with its URL.
+    static func withRemoteFeed(
+        _ reference: String, scene: Scene, _ body: (String) throws -> Void
+    ) async throws {
+        try await TestHTTPServer.with { server in
+            server.serve("/feed.xml", .init(body: Array(Scene.feed(reference).utf8), contentType: "application/rss+xml"))
+            let photo = try Data(contentsOf: scene.feedFolder.appendingPathComponent("photos/good.jpg"))
+            server.serve("/photos/good.jpg", .init(body: [UInt8](photo), contentType: "image/jpeg"))
+            try body(server.url("/feed.xml"))
+        }
+    }
+
     // MARK: Tests
 
     @Test(arguments: LocalReference.allCases)
@@ -171,11 +183,7 @@ struct FileGateEndToEndTests {
         let scene = try Scene()
         defer { scene.remove() }
         let reference = kind.text(scene)
-        try await TestHTTPServer.with { server in
-            server.serve("/feed.xml", .init(body: Array(Scene.feed(reference).utf8), contentType: "application/rss+xml"))
-            let photo = try Data(contentsOf: scene.feedFolder.appendingPathComponent("photos/good.jpg"))
-            server.serve("/photos/good.jpg", .init(body: [UInt8](photo), contentType: "image/jpeg"))
-            let feed = server.url("/feed.xml")
+        try await Self.withRemoteFeed(reference, scene: scene) { feed in
             let layout = try CommandRunner.run(
                 ["layout", feed, "--allow-private-network", "--no-cache", "--quiet"], timeout: Self.timeout)
             try Self.expectRefusedInLayout(layout, reference: reference)
@@ -239,11 +247,7 @@ struct FileGateEndToEndTests {
         let scene = try Scene()
         defer { scene.remove() }
         let reference = "file://" + scene.imageRoot.appendingPathComponent("only-in-root.jpg").path
-        try await TestHTTPServer.with { server in
-            server.serve("/feed.xml", .init(body: Array(Scene.feed(reference).utf8), contentType: "application/rss+xml"))
-            let photo = try Data(contentsOf: scene.feedFolder.appendingPathComponent("photos/good.jpg"))
-            server.serve("/photos/good.jpg", .init(body: [UInt8](photo), contentType: "image/jpeg"))
-            let feed = server.url("/feed.xml")
+        try await Self.withRemoteFeed(reference, scene: scene) { feed in
             let layout = try CommandRunner.run(
                 ["layout", feed, "--image-root", scene.imageRoot.path, "--allow-private-network", "--no-cache", "--quiet"],
                 timeout: Self.timeout)
