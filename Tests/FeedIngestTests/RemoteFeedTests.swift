@@ -74,7 +74,7 @@ struct RemoteFeedTests {
         #expect(feed.items.first?.image == FeedImage(url: "hostname", localPath: "/etc/hostname", origin: "media:content"))
         #expect(feed.items.first?.warnings == [])
         #expect(feed.items.last?.image?.localPath == nil)
-        #expect(feed.items.last?.warnings.first?.code == "refused-path")
+        #expect(feed.items.last?.warnings.first?.code == "refusedPath")
     }
 
     @Test func theTransportCharsetCountsWhenTheDocumentDeclaresNone() throws {
