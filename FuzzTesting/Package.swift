@@ -11,13 +11,42 @@ let package = Package(
         .package(name: "FeedLayout", path: "..")
     ],
     targets: [
+        // What the two ingest fuzzers share: one reader run over an input in given chunk sizes.
+        .target(
+            name: "IngestFuzzSupport",
+            dependencies: [.product(name: "FeedIngest", package: "FeedLayout")]
+        ),
         .executableTarget(
             name: "FeedIngestFuzzer",
-            dependencies: [.product(name: "FeedIngest", package: "FeedLayout")]
+            dependencies: ["IngestFuzzSupport", .product(name: "FeedIngest", package: "FeedLayout")]
+        ),
+        .executableTarget(
+            name: "FeedStreamFuzzer",
+            dependencies: ["IngestFuzzSupport", .product(name: "FeedIngest", package: "FeedLayout")]
         ),
         .executableTarget(
             name: "ImageHeaderFuzzer",
             dependencies: [.product(name: "ImageProbe", package: "FeedLayout")]
+        ),
+        .executableTarget(
+            name: "PixelDecoderFuzzer",
+            dependencies: [.product(name: "ImageProbe", package: "FeedLayout")]
+        ),
+        // What the two layout fuzzers share: a tiny feed on disk and a way to wait for an async run.
+        .target(
+            name: "LayoutFuzzSupport",
+            dependencies: [.product(name: "FeedLayout", package: "FeedLayout")]
+        ),
+        .executableTarget(
+            name: "CursorFuzzer",
+            dependencies: ["LayoutFuzzSupport", .product(name: "FeedLayout", package: "FeedLayout")]
+        ),
+        .executableTarget(
+            name: "OptionFuzzer",
+            dependencies: [
+                "LayoutFuzzSupport", .product(name: "FeedLayout", package: "FeedLayout"),
+                .product(name: "WaterfallLayout", package: "FeedLayout"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

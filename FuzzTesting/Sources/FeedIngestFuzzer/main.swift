@@ -1,4 +1,5 @@
 import FeedIngest
+import IngestFuzzSupport
 
 /// One libFuzzer input through the ingest entry point, three ways:
 ///
@@ -19,44 +20,15 @@ public func fuzzFeedIngest(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     options.maxFieldBytes = 4096
     options.maxTextLength = 300
 
-    read(input, chunkSizes: [max(input.count, 1)], options: options)
+    readFeed(input, chunkSizes: [max(input.count, 1)], options: options)
     let firstByte = input.first ?? 0
-    read(input, chunkSizes: [1 + Int(firstByte % 13), 1, 64, 3], options: options)
+    readFeed(input, chunkSizes: [1 + Int(firstByte % 13), 1, 64, 3], options: options)
 
     var wrapped = Array(
         #"<?xml version="1.0" encoding="utf-8"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>t</title><item><title>x</title><description><![CDATA["#
             .utf8)
     wrapped.append(contentsOf: input.prefix(64 * 1024).filter { $0 != 0 })
     wrapped.append(contentsOf: "]]></description></item></channel></rss>".utf8)
-    wrapped.withUnsafeBytes { read($0, chunkSizes: [4096], options: options) }
+    wrapped.withUnsafeBytes { readFeed($0, chunkSizes: [4096], options: options) }
     return 0
-}
-
-private func read(_ input: UnsafeRawBufferPointer, chunkSizes: [Int], options: FeedIngestOptions) {
-    let reader = FeedReader(
-        sourceName: "fuzz.xml", baseURL: "https://example.com/feeds/fuzz.xml", feedDirectory: "/tmp/fuzz-feed",
-        options: options)
-    var checksum = 0
-    func touch(_ items: [FeedItem]) {
-        for item in items {
-            checksum &+= item.id.utf8.count &+ (item.title?.utf8.count ?? 0) &+ (item.text?.utf8.count ?? 0)
-            checksum &+= item.images.count &+ item.warnings.count &+ (item.image?.url.utf8.count ?? 0)
-        }
-    }
-    var offset = 0
-    var turn = 0
-    do {
-        while offset < input.count {
-            let size = chunkSizes[turn % chunkSizes.count]
-            turn += 1
-            let end = min(input.count, offset + size)
-            touch(try reader.consume(UnsafeRawBufferPointer(rebasing: input[offset..<end])))
-            offset = end
-        }
-        touch(try reader.finish())
-    } catch {
-        checksum &+= error.message.utf8.count  // typed throws: always a FeedIngestError
-    }
-    checksum &+= reader.feedWarnings.count &+ (reader.feedTitle?.utf8.count ?? 0)
-    if checksum == -1 { print(checksum) }  // keeps the work observable to the optimiser
 }
