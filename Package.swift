@@ -196,6 +196,7 @@ let package = Package(
                 "LayoutPages", "TextMeasure", "WaterfallLayout", "FeedIngest", "FeedLayoutTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings),
         .testTarget(name: "FeedLayoutTests", dependencies: ["FeedLayout", "TextMeasure"], swiftSettings: swiftSettings),
         .testTarget(
@@ -211,7 +212,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            exclude: ["Golden"],
+            exclude: ["Golden", "FuzzRegressions"],
             swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]

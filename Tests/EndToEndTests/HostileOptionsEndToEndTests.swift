@@ -1,3 +1,4 @@
+import FeedLayoutTestSupport
 import Foundation
 import Testing
 import WaterfallLayout
@@ -85,6 +86,23 @@ import WaterfallLayout
             #expect(output.status == 2, "\(output.stderr)")
             #expect(output.stderr.contains(message), "\(output.stderr)")
             #expect(output.stdout.isEmpty)
+        }
+    }
+
+    /// Replays `FuzzRegressions/options/`: argument lists the `OptionFuzzer` (FuzzTesting/) found interesting, split at
+    /// NUL and newline bytes as it splits them, through the real `layout` command: each ends in pages (exit 0) or a
+    /// message and exit 2, never a trap or a signal.
+    @Test func fuzzedOptionInputsStayFixed() throws {
+        let folder = CommandRunner.repositoryRoot.appendingPathComponent("Tests/EndToEndTests/FuzzRegressions/options").path
+        let inputs = try TestInputs.files(in: folder)
+        // An empty folder would let this test pass without checking anything.
+        try #require(inputs.count >= 10, "\(folder) holds the option fuzzer's inputs to replay")
+        for (name, bytes) in inputs {
+            let arguments = bytes.split(whereSeparator: { $0 == 0 || $0 == 0x0A }).map { String(decoding: $0, as: UTF8.self) }
+            let output = try CommandRunner.run(
+                ["layout", CommandRunner.sampleFeed, "--no-cache", "--max-pages", "2"] + arguments)
+            #expect([0, 2].contains(output.status), "\(name) \(arguments): exit \(output.status), \(output.stderr)")
+            #expect(output.status == 0 || !output.stderr.isEmpty, "\(name): exit \(output.status) without a message")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import FeedLayoutTestSupport
 import ImageProbe
 import Testing
 
@@ -110,6 +111,48 @@ struct PixelDecoderTests {
         #expect(report.format == .png && report.width == 6)
         #expect(throws: ImageProbeError.self) {
             try LocalImageProber().verifyDecodable(path: Fixtures.path("png-huge-dimensions.png"))
+        }
+    }
+}
+
+/// Replays `Fixtures/decoder-fuzz/`: inputs the `PixelDecoderFuzzer` found interesting (new coverage, crashes once
+/// fixed), through the decoders as the fuzzer calls them (verify, placeholder, resampled); each ends in a result that keeps the decoders'
+/// promises or an `ImageProbeError` naming the input.
+struct PixelDecoderFuzzRegressionTests {
+    static let folder = Fixtures.path("decoder-fuzz")
+
+    @Test func fuzzedDecoderInputsStayFixed() throws {
+        let inputs = try TestInputs.files(in: Self.folder)
+        // An empty folder would let this test pass without checking anything.
+        try #require(inputs.count >= 10, "\(Self.folder) holds the pixel decoder fuzzer's inputs to replay")
+        for (name, bytes) in inputs {
+            // The fuzzer's options: a 16-megapixel budget and a JPEG scale chosen by the input's length.
+            let options = PixelDecodeOptions(
+                pixelBudget: 16_000_000, maximumProgressiveScans: 100, jpegScaleDenominator: 1 << (bytes.count % 4))
+            bytes.withUnsafeBytes { raw in
+                do throws(ImageProbeError) {
+                    let report = try ImagePixelDecoder.verifyDecodable(raw, source: name, options: options)
+                    #expect(report.decodedWidth > 0 && report.decodedWidth <= report.width, "\(name)")
+                    #expect(report.decodedHeight > 0 && report.decodedHeight <= report.height, "\(name)")
+                } catch {
+                    #expect(error.source == name, "\(name): \(error)")
+                }
+                do throws(ImageProbeError) {
+                    let placeholder = try ImagePixelDecoder.placeholder(raw, source: name, options: options)
+                    #expect(!placeholder.thumbHash.isEmpty, "\(name)")
+                } catch {
+                    #expect(error.source == name, "\(name): \(error)")
+                }
+                do throws(ImageProbeError) {
+                    let (width, height) = (1 + bytes.count % 97, 1 + bytes.count % 61)
+                    let image = try ImagePixelDecoder.resampled(
+                        raw, source: name, width: width, height: height, options: options)
+                    #expect(image.width == width && image.height == height, "\(name)")
+                    #expect(image.pixels.count == width * height * 4, "\(name)")
+                } catch {
+                    #expect(error.source == name, "\(name): \(error)")
+                }
+            }
         }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import FeedIngest
 import FeedLayoutTestSupport
 import PropertyBased
@@ -206,3 +207,39 @@ let hostileValues = [
 }
 
 enum CursorTestError: Error { case notAWaterfall }
+
+/// Replays `Fixtures/cursor-fuzz/`: inputs the `CursorFuzzer` (FuzzTesting/) found interesting, turned into cursors as
+/// it does — the first byte picks the layout (bit 7: with sections) and the mode (÷3: the text whole, a cut real
+/// cursor plus text, a real cursor's payload overwritten with a valid checksum), the second byte the real cursor and
+/// the cut or offset — over this file's synthetic runs instead of the fuzzer's feed. Each ends in pages or a cursor
+/// error, never a trap.
+@Suite struct CursorFuzzRegressionTests {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().path + "/Fixtures/cursor-fuzz"
+
+    /// The cursor the fuzzer makes of `input` from `cursors`.
+    static func cursor(from input: [UInt8], cursors: [String]) -> String {
+        let chosen = cursors[Int(input[1]) % cursors.count]
+        let rest = Array(input[2...])
+        switch input[0] % 3 {
+        case 0: return String(decoding: input[1...], as: UTF8.self)
+        case 1: return String(chosen.prefix(Int(input[1]) % (chosen.count + 1))) + String(decoding: rest, as: UTF8.self)
+        default:
+            let body = Array(Base64URL.decode(chosen.dropFirst(4))!.dropLast(8))
+            let start = 1 + Int(input[1]) % (body.count - 1)
+            let rewritten = Array(body[..<start]) + rest + body[min(body.count, start + rest.count)...]
+            return encodeWithChecksum(rewritten, prefix: String(chosen.prefix(4)))
+        }
+    }
+
+    @Test func fuzzedCursorInputsStayFixed() throws {
+        let inputs = try TestInputs.files(in: Self.folder).filter { $0.bytes.count >= 2 }
+        // An empty folder would let this test pass without checking anything.
+        try #require(inputs.count >= 10, "\(Self.folder) holds the cursor fuzzer's inputs to replay")
+        let runs = [CursorRun(), CursorRun(sections: true)]
+        let cursors = try runs.map { try $0.cursors() }
+        for (_, input) in inputs {
+            let which = Int(input[0] >> 7)
+            _ = runs[which].outcome(resume: Self.cursor(from: input, cursors: cursors[which]))
+        }
+    }
+}
