@@ -34,7 +34,14 @@ enum Fixtures {
     static func allNames() throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: directory)
             .filter { !$0.hasSuffix(".py") && !$0.hasSuffix(".json") && !$0.hasSuffix(".md") && $0 != fuzzCorpusName }
+            .filter { !isFolder($0) }
             .sorted()
+    }
+
+    /// Folders (the decoder fuzzer's replayed inputs) are not fixtures.
+    static func isFolder(_ name: String) -> Bool {
+        var isFolder: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path(name), isDirectory: &isFolder) && isFolder.boolValue
     }
 
     /// Parses a whole buffer, as a caller with the complete file would.

@@ -19,7 +19,7 @@ struct RemoteImageProberTests {
     /// Every image fixture (not the README, the fuzz corpus or the generator).
     static func fixtureNames() throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: Fixtures.directory).sorted().filter { name in
-            !name.hasSuffix(".md") && !name.hasSuffix(".py") && name != Fixtures.fuzzCorpusName
+            !name.hasSuffix(".md") && !name.hasSuffix(".py") && name != Fixtures.fuzzCorpusName && !Fixtures.isFolder(name)
         }
     }
 
