@@ -25,6 +25,8 @@ let package = Package(
         .library(name: "FeedIngest", targets: ["FeedIngest"]),
         .library(name: "ImageProbe", targets: ["ImageProbe"]),
         .library(name: "TextMeasure", targets: ["TextMeasure"]),
+        // The command line's option groups, so that a fuzzer reads options exactly as `feedlayout layout` does.
+        .library(name: "LayoutCommandLine", targets: ["LayoutCommandLine"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -130,10 +132,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The options `layout` and `preview` share (swift-argument-parser groups over LayoutOptions), and the
+        // reading of negative values: one definition for the CLI and the option fuzzer.
+        .target(
+            name: "LayoutCommandLine",
+            dependencies: [
+                "FeedLayout", "LayoutPages", "ProbeCache", "TextMeasure", "WaterfallLayout",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "feedlayout",
             dependencies: [
-                "FeedLayout", "LayoutPreview", "TextMeasure", "WaterfallLayout", "ImageProbe", "ProbeCache",
+                "LayoutCommandLine", "FeedLayout", "LayoutPreview", "TextMeasure", "WaterfallLayout", "ImageProbe", "ProbeCache",
                 "RemoteFetch", "CJemalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -45,7 +45,7 @@ let package = Package(
             name: "OptionFuzzer",
             dependencies: [
                 "LayoutFuzzSupport", .product(name: "FeedLayout", package: "FeedLayout"),
-                .product(name: "WaterfallLayout", package: "FeedLayout"),
+                .product(name: "LayoutCommandLine", package: "FeedLayout"),
             ]
         ),
     ],

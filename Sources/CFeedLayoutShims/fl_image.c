@@ -24,7 +24,6 @@ struct fl_image_reader {
     jmp_buf jump;
     fl_image_sums sums;
     uint32_t decoded_width, decoded_height;
-    uint32_t scan_count;
     uint64_t library_bytes_now, library_bytes_peak;
 
     // libjpeg
@@ -62,6 +61,16 @@ static void fl_reader_add_pixel(fl_image_reader *reader, unsigned red, unsigned 
     reader->sums.blue += (uint64_t)blue * alpha;
     reader->sums.alpha += alpha;
     reader->sums.pixel_count += 1;
+}
+
+/// Refuses a declared size above the pixel budget, before the library allocates anything for it.
+static int fl_reader_over_budget(fl_image_reader *reader, uint32_t width, uint32_t height,
+                                 const fl_image_decode_options *options) {
+    if ((uint64_t)width * height <= options->pixel_budget) return 0;
+    snprintf(reader->message, sizeof reader->message, "%ux%u pixels is above the budget of %llu", width, height,
+             (unsigned long long)options->pixel_budget);
+    reader->status = FL_IMAGE_OVER_PIXEL_BUDGET;
+    return 1;
 }
 
 // MARK: - libjpeg
@@ -201,13 +210,7 @@ static void fl_jpeg_open(fl_image_reader *reader, const void *data, size_t size,
     jpeg_read_header(decompressor, TRUE);
     info->width = decompressor->image_width;
     info->height = decompressor->image_height;
-    if ((uint64_t)decompressor->image_width * decompressor->image_height > options->pixel_budget) {
-        snprintf(reader->message, sizeof reader->message, "%ux%u pixels is above the budget of %llu",
-                 decompressor->image_width, decompressor->image_height,
-                 (unsigned long long)options->pixel_budget);
-        reader->status = FL_IMAGE_OVER_PIXEL_BUDGET;
-        return;
-    }
+    if (fl_reader_over_budget(reader, decompressor->image_width, decompressor->image_height, options)) return;
     int denominator = options->scale_denominator;
     decompressor->scale_num = 1;
     decompressor->scale_denom = (denominator == 2 || denominator == 4 || denominator == 8) ? denominator : 1;
@@ -261,7 +264,6 @@ static void fl_jpeg_read_row(fl_image_reader *reader, uint8_t *rgba, fl_image_ro
 
 static void fl_jpeg_finish(fl_image_reader *reader) {
     jpeg_finish_decompress(&reader->decompressor);
-    reader->scan_count = (uint32_t)reader->decompressor.input_scan_number;
 }
 
 // MARK: - libpng
@@ -353,12 +355,7 @@ static void fl_png_open(fl_image_reader *reader, const void *data, size_t size, 
     uint32_t height = png_get_image_height(png, png_info);
     info->width = width;
     info->height = height;
-    if ((uint64_t)width * height > options->pixel_budget) {
-        snprintf(reader->message, sizeof reader->message, "%ux%u pixels is above the budget of %llu",
-                 width, height, (unsigned long long)options->pixel_budget);
-        reader->status = FL_IMAGE_OVER_PIXEL_BUDGET;
-        return;
-    }
+    if (fl_reader_over_budget(reader, width, height, options)) return;
     // The transformations png_image makes for 8-bit sRGB RGBA, in its order, so the pixels (gamma included)
     // are the ones the decoder produced before it read row by row.
     int color_type = png_get_color_type(png, png_info);
@@ -381,7 +378,6 @@ static void fl_png_open(fl_image_reader *reader, const void *data, size_t size, 
     }
     reader->decoded_width = width;
     reader->decoded_height = height;
-    info->interlaced = (uint32_t)reader->png_interlaced;
     info->library_bytes = fl_png_library_bytes(width);
 }
 
@@ -466,10 +462,8 @@ const char *fl_image_reader_message(const fl_image_reader *reader) {
 }
 
 uint32_t fl_image_reader_scan_count(const fl_image_reader *reader) {
-    if (reader->kind == FL_IMAGE_KIND_JPEG && reader->jpeg_created) {
-        return (uint32_t)reader->decompressor.input_scan_number;
-    }
-    return reader->scan_count;
+    // PNG has no scans to count.
+    return reader->jpeg_created ? (uint32_t)reader->decompressor.input_scan_number : 0;
 }
 
 fl_image_sums fl_image_reader_sums(const fl_image_reader *reader) {

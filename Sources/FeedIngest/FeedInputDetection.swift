@@ -1,6 +1,7 @@
 internal import CLibXML2
 
-/// How to read a feed, decided once from its first bytes (a kilobyte, or all of a shorter input).
+/// How to read a feed, decided once from its first bytes (a kilobyte; up to 64 KiB while no markup has
+/// come; or all of a shorter input).
 enum FeedInputDetection: Equatable {
     /// A JSON document that starts at `start` (after a BOM or junk).
     case json(start: Int)
@@ -27,9 +28,7 @@ enum FeedInputDetection: Equatable {
         if head.starts(with: [0xEF, 0xBB, 0xBF]) {
             start = 3
             bomEncoding = "utf-8"
-        } else if head.starts(with: [0xFE, 0xFF]) || head.starts(with: [0xFF, 0xFE])
-            || head.starts(with: [0x00, 0x3C]) || head.starts(with: [0x3C, 0x00])
-        {
+        } else if Self.startsLikeUTF16(head) {
             bomEncoding = "utf-16"
         }
         var skippedJunk = 0
@@ -67,8 +66,8 @@ enum FeedInputDetection: Equatable {
     /// input is refused before more than this is read.
     static let decisionLimit = 64 * 1024
 
-    /// Whether the first bytes cannot tell yet what the input is: no markup start, no NUL byte and no
-    /// file signature so far, and fewer than ``decisionLimit`` bytes.
+    /// Whether the first bytes cannot tell yet what the input is: no markup start, no control byte below
+    /// tab and no file signature so far, and fewer than ``decisionLimit`` bytes.
     static func needsMoreBytes(_ head: [UInt8]) -> Bool {
         guard head.count < decisionLimit, FileSignature(head) == nil else { return false }
         return !head.contains { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: "{") || $0 < 0x09 }
@@ -79,10 +78,7 @@ enum FeedInputDetection: Equatable {
     /// ``decisionLimit`` bytes.
     private static func notFeedReason(_ head: [UInt8]) -> String? {
         if let signature = FileSignature(head) { return "this is \(signature.description), not a feed" }
-        let isUTF16 =
-            head.starts(with: [0xFE, 0xFF]) || head.starts(with: [0xFF, 0xFE]) || head.starts(with: [0x00, 0x3C])
-            || head.starts(with: [0x3C, 0x00])
-        if isUTF16 { return nil }
+        if startsLikeUTF16(head) { return nil }
         let markup = head.firstIndex { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: "{") } ?? head.count
         // Text before the root is tolerated (junk a server or an include added); control bytes are not text.
         if let control = head[..<markup].firstIndex(where: { $0 < 0x20 && !JSONValue.isWhitespace($0) || $0 == 0x7F }) {
@@ -97,6 +93,13 @@ enum FeedInputDetection: Equatable {
                 : "no XML or JSON in \(span): this is plain text or binary data, not a feed"
         }
         return nil
+    }
+
+    /// A UTF-16 byte order mark, or `<` next to a zero byte: text libxml2 decodes, where NUL bytes are
+    /// half of every ASCII character.
+    private static func startsLikeUTF16(_ head: [UInt8]) -> Bool {
+        head.starts(with: [0xFE, 0xFF]) || head.starts(with: [0xFF, 0xFE]) || head.starts(with: [0x00, 0x3C])
+            || head.starts(with: [0x3C, 0x00])
     }
 
     private static func offset(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {

@@ -3,6 +3,7 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
+import LocalFileAccess
 
 extension FeedReader {
     /// The chunk size for file reads: large enough that the per-call cost vanishes, small enough
@@ -33,14 +34,15 @@ extension FeedReader {
         }
         defer { if !isStandardInput { close(descriptor) } }
         let directory: String? =
-            isStandardInput ? nil : URLResolver.directoryPart(of: URLResolver.absoluteNormalised(path))
+            isStandardInput ? nil : URLResolver.directoryPart(of: LocalFileGate.absoluteNormalised(path))
         let reader = FeedReader(
             sourceName: path, baseURL: nil, feedDirectory: directory, options: options)
         var count = 0
         var byteCount = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: readChunkSize, alignment: 16)
         defer { buffer.deallocate() }
-        while true {
+        // A reader whose parser halted takes nothing more: the rest of the file is not read.
+        while !reader.hasStoppedParsing {
             let readCount = readSome(descriptor, buffer.baseAddress, readChunkSize)
             if readCount < 0 {
                 if errno == EINTR { continue }
@@ -49,7 +51,7 @@ extension FeedReader {
                     message: "reading failed after \(byteCount) bytes: \(String(cString: strerror(errno)))",
                     source: path)
             }
-            if readCount == 0 || reader.hasStoppedParsing { break }
+            if readCount == 0 { break }
             byteCount += readCount
             for item in try reader.consume(UnsafeRawBufferPointer(rebasing: buffer[..<readCount])) {
                 try onItem(item)

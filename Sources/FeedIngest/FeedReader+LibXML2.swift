@@ -68,10 +68,10 @@ extension FeedReader {
     private func parseSanitized(_ bytes: [UInt8], isFinal: Bool, parser: xmlParserCtxtPtr) {
         if pendingRepairs.hasWaiting { repairsWaiting.pointee = true }
         parse(bytes, isFinal: isFinal, parser: parser)
-        noteIfHalted(parser, isFinal: isFinal)
         // Also after each chunk, not only at SAX events: a long run of dropped bytes makes no event,
         // and its repairs would otherwise wait, and pile up, until the next tag.
         attributeRepairs(upTo: isFinal ? Int.max : Int(xmlByteConsumed(parser)))
+        noteIfHalted(parser, isFinal: isFinal)
     }
 
     /// libxml2 halts for good on a few errors even in recovery mode (a `<` that starts no tag name, junk
@@ -80,8 +80,7 @@ extension FeedReader {
     private func noteIfHalted(_ parser: xmlParserCtxtPtr, isFinal: Bool) {
         guard !isFinal, failure == nil, parser.pointee.instate == XML_PARSER_EOF else { return }
         hasStoppedParsing = true
-        // Repairs past the point where it stopped are in input no one reads.
-        attributeRepairs(upTo: Int(xmlByteConsumed(parser)))
+        // Repairs past the point where it stopped (those before it were handed out) are in input no one reads.
         pendingRepairs.removeAll()
         repairsWaiting.pointee = false
         // After the root's end tag that is the usual end of a feed (reported as `garbageAfterRoot`).

@@ -11,7 +11,7 @@ internal import CLibXML2
 /// Formats: RSS 0.91–2.0, RSS 0.90 / 1.0 (RDF), Atom 1.0 and 0.3, with Media RSS, Dublin Core,
 /// `content:encoded`, iTunes and Atom links inside RSS; namespaces are matched by URI (and, when a
 /// feed forgets to declare a well-known prefix such as `media:`, by that prefix). JSON Feed is
-/// recognised from its first byte and decoded at `finish()`.
+/// recognised from its first byte and read entry by entry as its bytes arrive.
 ///
 /// Image choice, per item: `media:content` (image medium or type; `isDefault`, else the
 /// largest), inside or outside `media:group`; `media:thumbnail` (largest); an image enclosure or
@@ -19,7 +19,7 @@ internal import CLibXML2
 /// plausible `<img>` of `content:encoded` / description.
 ///
 /// Security: libxml2 runs with `XML_PARSE_RECOVER | XML_PARSE_NONET`, never `NOENT`, `HUGE` or
-/// `DTDLOAD`; external entities and DTDs are refused by the handler itself; entityExpansion
+/// `DTDLOAD`; external entities and DTDs are refused by the handler itself; entity-expansion
 /// bombs hit libxml2's amplification limits and end with `.entityExpansion`.
 ///
 /// One instance per feed, used from one task (it is not `Sendable`).
@@ -135,7 +135,8 @@ public final class FeedReader {
 
     /// Parses the next chunk of the feed.
     ///
-    /// The first kilobyte is held back until the encoding is known (BOM, XML declaration, JSON).
+    /// The first kilobyte is held back until the encoding is known (BOM, XML declaration, JSON), and up
+    /// to 64 KiB while no markup has come (see ``FeedInputDetection``).
     /// An item comes out with the chunk that completes its end tag, or, when libxml2's push
     /// parser waits for more input after a tag that ends exactly at a chunk's end, with the next.
     /// - Parameter bytes: the chunk; any size, split anywhere (even inside a UTF-8 sequence).

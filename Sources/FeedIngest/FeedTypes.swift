@@ -151,7 +151,8 @@ public struct FeedIngestError: Error, Sendable, Equatable, CustomStringConvertib
         private init(_ rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
 
-        /// The input is an HTML page, not a feed (a login wall, an error page, a site's home).
+        /// The input is no feed: an HTML page (a login wall, an error page, a site's home), a known
+        /// non-feed file (an image, an archive, a program), binary data, or no markup in its first 64 KiB.
         public static let notAFeed = Code("notAFeed")
         /// The document parses, but its root element is not RSS, RDF or Atom.
         public static let unsupportedFormat = Code("unsupportedFormat")

@@ -14,9 +14,10 @@ struct JSONFeedDecoder {
     private var splitter = JSONFeedSplitter()
     private var itemsArraySeen = false
     private var titleSeen = false
-    /// The first `feed_url` and `home_page_url` members, once seen (their values may be non-strings).
-    private var feedURL: JSONValue??
-    private var homePageURL: JSONValue??
+    /// The first `feed_url` and `home_page_url` members, once seen (nil until then; a value that is no
+    /// string is kept too, as it still settles which member counts).
+    private var feedURL: JSONValue?
+    private var homePageURL: JSONValue?
     /// Entries waiting for the base to be known, in order.
     private var waiting: [JSONValue] = []
     private var nextIndex = 0
@@ -87,8 +88,8 @@ struct JSONFeedDecoder {
         case "title" where !titleSeen:
             titleSeen = true
             reader.setJSONFeedTitle(value.stringValue)
-        case "feed_url" where feedURL == nil: feedURL = .some(value)
-        case "home_page_url" where homePageURL == nil: homePageURL = .some(value)
+        case "feed_url" where feedURL == nil: feedURL = value
+        case "home_page_url" where homePageURL == nil: homePageURL = value
         default: break
         }
     }
@@ -97,12 +98,12 @@ struct JSONFeedDecoder {
     /// `home_page_url` once a `feed_url` that is no string has been seen.
     private var baseIsKnown: Bool {
         guard let feedURL else { return false }
-        return feedURL?.stringValue != nil || homePageURL != nil
+        return feedURL.stringValue != nil || homePageURL != nil
     }
 
     /// The base of relative references: `feed_url`, else `home_page_url`, when it is an http(s) URL.
     private var resolvedBase: String? {
-        let text = (feedURL ?? nil)?.stringValue ?? (homePageURL ?? nil)?.stringValue
+        let text = feedURL?.stringValue ?? homePageURL?.stringValue
         return text.flatMap { URLResolver.isHTTP($0) ? $0 : nil }
     }
 

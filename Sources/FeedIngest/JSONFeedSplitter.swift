@@ -114,15 +114,7 @@ struct JSONFeedSplitter {
                 state = .afterMember
             case .afterMember:
                 guard skipWhitespace() else { break scanning }
-                if buffer[position] == UInt8(ascii: ",") {
-                    position += 1
-                    state = .memberNameOrEnd(first: false)
-                } else if buffer[position] == UInt8(ascii: "}") {
-                    position += 1
-                    state = .afterRoot
-                } else {
-                    throw error("expected ',' or '}'")
-                }
+                state = try separator(closing: "}", next: .memberNameOrEnd(first: false), closed: .afterRoot)
             case .itemOrEnd(let first):
                 guard skipWhitespace() else { break scanning }
                 if first && buffer[position] == UInt8(ascii: "]") {
@@ -139,15 +131,7 @@ struct JSONFeedSplitter {
                 state = .afterItem
             case .afterItem:
                 guard skipWhitespace() else { break scanning }
-                if buffer[position] == UInt8(ascii: ",") {
-                    position += 1
-                    state = .itemOrEnd(first: false)
-                } else if buffer[position] == UInt8(ascii: "]") {
-                    position += 1
-                    state = .afterMember
-                } else {
-                    throw error("expected ',' or ']'")
-                }
+                state = try separator(closing: "]", next: .itemOrEnd(first: false), closed: .afterMember)
             case .afterRoot:
                 guard skipWhitespace() else { break scanning }
                 throw error("text after the JSON value")
@@ -163,6 +147,18 @@ struct JSONFeedSplitter {
         }
         dropHandedOut()
         return pieces
+    }
+
+    /// Takes the `,` or the closing bracket after a member or an entry, and says which state follows.
+    private mutating func separator(
+        closing: Unicode.Scalar, next: State, closed: State
+    ) throws(JSONValue.SyntaxError) -> State {
+        let byte = buffer[position]
+        guard byte == UInt8(ascii: ",") || byte == UInt8(ascii: closing) else {
+            throw error("expected ',' or '\(closing)'")
+        }
+        position += 1
+        return byte == UInt8(ascii: ",") ? next : closed
     }
 
     /// Moves past whitespace; false when the buffer ends first.

@@ -29,9 +29,6 @@ struct URLResolver {
     /// The allowed roots, each with its physical path (symbolic links followed), found once: the same
     /// gate the stages that read the files open them through.
     private let gate: LocalFileGate
-    /// Physical paths of the directories images were found in: a whole `realpath` per image (one
-    /// `lstat` per path component) was a tenth of a local feed's layout.
-    private let directories = BoundedMemo<String, String?>(limit: 1024)
     /// Local images by path and reference: a feed shows the same few photos many times, and each
     /// answer costs a normalisation and an `lstat`.
     private let localImages = BoundedMemo<LocalImageKey, ResolvedImage>(limit: 4096)
@@ -42,8 +39,8 @@ struct URLResolver {
 
     init(feedURL: String?, feedDirectory: String?, imageRoot: String?) {
         self.feedURL = feedURL.flatMap { Self.isHTTP($0) ? $0 : nil }
-        self.feedDirectory = feedDirectory.map { Self.absoluteNormalised($0) }
-        self.imageRoot = imageRoot.map { Self.absoluteNormalised($0) }
+        self.feedDirectory = feedDirectory.map { LocalFileGate.absoluteNormalised($0) }
+        self.imageRoot = imageRoot.map { LocalFileGate.absoluteNormalised($0) }
         gate = LocalFileGate.forFeed(directory: self.feedDirectory, imageRoot: self.imageRoot)
     }
 
@@ -132,11 +129,11 @@ struct URLResolver {
     }
 
     private func checkedLocalImage(absolutePath: String, reference: String) -> ResolvedImage {
-        let lexical = Self.absoluteNormalised(absolutePath)
+        let lexical = LocalFileGate.absoluteNormalised(absolutePath)
         // Follow symbolic links when the file exists, so a link cannot lead outside the root.
-        let physical = physicalPath(lexical)
+        let physical = LocalFileGate.physicalPath(lexical)
         if let (root, physicalRelative) = gate.root(containing: physical ?? lexical) {
-            let relative = Self.relativePath(lexical, inside: root.path) ?? physicalRelative
+            let relative = LocalFileGate.relativePath(lexical, inside: root.path) ?? physicalRelative
             return ResolvedImage(url: relative, localPath: lexical, exists: physical != nil)
         }
         let folders =
@@ -145,24 +142,6 @@ struct URLResolver {
             url: reference,
             refusal: "local image '\(reference)' is outside \(folders); it is kept as written but not read",
             exists: physical != nil)
-    }
-
-    /// `realpath` of an absolute, normalised path, from the cached physical path of its directory
-    /// when the file itself is no symbolic link (the same answer, with one `lstat` instead of one
-    /// per component); nil when the file does not exist.
-    private func physicalPath(_ lexical: String) -> String? {
-        guard let slash = lexical.utf8.lastIndex(of: UInt8(ascii: "/")) else { return Self.realPath(lexical) }
-        var status = stat()
-        guard lstat(lexical, &status) == 0 else { return nil }
-        if status.st_mode & 0o170000 == 0o120000 { return Self.realPath(lexical) }  // S_IFLNK
-        let directory = String(lexical[..<slash])
-        let directoryKey = directory.isEmpty ? "/" : directory
-        guard let physicalDirectory = directories.value(for: directoryKey, compute: { Self.realPath(directoryKey) })
-        else {
-            return Self.realPath(lexical)
-        }
-        let name = lexical[lexical.utf8.index(after: slash)...]
-        return physicalDirectory == "/" ? "/" + name : physicalDirectory + "/" + name
     }
 
     // MARK: Helpers
@@ -265,16 +244,6 @@ struct URLResolver {
             }
         }
         return false
-    }
-
-    /// Makes `path` absolute (against the working directory) and removes `.`, `..` and `//`.
-    static func absoluteNormalised(_ path: String) -> String { LocalFileGate.absoluteNormalised(path) }
-
-    static func realPath(_ path: String) -> String? { LocalFileGate.realPath(path) }
-
-    /// `path` relative to `root`, or nil when it is not strictly inside it.
-    static func relativePath(_ path: String, inside root: String) -> String? {
-        LocalFileGate.relativePath(path, inside: root)
     }
 }
 

@@ -77,8 +77,11 @@ public struct LayoutPipeline: Sendable {
         return try await RemoteFetcher.withFetcher(
             configuration: RemoteFetchConfiguration(allowPrivateNetwork: options.allowPrivateNetwork), logger: logger
         ) { fetcher in
+            // The feed's images are read only inside its folders, as regular files.
+            var local = LocalImageProber()
+            local.gate = fileGate(forFeed: feedPath)
             let prober = CachingImageProber(
-                prober: ImageProber(remote: RemoteImageProber(fetcher: fetcher)), cache: preparer.cache,
+                prober: ImageProber(local: local, remote: RemoteImageProber(fetcher: fetcher)), cache: preparer.cache,
                 decodeOptions: .placeholder, logger: logger)
             return try await run(
                 feedPath: feedPath, resume: resume, prefix: standardInputPrefix, fetcher: fetcher, prober: prober,
@@ -87,15 +90,11 @@ public struct LayoutPipeline: Sendable {
     }
 
     private func run(
-        feedPath: String, resume: String?, prefix: Data, fetcher: RemoteFetcher, prober ungated: CachingImageProber,
+        feedPath: String, resume: String?, prefix: Data, fetcher: RemoteFetcher, prober: CachingImageProber,
         onProgress: (LayoutProgress) -> Void, onPage: (LayoutPage) throws -> Void
     ) async throws -> LayoutSummary {
         var run = try RunAssembler(options: options, fonts: preparer.fonts, geometries: geometries, resume: resume)
         let source = try await FeedSource(path: feedPath, fetcher: fetcher, standardInputPrefix: prefix)
-        // The feed's images are read only inside its folders, as regular files.
-        var gated = ungated
-        gated.prober.local.gate = fileGate(forFeed: feedPath)
-        let prober = gated
         // Items before a cursor are only counted and checked: the stages ahead of placement need not prepare them.
         let resumeIndex = run.resumeIndex
         let clock = ContinuousClock()

@@ -13,8 +13,6 @@ struct AreaResampler: DecodedRowConsumer {
     let storedWidth: Int
     let storedHeight: Int
     let orientation: Int
-    let targetWidth: Int
-    let targetHeight: Int
     /// The target in the stored orientation.
     private let storedTargetWidth: Int
     private let storedTargetHeight: Int
@@ -36,8 +34,6 @@ struct AreaResampler: DecodedRowConsumer {
         self.storedWidth = storedWidth
         self.storedHeight = storedHeight
         self.orientation = (2...8).contains(orientation) ? orientation : 1
-        self.targetWidth = targetWidth
-        self.targetHeight = targetHeight
         let swaps = self.orientation >= 5
         storedTargetWidth = swaps ? targetHeight : targetWidth
         storedTargetHeight = swaps ? targetWidth : targetHeight
@@ -135,7 +131,7 @@ struct AreaResampler: DecodedRowConsumer {
         }
     }
 
-    /// The target: 8-bit premultiplied RGBA, upright, `targetWidth` × `targetHeight`.
+    /// The target: 8-bit premultiplied RGBA, upright, at the display size the resampler was made for.
     func image() -> [UInt8] {
         var output = [UInt8](repeating: 0, count: sums.count)
         for index in stride(from: 0, to: sums.count, by: 4) {

@@ -1,3 +1,13 @@
+import LocalFileAccess
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Limits for decoding pixels, which unlike header parsing costs time and memory in proportion
 /// to the image.
 public struct PixelDecodeOptions: Sendable, Equatable {
@@ -328,17 +338,30 @@ extension LocalImageProber {
 
     /// Reads a whole file and decodes it, after refusing an image whose header is above the pixel budget.
     ///
-    /// The header is probed first, so an image above the budget costs only its header; standard input,
-    /// which cannot be read twice, is read whole and the decoder checks the budget.
+    /// The file is opened once: its header is probed first, so an image above the budget costs only its header,
+    /// then it is read from the start. An input that cannot seek back (standard input, a pipe) is read whole and
+    /// the decoder checks the budget.
     private func decodeWholeFile<Decoded>(
         path: String, options: PixelDecodeOptions,
         decode: (UnsafeRawBufferPointer) throws(ImageProbeError) -> Decoded
     ) throws(ImageProbeError) -> Decoded {
-        if path != "-" {
-            let info = try probe(path: path)
+        let descriptor = try openForReading(path)
+        defer { if !gate.isStandardInput(path) { close(descriptor) } }
+        if lseek(descriptor, 0, SEEK_CUR) >= 0 {
+            let info = try probe(fileDescriptor: descriptor, source: path)
             try info.checkPixelBudget(options.pixelBudget, source: path)
+            guard lseek(descriptor, 0, SEEK_SET) == 0 else {
+                throw ImageProbeError(
+                    code: .unreadable, message: "cannot go back to the start of the file after its header",
+                    source: path)
+            }
         }
-        let bytes = try readWholeFile(path: path)
+        let bytes: [UInt8]
+        do {
+            bytes = try LocalFileGate.readAll(descriptor, path: path)
+        } catch {
+            throw ImageProbeError(refusal: error)
+        }
         // `withUnsafeBytes` only rethrows untyped errors, so the typed one travels in a Result.
         let result = bytes.withUnsafeBytes { raw in
             Result { () throws(ImageProbeError) in try decode(raw) }

@@ -53,7 +53,7 @@ public struct LocalImageProber: Sendable {
     ///   the parser's error (`.unknownFormat`, `.truncated`, `.invalidHeader`, ...).
     public func probe(path: String) throws(ImageProbeError) -> ImageInfo {
         let descriptor = try openForReading(path)
-        defer { if descriptor != STDIN_FILENO { close(descriptor) } }
+        defer { if !gate.isStandardInput(path) { close(descriptor) } }
         return try probe(fileDescriptor: descriptor, source: path)
     }
 
@@ -167,21 +167,9 @@ public struct LocalImageProber: Sendable {
         return (Int(position) - bufferedBytes, Int(status.st_size))
     }
 
-    /// Reads a whole file, for decoders that need every byte.
-    /// - Parameter path: A file path, or `-` for standard input.
-    /// - Returns: The file's bytes.
-    /// - Throws: `.notFound` or `.unreadable`, naming `path`.
-    func readWholeFile(path: String) throws(ImageProbeError) -> [UInt8] {
-        do {
-            return try gate.read(path)
-        } catch {
-            throw ImageProbeError(refusal: error)
-        }
-    }
-
     /// Opens a file for reading through the gate; `-` is standard input (for ``LocalFileGate/anyFile``), which the
     /// caller must not close.
-    private func openForReading(_ path: String) throws(ImageProbeError) -> Int32 {
+    func openForReading(_ path: String) throws(ImageProbeError) -> Int32 {
         do {
             return try gate.open(path)
         } catch {

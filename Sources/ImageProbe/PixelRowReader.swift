@@ -36,8 +36,6 @@ final class PixelRowReader {
     /// The decoded size: the declared size, or less after JPEG DCT scaling.
     let decodedWidth: Int
     let decodedHeight: Int
-    /// Whether rows arrive pass by pass (an Adam7 PNG).
-    let isInterlaced: Bool
     /// What the library will allocate, as estimated from the header.
     let libraryBytes: Int
     private let options: PixelDecodeOptions
@@ -75,7 +73,6 @@ final class PixelRowReader {
         (self.info, self.source, self.options, reader) = (info, source, options, opened)
         decodedWidth = Int(readerInfo.decoded_width)
         decodedHeight = Int(readerInfo.decoded_height)
-        isInterlaced = readerInfo.interlaced != 0
         libraryBytes = Int(clamping: readerInfo.library_bytes)
         if status != Int32(FL_IMAGE_OK.rawValue) { throw failure(status) }
     }

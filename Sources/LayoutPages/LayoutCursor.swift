@@ -263,10 +263,8 @@ private struct ByteReader {
         else { return nil }
         var bounds: DeviceRect?
         if hasBounds == 1 {
-            // Range-checked here: building the bounds adds width to x.
-            guard let x = signed(), let y = signed(), let width = signed(), let height = signed(),
-                [x, y, width, height].allSatisfy(WaterfallLimits.isCoordinate)
-            else { return nil }
+            // Range-checked with the rest of the section before any arithmetic (`SectionProgress.isConsistent`).
+            guard let x = signed(), let y = signed(), let width = signed(), let height = signed() else { return nil }
             bounds = DeviceRect(x: x, y: y, width: width, height: height)
         }
         return (index, start == 0 ? nil : start - 1, begun == 1, header, first, bounds)

@@ -204,7 +204,7 @@ extension TextStyle {
     /// - Throws: `LayoutError.invalidOptions` naming the option.
     public func validate(optionPrefix: String = "") throws(LayoutError) {
         try OptionLimits.fontSize.check(size, option: optionPrefix + "font-size")
-        try OptionLimits.fontWeight.check(weight, option: optionPrefix.isEmpty ? "weight" : optionPrefix + "weight")
+        try OptionLimits.fontWeight.check(weight, option: optionPrefix + "weight")
         switch lineHeight {
         case .normal: break
         case .pixels(let pixels): try OptionLimits.lineHeightPixels.check(pixels, option: "line-height")

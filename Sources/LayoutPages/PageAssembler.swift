@@ -141,7 +141,7 @@ struct PageAssembler {
             }
             // Waterfall pages hold at most the page size (a flow row may overfill a page, so flow is not checked).
             if let pageSize = options.pagination.pageSize, options.flow == nil,
-                cursor.pageIndex < cursor.state.nextIndex / pageSize + (cursor.state.nextIndex % pageSize == 0 ? 0 : 1)
+                cursor.pageIndex < (cursor.state.nextIndex + pageSize - 1) / pageSize
             {
                 throw LayoutError(
                     .invalidCursor,

@@ -252,8 +252,8 @@ public struct PNGPreview {
             case .local(let path, let reference):
                 do throws(PreviewError) {
                     outcome = .drawn(
-                        try Self.thumbnail(
-                            path, reference: reference, gate: fileGate, width: frame.width, height: frame.height))
+                        try PhotoThumbnail.load(
+                            path: path, source: reference, gate: fileGate, width: frame.width, height: frame.height))
                 } catch {
                     outcome = .failed(error.message)
                 }
@@ -261,25 +261,6 @@ public struct PNGPreview {
             outcomes.withLock { $0[index] = outcome }
         }
         return outcomes.withLock { $0 }
-    }
-
-    /// Reads a photo through the gate and decodes it at its frame size; errors name the feed's reference, not the
-    /// local path, and never quote the file.
-    private static func thumbnail(
-        _ path: String, reference: String, gate: LocalFileGate, width: Int, height: Int
-    ) throws(PreviewError) -> PhotoThumbnail {
-        let bytes: [UInt8]
-        do {
-            bytes = try gate.read(path)
-        } catch {
-            throw PreviewError("\(reference): \(error.reason)")
-        }
-        let result = bytes.withUnsafeBytes { raw in
-            Result { () throws(PreviewError) in
-                try PhotoThumbnail.decode(raw, source: reference, width: width, height: height)
-            }
-        }
-        return try result.get()
     }
 
     /// Why the layout did not read a local photo: its warning about the reference (the reader's refusal or the

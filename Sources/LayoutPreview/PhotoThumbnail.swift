@@ -1,5 +1,5 @@
-import Foundation
 import ImageProbe
+import LocalFileAccess
 
 /// A photo decoded and scaled to the size it is shown at: premultiplied RGBA, rows packed, EXIF orientation
 /// applied.
@@ -19,23 +19,27 @@ public struct PhotoThumbnail: Sendable {
     ///
     /// - Parameters:
     ///   - path: The image file.
+    ///   - source: How errors name it (a feed's reference); the path when nil. Errors never quote the file.
+    ///   - gate: Which files may be read (a preview passes the layout's gate for the feed's images).
     ///   - width: Target width in pixels, at least 1.
     ///   - height: Target height in pixels, at least 1.
     ///   - pixelBudget: Images with more stored pixels are refused unread.
-    /// - Throws: ``PreviewError`` naming the file: unreadable, not JPEG or PNG, over the budget,
-    ///   or damaged (libjpeg's warnings count as damage, as in `probe --verify`).
+    /// - Throws: ``PreviewError`` naming the file: unreadable or refused by the gate, not JPEG or PNG, over the
+    ///   budget, or damaged (libjpeg's warnings count as damage, as in `probe --verify`).
     public static func load(
-        path: String, width: Int, height: Int, pixelBudget: Int = ImageInfo.defaultPixelBudget
+        path: String, source: String? = nil, gate: LocalFileGate = .anyRegularFile, width: Int, height: Int,
+        pixelBudget: Int = ImageInfo.defaultPixelBudget
     ) throws(PreviewError) -> PhotoThumbnail {
-        let data: Data
+        let name = source ?? path
+        let bytes: [UInt8]
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path), options: .mappedIfSafe)
+            bytes = try gate.read(path)
         } catch {
-            throw PreviewError("\(path): cannot read the image (\(error.localizedDescription))")
+            throw PreviewError("\(name): \(error.reason)")
         }
-        let result = data.withUnsafeBytes { bytes in
+        let result = bytes.withUnsafeBytes { raw in
             Result { () throws(PreviewError) in
-                try decode(bytes, source: path, width: width, height: height, pixelBudget: pixelBudget)
+                try decode(raw, source: name, width: width, height: height, pixelBudget: pixelBudget)
             }
         }
         return try result.get()

@@ -5,6 +5,7 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
+import Synchronization
 
 /// Which local files may be read, and the one way they are opened.
 ///
@@ -100,15 +101,18 @@ public struct LocalFileGate: Sendable, Hashable {
     /// - Throws: ``LocalFileRefusal`` naming `path`: not found, outside the roots, or not a regular file.
     public func admit(_ path: String) throws(LocalFileRefusal) -> String {
         if case .anyFile = scope { return path }
-        guard let physical = Self.realPath(path) else {
-            let error = errno
-            throw LocalFileRefusal.openFailed(path, errno: error)
-        }
-        if isConfined, root(containing: physical) == nil { throw refusalOutsideRoots(path) }
+        let physical = try admitPath(path)
         var status = stat()
         guard stat(physical, &status) == 0 else { throw LocalFileRefusal.openFailed(path, errno: errno) }
         try Self.checkRegular(status, path)
         return physical
+    }
+
+    /// Whether `open` hands out standard input for this path (which the caller must not close): `-` through
+    /// ``anyFile`` only.
+    public func isStandardInput(_ path: String) -> Bool {
+        if case .anyFile = scope { return path == "-" }
+        return false
     }
 
     /// Opens a file for reading, if the gate lets it through.
@@ -150,7 +154,19 @@ public struct LocalFileGate: Sendable, Hashable {
     /// - Throws: ``LocalFileRefusal`` naming `path`.
     public func read(_ path: String, maximumBytes: Int = 1 << 30) throws(LocalFileRefusal) -> [UInt8] {
         let descriptor = try open(path)
-        defer { if descriptor != STDIN_FILENO { close(descriptor) } }
+        defer { if !isStandardInput(path) { close(descriptor) } }
+        return try Self.readAll(descriptor, path: path, maximumBytes: maximumBytes)
+    }
+
+    /// Reads an open descriptor from its current position to the end.
+    /// - Parameters:
+    ///   - descriptor: A descriptor the gate opened (see ``open(_:)``).
+    ///   - path: The name errors use.
+    ///   - maximumBytes: A larger file is refused (a regular file unread).
+    /// - Throws: ``LocalFileRefusal`` naming `path`.
+    public static func readAll(_ descriptor: Int32, path: String, maximumBytes: Int = 1 << 30) throws(LocalFileRefusal)
+        -> [UInt8]
+    {
         var status = stat()
         if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, Int(status.st_size) > maximumBytes {
             throw LocalFileRefusal(
@@ -180,10 +196,10 @@ public struct LocalFileGate: Sendable, Hashable {
 
     // MARK: The checks
 
-    /// `admit` for a confined gate, which is the only kind `open` calls it for.
+    /// Where a path leads, and, for a confined gate, that it lies inside a root.
     private func admitPath(_ path: String) throws(LocalFileRefusal) -> String {
-        guard let physical = Self.realPath(path) else { throw LocalFileRefusal.openFailed(path, errno: errno) }
-        guard root(containing: physical) != nil else { throw refusalOutsideRoots(path) }
+        guard let physical = Self.physicalPath(path) else { throw LocalFileRefusal.openFailed(path, errno: errno) }
+        if case .confined = scope, root(containing: physical) == nil { throw refusalOutsideRoots(path) }
         return physical
     }
 
@@ -280,6 +296,27 @@ public struct LocalFileGate: Sendable, Hashable {
         return "/" + components.joined(separator: "/")
     }
 
+    /// `realpath(3)` of a path, from the cached physical path of its folder when the path is absolute and
+    /// normalised and the file itself is no symbolic link: the same answer with one `lstat` instead of one
+    /// `readlink` per component (a `realpath` per image was a tenth of a local feed's layout). `nil` (errno set)
+    /// when the file does not exist. A folder swapped for a link after it was cached is caught by ``open(_:)``'s
+    /// check of the opened descriptor.
+    public static func physicalPath(_ path: String) -> String? {
+        guard path.hasPrefix("/"), absoluteNormalised(path) == path,
+            let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
+        else { return realPath(path) }
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return nil }
+        if status.st_mode & S_IFMT == S_IFLNK { return realPath(path) }
+        let folder = slash == path.utf8.startIndex ? "/" : String(path[..<slash])
+        guard let physicalFolder = physicalFolders.value(for: folder) else { return realPath(path) }
+        let name = path[path.utf8.index(after: slash)...]
+        return physicalFolder == "/" ? "/" + name : physicalFolder + "/" + name
+    }
+
+    /// Folders' physical paths, for ``physicalPath(_:)``; at most a few thousand, then it starts over.
+    private static let physicalFolders = PhysicalFolders()
+
     /// `realpath(3)`: the absolute path with `.`, `..` and every symbolic link resolved; `nil` (errno set) when
     /// some part does not exist or cannot be searched.
     public static func realPath(_ path: String) -> String? {
@@ -341,6 +378,23 @@ public struct LocalFileRefusal: Error, Sendable, Equatable, CustomStringConverti
     static func systemMessage(_ error: Int32) -> String {
         guard let text = strerror(error) else { return "errno \(error)" }
         return String(cString: text)
+    }
+}
+
+/// The physical paths of folders, shared by every gate and resolver of the process: the images of a feed sit in
+/// a handful of folders.
+private final class PhysicalFolders: Sendable {
+    private let entries = Mutex<[String: String]>([:])
+    private static let limit = 4096
+
+    func value(for folder: String) -> String? {
+        if let known = entries.withLock({ $0[folder] }) { return known }
+        guard let physical = LocalFileGate.realPath(folder) else { return nil }
+        entries.withLock {
+            if $0.count >= Self.limit { $0.removeAll(keepingCapacity: true) }
+            $0[folder] = physical
+        }
+        return physical
     }
 }
 

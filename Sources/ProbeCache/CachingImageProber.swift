@@ -106,16 +106,19 @@ public struct CachingImageProber: Sendable {
     private func probeFile(_ source: String, cached: CachedProbe?, withPlaceholder: Bool) async -> (
         ProbeResult, CachedProbe?
     ) {
-        // The cache answers by path without opening the file: the gate's check comes first all the same.
-        do {
-            _ = try prober.local.gate.admit(source)
-        } catch {
-            return (ProbeResult(info: .failure(ImageProbeError(refusal: error)), placeholder: nil, fromCache: false), nil)
-        }
         guard let validator = ProbeValidator.file(atPath: source) else {
             return (await probeUncached(source, withPlaceholder: withPlaceholder), nil)
         }
         if let cached, cached.validator == validator, !withPlaceholder || cached.placeholder != nil {
+            // The cache answers by path without opening the file: the gate's check comes first all the same (a miss
+            // opens the file through the gate, which checks it then).
+            do {
+                _ = try prober.local.gate.admit(source)
+            } catch {
+                return (
+                    ProbeResult(info: .failure(ImageProbeError(refusal: error)), placeholder: nil, fromCache: false), nil
+                )
+            }
             // A placeholder an earlier run cached is only handed out when asked for: output must not depend on
             // what the cache happens to hold.
             let placeholder: Result<ImagePlaceholder, ImageProbeError>? =

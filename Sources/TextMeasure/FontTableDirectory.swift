@@ -49,18 +49,22 @@ struct FontTableDirectory {
 
 /// A font file opened for reading byte ranges.
 struct FontFileReader: ~Copyable {
-    let path: String
     private let descriptor: Int32
     let size: Int
 
     init(path: String) throws(TextMeasureError) {
-        self.path = path
-        descriptor = (try? LocalFileGate.anyRegularFile.open(path)) ?? -1
-        let size = descriptor >= 0 ? Int(lseek(descriptor, 0, SEEK_END)) : -1
+        let opened: Int32
+        do {
+            opened = try LocalFileGate.anyRegularFile.open(path)
+        } catch {
+            throw TextMeasureError(code: .fontFileUnreadable, message: "cannot read font file '\(path)': \(error.reason)")
+        }
+        let size = Int(lseek(opened, 0, SEEK_END))
         guard size >= 0 else {
-            if descriptor >= 0 { close(descriptor) }
+            close(opened)
             throw TextMeasureError(code: .fontFileUnreadable, message: "cannot read font file '\(path)'")
         }
+        descriptor = opened
         self.size = size
     }
 

@@ -102,8 +102,8 @@ public struct FlowGrid: Sendable, Hashable {
 
     /// Resolves and checks a configuration.
     ///
-    /// - Throws: `WaterfallConfigurationError` naming the option when a length is negative or not finite, when the
-    ///   photo height is 0, or when the insets and padding leave no room for content.
+    /// - Throws: `WaterfallConfigurationError` naming the option when a length or the scale is outside its bounds
+    ///   (``WaterfallLimits``), when the photo height is 0, or when the insets and padding leave no room for content.
     public init(_ configuration: FlowConfiguration) throws(WaterfallConfigurationError) {
         try WaterfallLimits.checkScale(configuration.scale)
         let scale = configuration.scale

@@ -211,8 +211,8 @@ public struct WaterfallGrid: Sendable, Hashable {
 
     /// Resolves and checks a configuration.
     ///
-    /// - Throws: `WaterfallConfigurationError` naming the option when a length is negative or not finite, when
-    ///   no column fits, or when the cell padding leaves no room for content.
+    /// - Throws: `WaterfallConfigurationError` naming the option when a length or the scale is outside its bounds
+    ///   (``WaterfallLimits``), when no column fits, or when the cell padding leaves no room for content.
     public init(_ configuration: WaterfallConfiguration) throws(WaterfallConfigurationError) {
         try WaterfallLimits.checkScale(configuration.scale)
         let scale = configuration.scale

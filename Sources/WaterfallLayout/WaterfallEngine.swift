@@ -268,10 +268,6 @@ public struct WaterfallEngine: Sendable {
         return (column, state.columnHeights[column..<(column + count)].max()!)
     }
 
-    /// Whether the layout has grown past ``WaterfallLimits/maximumCoordinate`` on its scroll axis: its positions
-    /// no longer fit a JSON number exactly, and placing more could overflow. Callers stop the layout there.
-    public var exceedsMaximumCoordinate: Bool { state.contentBottom > WaterfallLimits.maximumCoordinate }
-
     /// The container's size so far in device pixels: vertically the full width, and the lowest cell plus the
     /// bottom inset; horizontally the rightmost cell plus the right inset, and the full height.
     public var contentSize: (width: Int, height: Int) {

@@ -17,7 +17,7 @@ public enum WaterfallLimits {
     public static let maximumScale: Double = 16
     /// The furthest position on the scroll axis, in device pixels: 2^53 − 1 (JavaScript's
     /// `Number.MAX_SAFE_INTEGER`). A photo is never taller than this, and a layout that grows past it stops
-    /// (``WaterfallEngine/exceedsMaximumCoordinate``).
+    /// (the page assembler checks the content bottom after each placement).
     public static let maximumCoordinate = (1 << 53) - 1
 
     /// Checks the scale.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FeedLayout
+import LayoutCommandLine
 
 extension FeedLayoutCommand {
     struct Layout: AsyncParsableCommand {

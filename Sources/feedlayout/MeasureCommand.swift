@@ -1,6 +1,7 @@
 import ArgumentParser
 import FeedLayout
 import Foundation
+import LayoutCommandLine
 import TextMeasure
 
 extension FeedLayoutCommand {

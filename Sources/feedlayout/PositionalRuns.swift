@@ -1,4 +1,5 @@
 import ArgumentParser
+import LayoutCommandLine
 
 /// A command whose repeating positional argument (`probe IMAGE...`, `layout FEED...`, `measure TEXT...`) may hold
 /// thousands of values, as a shell glob gives them.

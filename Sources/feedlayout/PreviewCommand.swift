@@ -1,5 +1,6 @@
 import ArgumentParser
 import FeedLayout
+import LayoutCommandLine
 import LayoutPreview
 
 extension FeedLayoutCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FeedLayout
 import ImageProbe
+import LayoutCommandLine
 import Logging
 import ProbeCache
 import RemoteFetch

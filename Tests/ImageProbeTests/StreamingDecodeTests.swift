@@ -107,10 +107,10 @@ struct StreamingDecodeTests {
         name.contains("-16-adam7") && !name.hasSuffix("3x2")
     }
 
-    @Test(arguments: generatedPNGs.map(\.name))
+    /// (The images png_image misplaces are left out here; `adam7DecodesToThePlainImagesPixels` checks them.)
+    @Test(arguments: generatedPNGs.map(\.name).filter { !simplifiedAPIMisplacesRows($0) })
     func generatedPNGRowsEqualThePNGImageFrame(name: String) throws {
         let encoder = try #require(Self.generatedPNGs.first { $0.name == name }?.encoder)
-        guard !Self.simplifiedAPIMisplacesRows(name) else { return }
         try Self.expectSameAsSimplifiedAPI(Self.generatedBytes(encoder), name: name)
     }
 
@@ -230,7 +230,7 @@ struct StreamingDecodeTests {
         var encoder = try #require(Self.generatedPNGs.first { $0.name == name }?.encoder)
         (encoder.width, encoder.height) = (37 * 5, 23 * 5)
         let bytes = Self.generatedBytes(encoder)
-        guard Self.simplifiedAPIDecode(bytes).pixels != nil else { return }
+        try #require(Self.simplifiedAPIDecode(bytes).pixels != nil, "\(name): png_image refuses the generated PNG")
         let placeholder = try bytes.withUnsafeBytes { try ImagePixelDecoder.placeholder($0) }
         let small = Self.referenceFitting(try Self.frame(bytes), within: 100)
         #expect(placeholder.thumbHash == ThumbHash.encode(small), "\(name)")
@@ -330,15 +330,10 @@ struct StreamingDecodeTests {
             #expect(image.pixels.count == reference.count)
             let largest = zip(image.pixels, reference).map { abs(Int($0) - Int($1)) }.max() ?? 0
             differing += zip(image.pixels, reference).filter { $0 != $1 }.count
-            let exact = info.orientation <= 2 && !Self.isInterlaced(bytes)
+            let exact = info.orientation <= 2 && !info.isInterlaced
             #expect(exact ? largest == 0 : largest <= 1, "\(name) at \(width)×\(height): off by \(largest)")
         }
         if differing > 0 { print("\(name): \(differing) channel values differ by one from the full-frame resample") }
-    }
-
-    /// Whether a PNG's IHDR says Adam7.
-    static func isInterlaced(_ bytes: [UInt8]) -> Bool {
-        bytes.count > 28 && bytes[1] == 0x50 && bytes[28] == 1
     }
 
     // MARK: - Memory

@@ -162,6 +162,11 @@ let hostileValues = [
             cursor.state = .waterfall(state)
             if case .success(let pages) = run.outcome(resume: cursor.encoded()) {
                 #expect(pages.allSatisfy { $0.items.allSatisfy { $0.index < run.items.count } })
+                // An accepted cursor is one the run could have written: the pages go on where it says.
+                if let first = pages.first {
+                    #expect(first.index == cursor.pageIndex)
+                    #expect(first.items.first?.index == state.nextIndex)
+                }
             }
         }
     }
@@ -198,7 +203,10 @@ let hostileValues = [
     @Test func oversizedAndTruncatedCursorsAreRefused() {
         let run = CursorRun()
         let long = "fl3." + String(repeating: "A", count: LayoutCursor.maximumLength)
-        guard case .failure(let error) = run.outcome(resume: long) else { return }
+        guard case .failure(let error) = run.outcome(resume: long) else {
+            Issue.record("a cursor over \(LayoutCursor.maximumLength) characters was accepted")
+            return
+        }
         #expect(error.message.contains("cursors are at most"))
         for text in ["", "fl3.", "fl4.AAAA", "fl5.AAAA", "fl3.!!!!"] {
             #expect(throws: LayoutError.self) { try LayoutCursor(decoding: text) }

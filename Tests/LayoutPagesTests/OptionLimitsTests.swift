@@ -241,4 +241,20 @@ let boundCases: [BoundCase] = [
             }
         }
     }
+
+    /// Declared sizes that would grow the layout past 2^53 − 1 device pixels (a photo 1 px wide and 10^18 px tall)
+    /// stop it with an error naming the item, instead of positions a JSON number cannot hold.
+    @Test func aLayoutPastTheLargestPositionNamesTheItem() {
+        var run = CursorRun(count: 3)
+        for index in run.items.indices { run.items[index].photo.size = Size(width: 1, height: 1e18) }
+        do {
+            _ = try run.pages(resume: nil)
+            Issue.record("a layout past the largest position was made")
+        } catch let error as LayoutError {
+            #expect(error.code == .feedInvalid)
+            #expect(error.message.hasPrefix("item 0 (item-0) ends past device pixel \(WaterfallLimits.maximumCoordinate)"))
+        } catch {
+            Issue.record("not a LayoutError: \(error)")
+        }
+    }
 }

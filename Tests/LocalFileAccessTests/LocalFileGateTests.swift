@@ -53,9 +53,9 @@ import Testing
         let folder = try Folder()
         defer { folder.remove() }
         let path = folder.root.path + "/" + name
-        #expect(throws: LocalFileRefusal.self) { _ = try folder.gate.open(path) }
         do {
-            _ = try folder.gate.open(path)
+            close(try folder.gate.open(path))
+            Issue.record("opened \(name)")
         } catch {
             #expect(error.code == code, "\(error)")
             #expect(error.message.hasPrefix(path + ": "))

@@ -36,8 +36,6 @@ typedef struct fl_image_decode_options {
 typedef struct fl_image_reader_info {
     uint32_t width, height;                  ///< declared size
     uint32_t decoded_width, decoded_height;  ///< after JPEG scaling
-    uint32_t interlaced;                     ///< non-zero: an Adam7 PNG whose rows arrive pass by pass
-    uint32_t reserved;
     /// The most the library will allocate for this decode, estimated from the header (for a progressive JPEG,
     /// mostly its whole-image coefficient buffer). libjpeg is held to it (max_memory_to_use).
     uint64_t library_bytes;

@@ -106,7 +106,9 @@ struct GridOptions: ParsableArguments {
 
 /// The fonts behind the primary one, and where family names are looked up: shared by `layout`, `preview` and
 /// `measure`.
-struct FontListOptions: ParsableArguments {
+public struct FontListOptions: ParsableArguments {
+    public init() {}
+
     @Option(
         name: .customLong("fallback-font"),
         help: ArgumentHelp(
@@ -123,7 +125,7 @@ struct FontListOptions: ParsableArguments {
             "Look font family names up only in this folder, not among the machine's fonts.", valueName: "folder"))
     var fontDir: String?
 
-    func validate() throws {
+    public func validate() throws {
         if noFallbackFonts && !fallbackFonts.isEmpty {
             throw ValidationError("--no-fallback-fonts and --fallback-font exclude each other")
         }
@@ -135,7 +137,7 @@ struct FontListOptions: ParsableArguments {
     }
 
     /// `style` with these fallbacks and this font folder.
-    func applied(to style: TextStyle) -> TextStyle {
+    public func applied(to style: TextStyle) -> TextStyle {
         var style = style
         style.fallbackFonts = fallbackList
         style.fontDirectory = fontDir
@@ -230,17 +232,17 @@ enum OrderTolerance: ExpressibleByArgument {
 }
 
 /// `--line-height`'s help, with its bounds.
-let lineHeightHelp = ArgumentHelp(
+public let lineHeightHelp = ArgumentHelp(
     "Line height: 'normal', pixels ('20' or '20px'; \(OptionLimits.lineHeightPixels.summary)) or a multiple ('1.4x'; "
         + "\(OptionLimits.lineHeightMultiple.summary)).")
 
 /// An option's help followed by the bounds the library checks it against.
-func bounded<Value>(_ text: String, _ range: OptionRange<Value>) -> ArgumentHelp {
+public func bounded<Value>(_ text: String, _ range: OptionRange<Value>) -> ArgumentHelp {
     ArgumentHelp("\(text); \(range.summary).")
 }
 
 /// Runs a library check, turning its `LayoutError` into the parse-time error ArgumentParser reports as bad usage.
-func asUsageError(_ check: () throws -> Void) throws {
+public func asUsageError(_ check: () throws -> Void) throws {
     do {
         try check()
     } catch let error as LayoutError {
@@ -248,8 +250,8 @@ func asUsageError(_ check: () throws -> Void) throws {
     }
 }
 
-enum LineHeightParser {
-    static func parse(_ text: String) throws -> LineHeight {
+public enum LineHeightParser {
+    public static func parse(_ text: String) throws -> LineHeight {
         let value = text.trimmingCharacters(in: .whitespaces).lowercased()
         if value == "normal" { return .normal }
         if value.hasSuffix("x"), let multiple = Double(value.dropLast()), multiple > 0 { return .multiple(multiple) }
@@ -261,7 +263,9 @@ enum LineHeightParser {
 }
 
 /// Paging and resuming.
-struct PageOptions: ParsableArguments {
+public struct PageOptions: ParsableArguments {
+    public init() {}
+
     @Option(
         help: bounded("Cut a page every N items (default: 50, unless --page-height is given)", OptionLimits.pageSize))
     var pageSize: Int?
@@ -272,7 +276,7 @@ struct PageOptions: ParsableArguments {
     var pageHeight: Double?
 
     @Option(help: "Continue after the page that wrote this cursor.")
-    var resume: String?
+    public var resume: String?
 
     @Option(
         help: bounded(
@@ -310,7 +314,9 @@ struct InputOptions: ParsableArguments {
 }
 
 /// The probe cache, shared by `probe`, `layout` and `preview`.
-struct CacheOptions: ParsableArguments {
+public struct CacheOptions: ParsableArguments {
+    public init() {}
+
     @Option(
         name: .customLong("cache"),
         help: "The probe cache file (default: $XDG_CACHE_HOME/feedlayout/probe.sqlite, else ~/.cache/…).")
@@ -319,12 +325,12 @@ struct CacheOptions: ParsableArguments {
     @Flag(help: "Do not read or write the probe cache.")
     var noCache = false
 
-    func validate() throws {
+    public func validate() throws {
         if file != nil && noCache { throw ValidationError("--cache and --no-cache exclude each other") }
     }
 
     /// The cache file to use, or `nil` with `--no-cache`.
-    var path: String? { noCache ? nil : file ?? ProbeCache.defaultPath() }
+    public var path: String? { noCache ? nil : file ?? ProbeCache.defaultPath() }
 }
 
 /// Insets written as one length for every side, or four: top,left,bottom,right.
@@ -339,21 +345,23 @@ func parseInsets(_ text: String, option: String) throws -> Insets {
 }
 
 /// The layout options `layout` and `preview` share, in their help groups.
-struct LayoutCommandOptions: ParsableArguments {
+public struct LayoutCommandOptions: ParsableArguments {
+    public init() {}
+
     @OptionGroup(title: "Grid") var grid: GridOptions
     @OptionGroup(title: "Flow, horizontal axis and sections") var arrangement: ArrangementOptions
     @OptionGroup(title: "Text") var text: TextOptions
-    @OptionGroup(title: "Pages") var pages: PageOptions
+    @OptionGroup(title: "Pages") public var pages: PageOptions
     @OptionGroup(title: "Input") var input: InputOptions
 
     /// The library's check of every option (`LayoutOptions.validate()`), at parse time: a value out of bounds is
     /// bad usage before any work starts.
-    func validate() throws {
+    public func validate() throws {
         try asUsageError { try options().validate() }
     }
 
     /// The library's options for these arguments.
-    func options() throws -> LayoutOptions {
+    public func options() throws -> LayoutOptions {
         var options = LayoutOptions(
             waterfall: try grid.configuration(captionFontSize: text.fontSize), annotation: try text.annotationStyle(),
             pagination: pages.rule,

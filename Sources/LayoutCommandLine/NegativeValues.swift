@@ -7,8 +7,8 @@
 /// is touched. No option of feedlayout takes a value of that shape that means anything else, and no flag is
 /// followed by one in a valid command line (the token would be an unknown option), so valid command lines parse
 /// as before.
-enum NegativeValues {
-    static func joined(_ arguments: [String]) -> [String] {
+public enum NegativeValues {
+    public static func joined(_ arguments: [String]) -> [String] {
         var result: [String] = []
         result.reserveCapacity(arguments.count)
         var index = 0
