@@ -195,40 +195,114 @@ public struct LayoutOptions: Sendable, Hashable {
         }
     }
 
-    /// A stable digest of every option that changes the output, so a cursor can tell it belongs to them.
+    /// A stable digest of every option that changes the output, so a cursor can tell it belongs to them: FNV-1a
+    /// over ``fingerprintEncoding``.
+    var fingerprint: UInt64 {
+        var hash = StableHash()
+        hash.combine(fingerprintEncoding)
+        return hash.value
+    }
+
+    /// The version of ``fingerprintEncoding``'s shape. A new version makes every existing cursor stop resuming, so
+    /// it changes only when the meaning of an option that already exists changes.
+    static let fingerprintVersion = 1
+
+    /// Every option that changes the output, one `name=value` line each, in a fixed order, each value written out
+    /// by hand: numbers as their shortest exact decimal, enumerations by their names, absent values as `-`. Never
+    /// Swift's printed form of a struct, which changes when a field is added and would invalidate every cursor (or,
+    /// with a field renamed, make two different option sets match).
+    ///
+    /// An option added later joins with a line that is left out while it has its default value, so cursors of
+    /// layouts that do not use it stay valid; ``fingerprintExclusions`` lists the options that leave the pages
+    /// alone. A test checks that every stored option is in one of the two.
     ///
     /// `maximumPages` is left out on purpose: fetching one page at a time must accept the cursors of a run that
     /// fetched many.
-    var fingerprint: UInt64 {
-        var hash = StableHash()
+    package var fingerprintEncoding: String {
+        var lines = ["feedlayout.options/\(Self.fingerprintVersion)"]
+        func add(_ name: String, _ value: String) { lines.append(name + "=" + value) }
+        func number(_ value: Double) -> String { value == 0 ? "0" : "\(value)" }
+        func number(_ value: Double?) -> String { value.map(number) ?? "-" }
+        func count(_ value: Int?) -> String { value.map(String.init) ?? "-" }
+        func insets(_ value: Insets) -> String {
+            [value.top, value.left, value.bottom, value.right].map(number).joined(separator: ",")
+        }
         let w = waterfall
-        hash.combine("w\(w.containerWidth)|\(w.columns)|\(w.insets)|\(w.columnGap)|\(w.rowGap)|\(w.cellPadding)")
-        hash.combine("|\(w.annotationSpacing)|\(String(describing: w.maximumPhotoHeight))|\(w.minimumPhotoHeight)")
-        hash.combine("|\(w.scale)|\(w.direction.rawValue)|\(w.placement.rawValue)|\(w.orderTolerance)")
-        let a = annotation
+        add("waterfall.containerWidth", number(w.containerWidth))
+        switch w.columns {
+        case .fixed(let count): add("waterfall.columns", "fixed:\(count)")
+        case .adaptive(let minimumWidth, let minimumColumns, let maximumColumns):
+            add("waterfall.columns", "adaptive:\(number(minimumWidth)):\(minimumColumns):\(count(maximumColumns))")
+        }
+        add("waterfall.insets", insets(w.insets))
+        add("waterfall.columnGap", number(w.columnGap))
+        add("waterfall.rowGap", number(w.rowGap))
+        add("waterfall.cellPadding", number(w.cellPadding))
+        add("waterfall.annotationSpacing", number(w.annotationSpacing))
+        add("waterfall.maximumPhotoHeight", number(w.maximumPhotoHeight))
+        add("waterfall.minimumPhotoHeight", number(w.minimumPhotoHeight))
+        add("waterfall.scale", number(w.scale))
+        add("waterfall.direction", w.direction.rawValue)
+        add("waterfall.placement", w.placement.rawValue)
+        add("waterfall.orderTolerance", number(w.orderTolerance))
+        add("waterfall.axis", w.axis.rawValue)
+        add("waterfall.containerHeight", number(w.containerHeight))
+        add("waterfall.maximumPhotoWidth", number(w.maximumPhotoWidth))
+        add("waterfall.minimumPhotoWidth", number(w.minimumPhotoWidth))
+        add("waterfall.sectionInsets", insets(w.sectionInsets))
+        add("waterfall.decorationOutset", number(w.decorationOutset))
         // The styles' sizes and spacing; which fonts they use is the fonts' digests' to say (`LayoutFonts`), not
         // their names or the folder they were found in.
-        for style in [a.title, a.text] {
-            hash.combine(
-                "a\(style.size)|\(style.lineHeight)|\(style.weight)|\(style.subpixelPositioning)|\(style.whiteSpace)")
+        for (role, style) in [("title", annotation.title), ("text", annotation.text)] {
+            add("annotation.\(role).size", number(style.size))
+            switch style.lineHeight {
+            case .normal: add("annotation.\(role).lineHeight", "normal")
+            case .pixels(let pixels): add("annotation.\(role).lineHeight", "px:" + number(pixels))
+            case .multiple(let factor): add("annotation.\(role).lineHeight", "x:" + number(factor))
+            }
+            add("annotation.\(role).weight", String(style.weight))
+            add("annotation.\(role).subpixelPositioning", String(style.subpixelPositioning))
+            switch style.whiteSpace {
+            case .normal: add("annotation.\(role).whiteSpace", "normal")
+            case .preLine: add("annotation.\(role).whiteSpace", "pre-line")
+            }
         }
-        hash.combine("|\(String(describing: a.titleLines))|\(String(describing: a.textLines))")
-        hash.combine("|\(a.titleTextGap)|p\(String(describing: pagination.pageSize))")
-        hash.combine("|\(String(describing: pagination.pageHeight))|f\(fallbackAspectRatio)")
+        add("annotation.titleLines", count(annotation.titleLines))
+        add("annotation.textLines", count(annotation.textLines))
+        add("annotation.titleTextGap", number(annotation.titleTextGap))
+        add("pagination.pageSize", count(pagination.pageSize))
+        add("pagination.pageHeight", number(pagination.pageHeight))
+        add("fallbackAspectRatio", number(fallbackAspectRatio))
         // Both change what a page says about its photos (placeholders; which images could be read at all).
-        hash.combine("|ph\(placeholders)|pn\(allowPrivateNetwork)")
-        // Options added later join only when they differ from their defaults, so the cursors of existing
-        // layouts stay valid.
-        if w.axis != .vertical || w.containerHeight != nil || w.maximumPhotoWidth != nil || w.minimumPhotoWidth != 0 {
-            hash.combine("|ax\(w.axis.rawValue)|\(String(describing: w.containerHeight))")
-            hash.combine("|\(String(describing: w.maximumPhotoWidth))|\(w.minimumPhotoWidth)")
+        add("placeholders", String(placeholders))
+        add("allowPrivateNetwork", String(allowPrivateNetwork))
+        add("sections.headerHeight", number(sections.headerHeight))
+        add("sections.footerHeight", number(sections.footerHeight))
+        if let flow {
+            add("flow.photoHeight", number(flow.photoHeight))
+            add("flow.alignment", flow.alignment.rawValue)
+            add("flow.follow", String(flow.follow))
+        } else {
+            add("flow", "-")
         }
-        if w.sectionInsets != Insets() || w.decorationOutset != 0 || sections != SectionStyle() {
-            hash.combine("|s\(w.sectionInsets)|\(w.decorationOutset)|\(sections.headerHeight)|\(sections.footerHeight)")
-        }
-        if let flow { hash.combine("|fl\(flow.photoHeight)|\(flow.alignment.rawValue)|\(flow.follow)") }
-        return hash.value
+        return lines.joined(separator: "\n") + "\n"
     }
+
+    /// The stored options that never change a page, so the fingerprint leaves them out (with why):
+    package static let fingerprintExclusions: Set<String> = [
+        // How the work is done, not what it gives.
+        "probeConcurrency", "probeCachePath",
+        // Which images may be read; the pages of a run that could not read one say so in its warnings, and a
+        // resumed run is checked against the feed's items, not against the files.
+        "imageRoot",
+        // Resuming page by page must accept the cursors of a run that made many pages.
+        "maximumPages",
+        // Each breakpoint's layout is fingerprinted as the single layout it is (`layouts`), without the list.
+        "breakpoints",
+        // Fonts enter by their files' digests (`LayoutFonts`), not by name, fallback list or folder.
+        "annotation.title.font", "annotation.title.fallbackFonts", "annotation.title.fontDirectory",
+        "annotation.text.font", "annotation.text.fallbackFonts", "annotation.text.fontDirectory",
+    ]
 }
 
 /// FNV-1a, 64 bits: a hash that is the same in every process (Swift's `Hasher` is seeded per process).

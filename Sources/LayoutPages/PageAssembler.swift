@@ -131,7 +131,8 @@ struct PageAssembler {
                 }
                 throw LayoutError(
                     .cursorMismatch,
-                    "--resume: the cursor was made with other layout options; pass the same options as the run that wrote it"
+                    "--resume: the cursor was made with other layout options (or by a feedlayout from before 2026-11-26, whose "
+                        + "options fingerprint was encoded otherwise); pass the same options as the run that wrote it"
                 )
             }
             do {
