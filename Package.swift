@@ -36,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // C libraries from Debian.
@@ -119,6 +120,7 @@ let package = Package(
                 "LayoutPages",
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -210,7 +212,12 @@ let package = Package(
             ],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings),
-        .testTarget(name: "FeedLayoutTests", dependencies: ["FeedLayout", "TextMeasure"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "FeedLayoutTests",
+            dependencies: [
+                "FeedLayout", "TextMeasure", "FeedLayoutTestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "LayoutPreviewTests",
             dependencies: [

@@ -8,8 +8,8 @@ import RemoteFetch
     import Darwin
 #endif
 
-/// A feed's bytes, read in chunks from a file, standard input or an http(s) URL, so that a feed of any size
-/// streams: no source ever holds more than one chunk.
+/// A feed's bytes, read in chunks from a file, standard input, an http(s) URL, memory or an async sequence, so
+/// that a feed of any size streams: no source ever holds more than one chunk (beyond what its caller gave it).
 final class FeedSource {
     /// How the feed is named in messages: the path or URL as given, or `stdin`.
     let displayName: String
@@ -27,9 +27,44 @@ final class FeedSource {
     private enum Backing {
         case descriptor(Int32, closeAtEnd: Bool)
         case remote(RemoteBody.AsyncIterator)
+        /// Bytes in memory and how many have been handed out.
+        case memory([UInt8], offset: Int)
+        case chunks(FeedChunks.Iterator)
     }
 
     /// Opens a feed.
+    ///
+    /// - Parameters:
+    ///   - input: The feed.
+    ///   - fetcher: Fetches a remote feed; `nil` refuses URLs.
+    /// - Throws: `LayoutError.feedUnreadable` as ``init(path:fetcher:maximumBytes:standardInputPrefix:chunkSize:)``
+    ///   does, and for a base URL that is not http(s).
+    convenience init(_ input: FeedInput, fetcher: RemoteFetcher?) async throws(LayoutError) {
+        switch input.source {
+        case .path(let path, let prefix):
+            try await self.init(path: path, fetcher: fetcher, standardInputPrefix: prefix)
+        case .bytes(let bytes):
+            try self.init(held: .memory(bytes, offset: 0), name: input.name, baseURL: input.baseURL)
+        case .chunks(let chunks):
+            try self.init(held: .chunks(chunks.makeIterator()), name: input.name, baseURL: input.baseURL)
+        }
+    }
+
+    /// A feed given as bytes or chunks: it has no folder, and its relative references resolve against `baseURL`.
+    private init(held backing: Backing, name: String, baseURL: String?) throws(LayoutError) {
+        if let baseURL, !RemoteFetcher.isRemote(baseURL) {
+            throw LayoutError(.feedUnreadable, "\(name): the base URL \(baseURL) is not an http(s) URL")
+        }
+        displayName = name
+        directory = nil
+        url = baseURL
+        charset = nil
+        self.backing = backing
+        chunkSize = 256 * 1024
+        prefix = []
+    }
+
+    /// Opens a feed a person named.
     ///
     /// - Parameters:
     ///   - path: A file path, `-` for standard input, or an http(s) URL.
@@ -52,7 +87,10 @@ final class FeedSource {
                     .feedUnreadable, "\(path): this command reads feeds from files or standard input only")
             }
             do {
-                let (body, resource) = try await fetcher.streamBody(path, maximumBytes: maximumBytes)
+                // Bounded by the connect and idle timeouts and the size limit, not by a total: a large feed that
+                // arrives steadily is read to its end.
+                let (body, resource) = try await fetcher.streamBody(
+                    path, maximumBytes: maximumBytes, boundedInTotal: false)
                 displayName = path
                 directory = nil
                 url = resource.finalURL
@@ -128,6 +166,21 @@ final class FeedSource {
                         .feedUnreadable, "\(displayName): read failed: \(String(cString: strerror(failure)))")
                 }
                 return chunk.isEmpty ? nil : chunk
+            }
+        case .memory(let bytes, let offset):
+            guard offset < bytes.count else { return nil }
+            let end = min(bytes.count, offset + chunkSize)
+            backing = .memory(bytes, offset: end)
+            return Array(bytes[offset..<end])
+        case .chunks(let iterator):
+            do {
+                return try await iterator.next()
+            } catch let error as LayoutError {
+                throw error
+            } catch is CancellationError {
+                throw LayoutError(.feedUnreadable, "\(displayName): reading the feed was cancelled")
+            } catch {
+                throw LayoutError(.feedUnreadable, "\(displayName): reading the feed failed: \(error)")
             }
         case .remote(var iterator):
             do {

@@ -12,14 +12,20 @@ import WaterfallLayout
 final class RunProbeMemo: Sendable {
     private let results = Mutex<[ExactText: ProbeResult]>([:])
     private let limit: Int
+    /// Where a process that shares its resources counts probes and cache hits (a server's metrics).
+    private let statistics: ProbeStatistics?
 
-    init(limit: Int = 16_384) { self.limit = limit }
+    init(limit: Int = 16_384, statistics: ProbeStatistics? = nil) {
+        self.limit = limit
+        self.statistics = statistics
+    }
 
     /// The result for a source, probed by `prober` unless this run already has it.
     func probe(_ source: String, withPlaceholder: Bool, prober: CachingImageProber) async -> ProbeResult {
         let key = ExactText(source)
         if let known = results.withLock({ $0[key] }) { return known }
         let result = await prober.probe(source, withPlaceholder: withPlaceholder)
+        statistics?.record(fromCache: result.fromCache)
         results.withLock { results in
             if results.count < limit { results[key] = result }
         }
@@ -89,8 +95,16 @@ struct ItemPreparer: Sendable {
     var fonts: LayoutFonts { LayoutFonts(title: titleMeasurer.fontFaces, caption: textMeasurer.fontFaces) }
     let cache: ProbeCache?
 
-    init(options: LayoutOptions) throws(LayoutError) {
+    /// - Parameter resources: A process's shared resources: their probe cache and measurers are used instead of
+    ///   opening the cache at `options.probeCachePath` and loading the fonts for this pipeline alone.
+    init(options: LayoutOptions, resources: LayoutResources? = nil) throws(LayoutError) {
         self.options = options
+        if let resources {
+            cache = resources.probeCache
+            titleMeasurer = try .annotation(options.annotation.title, role: "title", from: resources.measurers)
+            textMeasurer = try .annotation(options.annotation.text, role: "caption", from: resources.measurers)
+            return
+        }
         do {
             cache = try options.probeCachePath.map { path throws(ProbeCacheError) in try ProbeCache(path: path) }
         } catch {

@@ -7,6 +7,7 @@ import LocalFileAccess
 import Logging
 import ProbeCache
 import RemoteFetch
+import TextMeasure
 import Synchronization
 import WaterfallLayout
 
@@ -14,6 +15,10 @@ import WaterfallLayout
 ///
 /// Parsing streams and placement is sequential; probing and measuring run for up to `probeConcurrency` items at
 /// once, a window at a time, so memory stays bounded by the window and the page, not the feed.
+///
+/// A pipeline is made once per set of options and can lay out any number of feeds, one after another or at once.
+/// A command-line run makes the resources one run needs (an HTTP client, the probe cache); a server passes
+/// ``LayoutResources`` it holds for its whole life, and its layouts then share them.
 public struct LayoutPipeline: Sendable {
     public let options: LayoutOptions
     /// The grid of each layout the run makes: one, or one per breakpoint.
@@ -21,51 +26,99 @@ public struct LayoutPipeline: Sendable {
     /// Each layout's geometry: its grid, flow grid and how its annotations are measured.
     let geometries: [LayoutGeometry]
     private let preparer: ItemPreparer
+    /// The long-lived resources of the process, when it shares them; `nil` for a run that makes its own.
+    private let resources: LayoutResources?
 
     /// The first (with no breakpoints, the only) layout's grid.
     public var grid: WaterfallGrid { grids[0] }
 
     /// Checks the options and loads the fonts.
     ///
+    /// - Parameters:
+    ///   - options: The layout options. With `resources`, `probeCachePath` is not used (the resources' cache is).
+    ///   - resources: Shared resources (a server's); `nil` makes an HTTP client per run and opens the probe cache
+    ///     at `options.probeCachePath`.
     /// - Throws: `LayoutError` with `.invalidOptions` (naming the option) or `.fontUnavailable`.
-    public init(options: LayoutOptions) throws(LayoutError) {
+    public init(options: LayoutOptions, resources: LayoutResources? = nil) throws(LayoutError) {
         try options.validate()
-        var preparer = try ItemPreparer(options: options)
+        if let resources, resources.fetcher.configuration.allowPrivateNetwork != options.allowPrivateNetwork {
+            throw LayoutError(
+                .invalidOptions,
+                "allowPrivateNetwork is \(options.allowPrivateNetwork), but the shared HTTP client's policy says "
+                    + "\(resources.fetcher.configuration.allowPrivateNetwork): the two must agree", option: "allow-private-network")
+        }
+        var preparer = try ItemPreparer(options: options, resources: resources)
         let geometries = try options.geometries(annotationBand: preparer.annotationBand)
         preparer.geometries = geometries
         self.geometries = geometries
         self.options = options
         self.preparer = preparer
+        self.resources = resources
+    }
+
+    /// The fonts the annotations are measured with, as every page records them.
+    public var fonts: LayoutFonts { preparer.fonts }
+
+    /// Everything besides the feed that decides this pipeline's pages, as text: each layout's options (their
+    /// versioned encoding, the one cursors are checked against) and the digest of every font file. Two pipelines
+    /// with the same identity make the same pages from the same feed, on any machine.
+    public var identity: String {
+        var text = ""
+        for layout in options.layouts { text += layout.fingerprintEncoding }
+        for face in preparer.fonts.title { text += "font.title=" + face.digest + "\n" }
+        for face in preparer.fonts.caption { text += "font.caption=" + face.digest + "\n" }
+        return text
     }
 
     /// The gate a run opens the local images of a feed through, for stages after the run that read them again
-    /// (previews): the feed's folder (a local feed) and `--image-root`; for a feed from a URL, the image root alone.
-    /// - Parameter feedPath: The feed as given to ``run(feedPath:resume:standardInputPrefix:logger:onProgress:onPage:)``.
-    public func fileGate(forFeed feedPath: String) -> LocalFileGate {
-        LocalFileGate.forFeed(directory: FeedSource.localDirectory(of: feedPath), imageRoot: options.imageRoot)
+    /// (previews): the feed's folder (a local feed a person named) and `--image-root`; for any other feed, the
+    /// image root alone.
+    public func fileGate(for feed: FeedInput) -> LocalFileGate {
+        LocalFileGate.forFeed(
+            directory: feed.localPath.flatMap(FeedSource.localDirectory(of:)), imageRoot: options.imageRoot)
     }
 
-    /// Lays out a feed file, calling `onPage` with each page as soon as it is complete.
+    /// The gate for a feed named by path, `-` or URL (see ``fileGate(for:)``).
+    public func fileGate(forFeed feedPath: String) -> LocalFileGate { fileGate(for: .path(feedPath)) }
+
+    /// Lays out a feed named by path, `-` or URL; see ``run(_:resume:logger:onProgress:onPage:)``.
     ///
-    /// With breakpoints, the feed is read and its images probed once, and each breakpoint's layout gets its
-    /// own pages (`LayoutPage.layoutIndex`); a page of one layout may come between two pages of another.
-    ///
-    /// - Parameters:
-    ///   - feedPath: The feed's path, `-` for standard input, or an http(s) URL.
-    ///   - resume: A cursor from an earlier page: the run starts with the page after it. Only for one layout:
-    ///     a breakpoint's cursor resumes a run with that breakpoint's `--width` and `--columns`.
-    ///   - logger: Where image fetching logs its requests.
-    ///   - onPage: Receives pages in order; throwing stops the run.
-    /// - Returns: What the run did.
-    /// - Throws: `LayoutError` when the feed cannot be read or parsed at all, or the cursor does not fit.
-    ///   - standardInputPrefix: With `feedPath` `-`: bytes already read from standard input (to tell a feed from
-    ///     a list of feeds); the feed is these bytes followed by the rest of standard input.
-    ///   - onProgress: Called after each batch of items with the counts so far.
+    /// - Parameter standardInputPrefix: With `feedPath` `-`: bytes already read from standard input (to tell a
+    ///   feed from a list of feeds); the feed is these bytes followed by the rest of standard input.
     public func run(
         feedPath: String, resume: String? = nil, standardInputPrefix: Data = Data(),
         logger: Logger = Logger(label: "feedlayout", factory: { _ in SwiftLogNoOpLogHandler() }),
         onProgress: (LayoutProgress) -> Void = { _ in },
-        onPage: (LayoutPage) throws -> Void
+        onPage: (LayoutPage) async throws -> Void
+    ) async throws -> LayoutSummary {
+        try await run(
+            .path(feedPath, standardInputPrefix: standardInputPrefix), resume: resume, logger: logger,
+            onProgress: onProgress, onPage: onPage)
+    }
+
+    /// Lays out a feed, handing each page to `onPage` as soon as it is complete.
+    ///
+    /// With breakpoints, the feed is read and its images probed once, and each breakpoint's layout gets its
+    /// own pages (`LayoutPage.layoutIndex`); a page of one layout may come between two pages of another.
+    ///
+    /// `onPage` may take its time (write to a store, to a socket): the stages ahead wait for it, a few windows of
+    /// items ahead at most. Cancelling the calling task stops every stage at its next window and ends the run
+    /// with `CancellationError`.
+    ///
+    /// - Parameters:
+    ///   - feed: The feed.
+    ///   - resume: A cursor from an earlier page: the run starts with the page after it. Only for one layout:
+    ///     a breakpoint's cursor resumes a run with that breakpoint's `--width` and `--columns`.
+    ///   - logger: Where image fetching logs its requests.
+    ///   - onProgress: Called after each batch of items with the counts so far.
+    ///   - onPage: Receives pages in order; throwing stops the run.
+    /// - Returns: What the run did.
+    /// - Throws: `LayoutError` when the feed cannot be read or parsed at all, or the cursor does not fit.
+    public func run(
+        _ feed: FeedInput, resume: String? = nil,
+        logger: Logger = Logger(label: "feedlayout", factory: { _ in SwiftLogNoOpLogHandler() }),
+        onProgress: (LayoutProgress) -> Void = { _ in },
+        onPage: (LayoutPage) async throws -> Void
     ) async throws -> LayoutSummary {
         if resume != nil, grids.count > 1 {
             throw LayoutError(
@@ -73,44 +126,65 @@ public struct LayoutPipeline: Sendable {
                 "--resume continues one layout: pass the cursor with that breakpoint's --width and --columns instead of --breakpoints"
             )
         }
-        // The HTTP client for remote images lives exactly as long as the run.
+        if let resources {
+            // Every task of the run, children included, runs on the resources' threads (see LayoutThreadPool).
+            return try await withTaskExecutorPreference(resources.executor) {
+                try await run(
+                    feed, resume: resume, fetcher: resources.fetcher, logger: logger, onProgress: onProgress,
+                    onPage: onPage)
+            }
+        }
+        // The HTTP client for a remote feed and its images lives exactly as long as the run.
         return try await RemoteFetcher.withFetcher(
             configuration: RemoteFetchConfiguration(allowPrivateNetwork: options.allowPrivateNetwork), logger: logger
         ) { fetcher in
-            // The feed's images are read only inside its folders, as regular files.
-            var local = LocalImageProber()
-            local.gate = fileGate(forFeed: feedPath)
-            let prober = CachingImageProber(
-                prober: ImageProber(local: local, remote: RemoteImageProber(fetcher: fetcher)), cache: preparer.cache,
-                decodeOptions: .placeholder, logger: logger)
-            return try await run(
-                feedPath: feedPath, resume: resume, prefix: standardInputPrefix, fetcher: fetcher, prober: prober,
-                onProgress: onProgress, onPage: onPage)
+            try await run(
+                feed, resume: resume, fetcher: fetcher, logger: logger, onProgress: onProgress, onPage: onPage)
+        }
+    }
+
+    /// A feed's pages as an async sequence: the run starts when iteration starts, and runs a few windows ahead of
+    /// the consumer at most. Ending the iteration early (a `break`, a cancelled task) cancels the run.
+    ///
+    /// For the run's summary as well as its pages, use ``run(_:resume:logger:onProgress:onPage:)``.
+    public func pages(
+        of feed: FeedInput, resume: String? = nil,
+        logger: Logger = Logger(label: "feedlayout", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) -> LayoutPageSequence {
+        LayoutPageSequence { channel in
+            _ = try await run(feed, resume: resume, logger: logger) { page in await channel.send(page) }
         }
     }
 
     private func run(
-        feedPath: String, resume: String?, prefix: Data, fetcher: RemoteFetcher, prober: CachingImageProber,
-        onProgress: (LayoutProgress) -> Void, onPage: (LayoutPage) throws -> Void
+        _ feed: FeedInput, resume: String?, fetcher: RemoteFetcher, logger: Logger,
+        onProgress: (LayoutProgress) -> Void, onPage: (LayoutPage) async throws -> Void
     ) async throws -> LayoutSummary {
+        // The feed's images are read only inside its folders, as regular files.
+        var local = LocalImageProber()
+        local.gate = fileGate(for: feed)
+        let prober = CachingImageProber(
+            prober: ImageProber(local: local, remote: RemoteImageProber(fetcher: fetcher)), cache: preparer.cache,
+            decodeOptions: .placeholder, logger: logger)
         var run = try RunAssembler(options: options, fonts: preparer.fonts, geometries: geometries, resume: resume)
-        let source = try await FeedSource(path: feedPath, fetcher: fetcher, standardInputPrefix: prefix)
+        let source = try await FeedSource(feed, fetcher: fetcher)
         // Items before a cursor are only counted and checked: the stages ahead of placement need not prepare them.
         let resumeIndex = run.resumeIndex
         let clock = ContinuousClock()
-        // Pages are handed over inside placement: time them apart, so placing and writing are told apart.
+        // Pages are handed over after placement: time them apart, so placing and writing are told apart.
         var writeTime = Duration.zero
-        func timedOnPage(_ page: LayoutPage) throws {
+        func hand(_ pages: [LayoutPage]) async throws {
             let started = clock.now
             defer { writeTime += clock.now - started }
-            try onPage(page)
+            for page in pages { try await onPage(page) }
         }
-        let memo = RunProbeMemo()
-        func add(_ window: [PreparedItem]) throws {
+        let memo = RunProbeMemo(statistics: resources?.probeStatistics)
+        func add(_ window: [PreparedItem]) async throws {
             let started = clock.now
-            let writtenBefore = writeTime
-            try run.add(window, onPage: timedOnPage)
-            run.summary.stageTimes.place += clock.now - started - (writeTime - writtenBefore)
+            var made: [LayoutPage] = []
+            try run.add(window) { made.append($0) }
+            run.summary.stageTimes.place += clock.now - started
+            try await hand(made)
             onProgress(run.progress)
         }
 
@@ -153,7 +227,7 @@ public struct LayoutPipeline: Sendable {
                     } else {
                         window += batch.items[beforeCursor...]
                     }
-                    if !window.isEmpty { try add(window) }
+                    if !window.isEmpty { try await add(window) }
                     if run.isFinished { break }
                 }
             }
@@ -161,7 +235,9 @@ public struct LayoutPipeline: Sendable {
         run.summary.stageTimes.parse = parse.time
         run.summary.feedFormat = parse.format.map { "\($0)" }
         run.summary.feedWarnings = parse.feedWarnings
-        var summary = try run.finish(onPage: timedOnPage)
+        var made: [LayoutPage] = []
+        var summary = try run.finish { made.append($0) }
+        try await hand(made)
         summary.stageTimes.write = writeTime
         return summary
     }

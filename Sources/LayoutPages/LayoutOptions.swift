@@ -327,9 +327,12 @@ extension TextMeasurer {
     /// A measurer for one block of the annotation (`role`: "title" or "caption"); a font that cannot be loaded is
     /// the caller's to fix, named by its block.
     /// - Throws: `LayoutError.fontUnavailable`.
-    package static func annotation(_ style: TextStyle, role: String) throws(LayoutError) -> TextMeasurer {
+    /// - Parameter catalog: Where a process keeps the measurers it shares between layouts; `nil` makes one.
+    package static func annotation(
+        _ style: TextStyle, role: String, from catalog: TextMeasurerCatalog? = nil
+    ) throws(LayoutError) -> TextMeasurer {
         do {
-            return try TextMeasurer(style: style)
+            return try catalog?.measurer(for: style) ?? TextMeasurer(style: style)
         } catch {
             throw LayoutError(.fontUnavailable, "\(role) font: \(error)")
         }

@@ -285,15 +285,18 @@ public final class RemoteFetcher: Sendable {
 
     /// Starts a GET and returns its body as a stream of byte chunks (for feeds).
     ///
-    /// The stream enforces the byte cap; iterating it throws ``RemoteFetchError``. The total timeout
-    /// covers the whole body. The concurrency permit is held only until the response head arrives.
+    /// The stream enforces the byte cap; iterating it throws ``RemoteFetchError``. The concurrency permit is
+    /// held only until the response head arrives.
     /// - Parameters:
     ///   - url: An http(s) URL.
     ///   - maximumBytes: A byte cap for this body instead of the configuration's (a feed's own size limit).
+    ///   - boundedInTotal: Whether the total timeout covers the whole body (a photo). `false` bounds only the wait
+    ///     for the response head by it, and the body by the read timeout between bytes (a feed: a large one that
+    ///     arrives steadily must not be cut off; one whose server goes silent still ends).
     /// - Returns: The body and what is known of the resource (its final URL and `Content-Type` too).
     /// - Throws: ``RemoteFetchError`` for refused addresses, connection failures and statuses other than 200.
     public func streamBody(
-        _ url: String, maximumBytes: Int? = nil
+        _ url: String, maximumBytes: Int? = nil, boundedInTotal: Bool = true
     ) async throws(RemoteFetchError) -> (body: RemoteBody, resource: RemoteResource) {
         let cap = max(1, maximumBytes ?? configuration.maximumBytes)
         do {
@@ -318,7 +321,7 @@ public final class RemoteFetcher: Sendable {
                 if let size = resource.totalSize, size > cap { throw tooLarge(url, cap: cap) }
                 return (
                     RemoteBody(
-                        body: response.body, url: url, maximumBytes: cap, deadline: deadline,
+                        body: response.body, url: url, maximumBytes: cap, deadline: boundedInTotal ? deadline : nil,
                         configuration: configuration), resource
                 )
             }
@@ -497,7 +500,8 @@ public struct RemoteBody: AsyncSequence, Sendable {
     let body: HTTPClientResponse.Body
     let url: String
     let maximumBytes: Int
-    let deadline: NIODeadline
+    /// The end of the total timeout, or `nil` when only the read timeout between bytes bounds the body.
+    let deadline: NIODeadline?
     let configuration: RemoteFetchConfiguration
 
     /// Iterates the chunks; `next()` throws ``RemoteFetchError``.
@@ -505,7 +509,7 @@ public struct RemoteBody: AsyncSequence, Sendable {
         var base: HTTPClientResponse.Body.AsyncIterator
         let url: String
         let maximumBytes: Int
-        let deadline: NIODeadline
+        let deadline: NIODeadline?
         let configuration: RemoteFetchConfiguration
         var received = 0
 
@@ -513,7 +517,7 @@ public struct RemoteBody: AsyncSequence, Sendable {
         public mutating func next() async throws -> [UInt8]? {
             do {
                 guard let chunk = try await base.next() else { return nil }
-                if NIODeadline.now() > deadline {
+                if let deadline, NIODeadline.now() > deadline {
                     throw RemoteFetchError(
                         code: .timeout, url: url,
                         reason:

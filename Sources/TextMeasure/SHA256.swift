@@ -1,6 +1,7 @@
-/// SHA-256 (FIPS 180-4), for the font digests pages record: the hash anyone can recompute with standard tools.
-/// Only short inputs go through it (a font's table directory), so clarity wins over speed.
-enum SHA256 {
+/// SHA-256 (FIPS 180-4), for the font digests pages record and the service's feed and page digests: the hash
+/// anyone can recompute with standard tools. Clarity wins over speed: the longest input is a feed a client posts,
+/// digested once.
+package enum SHA256 {
     private static let roundConstants: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
         0xd807_aa98, 0x1283_5b01, 0x2431_85be, 0x550c_7dc3, 0x72be_5d74, 0x80de_b1fe, 0x9bdc_06a7, 0xc19b_f174,
@@ -13,7 +14,7 @@ enum SHA256 {
     ]
 
     /// The digest of `bytes` as 64 lower-case hex digits.
-    static func hexDigest(_ bytes: [UInt8]) -> String {
+    package static func hexDigest(_ bytes: [UInt8]) -> String {
         var state: [UInt32] = [
             0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
         ]

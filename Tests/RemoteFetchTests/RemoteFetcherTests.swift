@@ -315,6 +315,50 @@ struct RemoteFetcherTests {
         }
     }
 
+    /// A feed's body is bounded by the read timeout between bytes, not by the total timeout: a large feed that
+    /// arrives steadily is read to its end, and one whose server goes silent still fails.
+    @Test func aSteadyBodyOutlivesTheTotalTimeoutWhenOnlyTheHeadIsBounded() async throws {
+        try await TestHTTPServer.with { server in
+            let body = Self.bytes(20 * 512)
+            // 20 chunks 150 ms apart: 3 s in all, against a total timeout of 1 s (the read timeout between bytes
+            // is long: the suites share two cores, and a loaded machine may delay a chunk by seconds).
+            server.serve("/steady.xml", .init(body: body, chunkDelay: .milliseconds(150), chunkSize: 512))
+            var configuration = patient
+            configuration.readTimeout = .seconds(20)
+            configuration.totalTimeout = .seconds(1)
+            try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
+                let (stream, _) = try await fetcher.streamBody(server.url("/steady.xml"), boundedInTotal: false)
+                var received: [UInt8] = []
+                for try await chunk in stream { received += chunk }
+                #expect(received == body)
+                // Bounded in total (a photo), the same body is cut off.
+                let (bounded, _) = try await fetcher.streamBody(server.url("/steady.xml"))
+                await #expect(throws: RemoteFetchError.self) {
+                    for try await _ in bounded {}
+                }
+            }
+        }
+    }
+
+    @Test func aBodyWhoseServerFallsSilentFailsAfterTheReadTimeout() async throws {
+        try await TestHTTPServer.with { server in
+            let gate = ResponseGate(holdingAt: .afterBodyBytes(1024))
+            server.serve("/stalls.xml", .init(body: Self.bytes(4096), chunkSize: 512, gate: gate))
+            var configuration = patient
+            configuration.readTimeout = .milliseconds(500)
+            try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
+                let (stream, _) = try await fetcher.streamBody(server.url("/stalls.xml"), boundedInTotal: false)
+                let started = ContinuousClock.now
+                let error = await #expect(throws: RemoteFetchError.self) {
+                    for try await _ in stream {}
+                }
+                #expect(error?.code == .timeout)
+                #expect(ContinuousClock.now - started < .seconds(10))
+            }
+            gate.open()
+        }
+    }
+
     @Test func aConditionalRequestSeesNotModified() async throws {
         try await TestHTTPServer.with { server in
             server.serve("/tagged", .init(body: Self.bytes(1000), entityTag: "\"v1\""))

@@ -1,0 +1,28 @@
+import Synchronization
+
+/// Text measurers by style, for a process that lays out many feeds: a measurer opens its font files and fills
+/// caches of shaped segments as it works, and every later layout with the same style reuses both.
+///
+/// A measurer is safe to share between concurrent tasks, and gives the same measurements however warm its caches
+/// are, so sharing one changes no output.
+public final class TextMeasurerCatalog: Sendable {
+    private let measurers = Mutex<[TextStyle: TextMeasurer]>([:])
+    private let limit: Int
+
+    /// - Parameter limit: The most styles kept; past it, the catalog starts again from empty (a server sees a
+    ///   handful of styles, so this only bounds what a stream of odd options can make it hold).
+    public init(limit: Int = 64) { self.limit = max(1, limit) }
+
+    /// The measurer for a style, made on first use.
+    /// - Throws: ``TextMeasureError`` as ``TextMeasurer/init(style:)`` does.
+    public func measurer(for style: TextStyle) throws(TextMeasureError) -> TextMeasurer {
+        if let known = measurers.withLock({ $0[style] }) { return known }
+        let made = try TextMeasurer(style: style)
+        return measurers.withLock { measurers in
+            if let raced = measurers[style] { return raced }
+            if measurers.count >= limit { measurers.removeAll() }
+            measurers[style] = made
+            return made
+        }
+    }
+}

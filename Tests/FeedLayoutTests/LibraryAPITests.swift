@@ -1,0 +1,205 @@
+import FeedLayoutTestSupport
+import Foundation
+import Logging
+import Synchronization
+import Testing
+import TextMeasure
+
+@testable import FeedLayout
+
+/// The library API a server holds: feeds from memory and from async byte chunks, pages as an async sequence,
+/// cancellation, shared resources, and the layout threads.
+@Suite(.timeLimit(.minutes(5)))
+struct LibraryAPITests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// A feed whose photos are absolute URLs that are never fetched (a reserved name): every layout of it, from any
+    /// source, takes the declared sizes, so the sources can be compared byte for byte.
+    static func feed(items count: Int) -> String {
+        var feed = #"<?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>t</title>"#
+        for index in 0..<count {
+            feed += "<item><guid>item-\(index)</guid><title>Pin \(index)</title><description>caption \(index) "
+            feed += String(repeating: "word ", count: index % 17) + "</description>"
+            feed += "<media:content url=\"https://photos.invalid/\(index % 5).jpg\" medium=\"image\" "
+            feed += "width=\"\(400 + index % 7 * 50)\" height=\"\(300 + index % 11 * 40)\"/></item>\n"
+        }
+        return feed + "</channel></rss>\n"
+    }
+
+    static func pagesJSON(_ pipeline: LayoutPipeline, _ feed: FeedInput) async throws -> [[UInt8]] {
+        var pages: [[UInt8]] = []
+        _ = try await pipeline.run(feed) { page in
+            var json = JSONWriter()
+            Records.write(page, into: &json)
+            pages.append(json.takeBytes())
+        }
+        return pages
+    }
+
+    static var options: LayoutOptions {
+        var options = LayoutOptions()
+        options.pagination = PaginationRule(pageSize: 10)
+        return options
+    }
+
+    @Test func aFeedInMemoryOrInChunksLaysOutAsTheSameFileDoes() async throws {
+        let text = Self.feed(items: 57)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-api-\(UUID()).xml")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        let pipeline = try LayoutPipeline(options: Self.options)
+        let fromFile = try await Self.pagesJSON(pipeline, .path(file.path))
+        #expect(fromFile.count == 6)
+        #expect(try await Self.pagesJSON(pipeline, .bytes(Array(text.utf8))) == fromFile)
+        // Chunks of every size from one byte up, as a request body arrives.
+        for size in [1, 7, 4096, 1 << 20] {
+            let bytes = Array(text.utf8)
+            let chunks = AsyncStream<[UInt8]> { continuation in
+                for start in stride(from: 0, to: bytes.count, by: size) {
+                    continuation.yield(Array(bytes[start..<min(bytes.count, start + size)]))
+                }
+                continuation.finish()
+            }
+            #expect(try await Self.pagesJSON(pipeline, .chunks(chunks)) == fromFile, "chunks of \(size)")
+        }
+    }
+
+    @Test func aFeedFromMemoryNeverReadsALocalFile() async throws {
+        // A photo beside the process's working folder, named relatively and as a file: URL.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-untrusted-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: Self.repository.appendingPathComponent("sample-feed/photos/espresso.jpg"),
+            to: folder.appendingPathComponent("espresso.jpg"))
+        let text = """
+            <rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>t</title>
+            <item><guid>a</guid><media:content url="\(folder.path)/espresso.jpg" medium="image"/></item>
+            <item><guid>b</guid><media:content url="file://\(folder.path)/espresso.jpg" medium="image"/></item>
+            <item><guid>c</guid><media:content url="espresso.jpg" medium="image"/></item>
+            </channel></rss>
+            """
+        let pipeline = try LayoutPipeline(options: Self.options)
+        var warnings: [String] = []
+        let summary = try await pipeline.run(.bytes(Array(text.utf8))) { page in
+            for item in page.items {
+                #expect(item.photo.sizeSource != .header, "item \(item.id) was read from a local file")
+                warnings += item.warnings.map(\.code)
+            }
+        }
+        #expect(summary.items == 3)
+        #expect(summary.imagesProbed == 0)
+        #expect(!warnings.isEmpty)
+        // With the folder as the image root (the caller's opt-in), the absolute path and the file: URL are read.
+        var trusting = Self.options
+        trusting.imageRoot = folder.path
+        let opted = try await LayoutPipeline(options: trusting).run(.bytes(Array(text.utf8))) { _ in }
+        // The file: URL is read; an absolute path is a path only in a feed that is itself a local file.
+        #expect(opted.imagesProbed == 1)
+        // A URL feed is only ever http(s).
+        #expect(throws: LayoutError.self) { try FeedInput.url("file:///etc/passwd") }
+        #expect(throws: LayoutError.self) { try FeedInput.url("/etc/passwd") }
+    }
+
+    @Test func pagesAsAnAsyncSequenceAreTheRunsPages() async throws {
+        let text = Self.feed(items: 33)
+        let pipeline = try LayoutPipeline(options: Self.options)
+        let expected = try await Self.pagesJSON(pipeline, .bytes(Array(text.utf8)))
+        var seen: [[UInt8]] = []
+        for try await page in pipeline.pages(of: .bytes(Array(text.utf8))) {
+            var json = JSONWriter()
+            Records.write(page, into: &json)
+            seen.append(json.takeBytes())
+        }
+        #expect(seen == expected)
+    }
+
+    /// A run cancelled after its first page stops at once: it hands over no more than the pages already on
+    /// their way (a window of items makes at most a few), and ends with an error, not with 10,000 pages. Counted
+    /// rather than timed: the suites share two cores with processes the end-to-end tests start, so a time bound
+    /// would measure the test run. (The note of the issue gives the release build's time.)
+    @Test func cancellingAfterTheFirstPageOfAHundredThousandPinsStopsTheRun() async throws {
+        let bytes = Array(Self.feed(items: 100_000).utf8)
+        let pipeline = try LayoutPipeline(options: Self.options)
+        let firstPage = AsyncStream<Void>.makeStream()
+        let pagesAfterCancel = Mutex(0)
+        let cancelled = Atomic<Bool>(false)
+        let run = Task {
+            try await pipeline.run(.bytes(bytes)) { page in
+                if cancelled.load(ordering: .relaxed) { pagesAfterCancel.withLock { $0 += 1 } }
+                if page.index == 0 { firstPage.continuation.yield() }
+            }
+        }
+        var iterator = firstPage.stream.makeAsyncIterator()
+        await iterator.next()
+        let started = ContinuousClock.now
+        cancelled.store(true, ordering: .relaxed)
+        run.cancel()
+        let result = await run.result
+        guard case .failure = result else {
+            Issue.record("the run finished all 100,000 pins instead of stopping")
+            return
+        }
+        let handed = pagesAfterCancel.withLock { $0 }
+        #expect(handed <= 8, "\(handed) pages were handed over after the run was cancelled")
+        print("cancelled after page 1 of 100,000 pins: \(handed) more pages, ended \(ContinuousClock.now - started) later")
+
+        // The sequence: leaving the loop cancels the run; the producer makes only what the channel holds.
+        var count = 0
+        for try await _ in pipeline.pages(of: .bytes(bytes)) {
+            count += 1
+            if count == 2 { break }
+        }
+        #expect(count == 2)
+    }
+
+    @Test func withSharedResourcesALayoutRunsOnItsOwnThreadsAndMakesTheSamePages() async throws {
+        let resources = LayoutResources(threadCount: 2, logger: Logger(label: "test"))
+        let text = Self.feed(items: 45)
+        let own = try await Self.pagesJSON(try LayoutPipeline(options: Self.options), .bytes(Array(text.utf8)))
+        let shared = try LayoutPipeline(options: Self.options, resources: resources)
+        let onPoolThreads = Mutex<[Bool]>([])
+        var pages: [[UInt8]] = []
+        _ = try await shared.run(.bytes(Array(text.utf8))) { page in
+            onPoolThreads.withLock { $0.append(LayoutThreadPool.isPoolThread) }
+            var json = JSONWriter()
+            Records.write(page, into: &json)
+            pages.append(json.takeBytes())
+        }
+        #expect(pages == own)
+        #expect(onPoolThreads.withLock { !$0.isEmpty && $0.allSatisfy { $0 } }, "\(onPoolThreads.withLock { $0 })")
+        // A second pipeline with the same style shares the measurers: the fonts are loaded once.
+        let again = try LayoutPipeline(options: Self.options, resources: resources)
+        #expect(again.fonts == shared.fonts)
+        let measurer = try resources.measurers.measurer(for: Self.options.annotation.text)
+        #expect(try resources.measurers.measurer(for: Self.options.annotation.text) === measurer)
+        // A policy that disagrees with the shared HTTP client's is refused, naming the option.
+        var other = Self.options
+        other.allowPrivateNetwork = true
+        #expect(throws: LayoutError.self) { try LayoutPipeline(options: other, resources: resources) }
+        try await resources.shutdown()
+    }
+
+    /// Progress reports and pages of a layout with shared resources come from the layout threads too, however
+    /// long the run: its work never lands on the cooperative pool (the language carries the executor preference
+    /// to every child task).
+    @Test func aLongLayoutStaysOnItsThreads() async throws {
+        let resources = LayoutResources(threadCount: 1, logger: Logger(label: "test"))
+        let pipeline = try LayoutPipeline(options: Self.options, resources: resources)
+        let bytes = Array(Self.feed(items: 5_000).utf8)
+        let elsewhere = Mutex(0)
+        let calls = Mutex(0)
+        _ = try await pipeline.run(
+            .bytes(bytes),
+            onProgress: { _ in
+                calls.withLock { $0 += 1 }
+                if !LayoutThreadPool.isPoolThread { elsewhere.withLock { $0 += 1 } }
+            }
+        ) { _ in
+            calls.withLock { $0 += 1 }
+            if !LayoutThreadPool.isPoolThread { elsewhere.withLock { $0 += 1 } }
+        }
+        #expect(calls.withLock { $0 } > 500)
+        #expect(elsewhere.withLock { $0 } == 0)
+        try await resources.shutdown()
+    }
+}
