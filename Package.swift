@@ -27,6 +27,8 @@ let package = Package(
         .library(name: "TextMeasure", targets: ["TextMeasure"]),
         // The command line's option groups, so that a fuzzer reads options exactly as `feedlayout layout` does.
         .library(name: "LayoutCommandLine", targets: ["LayoutCommandLine"]),
+        // The layout service, for a program that serves layouts in its own process.
+        .library(name: "LayoutService", targets: ["LayoutService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -36,11 +38,18 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        // The service: Hummingbird 2 without its default traits (swift-configuration support is not used, and
+        // building it costs minutes on two cores), under swift-service-lifecycle, with Prometheus metrics.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // C libraries from Debian.
         systemLibrary("CLibXML2", pkgConfig: "libxml-2.0", apt: "libxml2-dev"),
+        systemLibrary("CZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
         systemLibrary("CLibPNG", pkgConfig: "libpng", apt: "libpng-dev"),
         systemLibrary("CLibJPEG", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
         systemLibrary("CFreeType", pkgConfig: "freetype2", apt: "libfreetype-dev"),
@@ -144,10 +153,31 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // `feedlayout serve`: layouts laid out once and kept in a store (SQLite through GRDB), served page by page
+        // over HTTP (Hummingbird 2) under swift-service-lifecycle, with Prometheus metrics.
+        .target(
+            name: "LayoutService",
+            dependencies: [
+                "FeedLayout", "LayoutCommandLine", "LayoutPages", "ProbeCache", "RemoteFetch", "TextMeasure",
+                "WaterfallLayout", "CZlib",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "feedlayout",
             dependencies: [
-                "LayoutCommandLine", "FeedLayout", "LayoutPreview", "TextMeasure", "WaterfallLayout", "ImageProbe", "ProbeCache",
+                "LayoutCommandLine", "LayoutService", "FeedLayout", "LayoutPreview", "TextMeasure", "WaterfallLayout", "ImageProbe", "ProbeCache",
                 "RemoteFetch", "CJemalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -219,6 +249,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "LayoutServiceTests",
+            dependencies: [
+                "LayoutService", "FeedLayout", "FeedLayoutTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            exclude: ["Fixtures"],
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "LayoutPreviewTests",
             dependencies: [
                 "LayoutPreview", "FeedLayout", "LocalFileAccess", "TextMeasure", "WaterfallLayout", "CFeedLayoutShims",
@@ -228,6 +270,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "feedlayout", "FeedLayoutTestSupport", "LayoutPages", "WaterfallLayout",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

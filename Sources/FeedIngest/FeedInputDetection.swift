@@ -217,3 +217,19 @@ struct FileSignature {
         }
     }
 }
+
+extension FeedReader {
+    /// Why an input is no feed, judged from its first bytes as the reader judges them before parsing (a file of
+    /// another kind, binary data, an HTML page, no markup at all), or `nil` when it may be one.
+    ///
+    /// A server that receives a feed can answer at once with this, instead of accepting work that will fail.
+    /// - Parameter head: The input's first bytes: 64 KiB, or the whole of a shorter input.
+    public static func notAFeedReason(firstBytes head: some Collection<UInt8>) -> String? {
+        guard !head.isEmpty else { return "the input is empty" }
+        switch FeedInputDetection(head: Array(head.prefix(FeedInputDetection.decisionLimit)), transportCharset: nil) {
+        case .notAFeed(let reason): return reason
+        case .htmlPage: return FeedIngestError.htmlPage(source: "", line: nil, column: nil).message
+        case .json, .xml: return nil
+        }
+    }
+}

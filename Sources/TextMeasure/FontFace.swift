@@ -88,7 +88,7 @@ extension TextStyle {
     }
 
     /// Whether `name` names a file rather than a family.
-    static func isFontFilePath(_ name: String) -> Bool {
+    public static func isFontFilePath(_ name: String) -> Bool {
         name.contains("/") || [".ttf", ".otf", ".ttc", ".otc"].contains(where: { name.lowercased().hasSuffix($0) })
     }
 }

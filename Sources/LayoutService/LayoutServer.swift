@@ -1,0 +1,132 @@
+import FeedLayout
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import ProbeCache
+import RemoteFetch
+import ServiceLifecycle
+import UnixSignals
+import Synchronization
+
+/// `feedlayout serve`: the layout service, assembled and run.
+///
+/// Services, in the order they start (and the reverse of the order they stop): the shared layout resources (HTTP
+/// client, probe cache, fonts, layout threads), the runner that computes layouts, the HTTP server, and a flag that
+/// turns `/healthz` to `stopping` the moment shutdown begins. On SIGTERM or SIGINT the server stops accepting and
+/// finishes the requests in flight, the runner cancels running layouts (their stored pages are their checkpoint),
+/// and the process exits 0.
+public struct LayoutServer: Sendable {
+    let settings: ServiceSettings
+    let logger: Logger
+    let service: LayoutService
+
+    /// Opens the store and makes the resources; nothing listens yet.
+    /// - Throws: An error whose description names the store and says what to do (another process holds it, it is
+    ///   not a store, it cannot be created).
+    public init(settings: ServiceSettings, logger: Logger) throws {
+        self.settings = settings
+        self.logger = logger
+        let store = try LayoutStore(path: settings.storePath)
+        // The probe cache lives in the store's file too: one file holds everything the service keeps.
+        let probeCache: ProbeCache
+        do {
+            probeCache = try ProbeCache(path: settings.storePath)
+        } catch {
+            throw StoreError("\(settings.storePath): the probe cache in the store cannot be opened: \(error.reason)")
+        }
+        let resources = LayoutResources(
+            fetch: RemoteFetchConfiguration(
+                readTimeout: settings.feedReadTimeout, totalTimeout: settings.feedTotalTimeout,
+                maximumBytes: settings.maximumFeedBytes, allowPrivateNetwork: settings.allowPrivateNetwork),
+            probeCache: probeCache, threadCount: settings.layoutThreads, logger: logger)
+        let metrics = ServiceMetrics()
+        let runner = LayoutRunner(
+            store: store, resources: resources, settings: settings, metrics: metrics, logger: logger)
+        service = LayoutService(
+            settings: settings, store: store, runner: runner, resources: resources, metrics: metrics, logger: logger)
+    }
+
+    /// Serves until SIGTERM or SIGINT (or the task is cancelled).
+    /// - Parameter onListening: Called with the port once the server listens (useful with port 0).
+    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let router = Router(context: BasicRequestContext.self)
+        let routes = ServiceRoutesTable([
+            ("/v1/layouts", ["POST"]), ("/v1/layouts/:id", ["GET"]), ("/v1/layouts/:id/pages/:index", ["GET"]),
+            ("/v1/pages", ["GET"]), ("/v1/layouts/:id/items", ["GET"]), ("/v1/layouts/:id/snap", ["GET"]),
+            ("/healthz", ["GET"]), ("/metrics", ["GET"]),
+        ])
+        router.add(middleware: RequestMetricsMiddleware(metrics: service.metrics))
+        router.add(middleware: ProblemMiddleware(routes: routes))
+        let service = self.service
+        router.post("/v1/layouts") { try await service.createLayout($0, context: $1) }
+        router.get("/v1/layouts/:id") { try await service.layout($0, context: $1) }
+        router.get("/v1/layouts/:id/pages/:index") { try await service.page($0, context: $1) }
+        router.get("/v1/pages") { try await service.pageAfterCursor($0, context: $1) }
+        router.get("/v1/layouts/:id/items") { try await service.items($0, context: $1) }
+        router.get("/v1/layouts/:id/snap") { try await service.snap($0, context: $1) }
+        router.get("/healthz") { try await service.health($0, context: $1) }
+        router.get("/metrics") { try await service.metricsText($0, context: $1) }
+
+        let timeout = TimeAmount(settings.requestTimeout)
+        let logger = self.logger
+        let app = Application(
+            router: router,
+            server: .http1(
+                configuration: HTTP1Channel.Configuration(
+                    additionalChannelHandlers: [RequestDeadlineHandler(deadline: timeout)], idleTimeout: timeout)),
+            configuration: ApplicationConfiguration(
+                address: .hostname(settings.host, port: settings.port), serverName: "feedlayout"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                logger.info("feedlayout serve is listening", metadata: ["address": "http://\(settings.host):\(port)"])
+                await onListening(port)
+            },
+            logger: logger)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: service.resources), .init(service: service.runner), .init(service: app),
+                    .init(service: StoppingFlag(service: service)),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}
+
+/// Turns `/healthz` to `stopping` and refuses new layouts as soon as shutdown begins (it is the last service, so
+/// it hears of the shutdown first).
+private struct StoppingFlag: Service {
+    let service: LayoutService
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        service.isStopping.store(true, ordering: .relaxed)
+    }
+}
+
+/// Counts every answered request by route pattern and status, with its latency.
+struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServiceMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        let started = ContinuousClock.now
+        let response = try await next(request, context)
+        let route = context.endpointPath ?? "unknown"
+        metrics.recordRequest(
+            method: request.method.rawValue, route: route, status: response.status.code,
+            duration: ContinuousClock.now - started)
+        return response
+    }
+}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

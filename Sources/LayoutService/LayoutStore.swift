@@ -1,0 +1,395 @@
+import Foundation
+import GRDB
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where the service keeps what it computed: each layout's request and feed, its pages (as served, and gzipped),
+/// and the frame of every pin for viewport queries. SQLite through GRDB, in WAL mode: requests read while a layout
+/// writes.
+///
+/// Every page is stored in one transaction with its pins and the layout's running counts, so a reader sees a page
+/// whole or not at all, and a process killed at any moment leaves a store whose pages are a prefix of the layout:
+/// the next start resumes from the last stored page's cursor.
+final class LayoutStore: Sendable {
+    let path: String
+    private let database: DatabasePool
+    /// The lock file that keeps a second process off the same store (its descriptor stays open for our life).
+    private let lockDescriptor: Int32
+
+    /// A layout as stored.
+    struct LayoutRecord: Sendable {
+        var id: String
+        var status: String
+        /// The request's layout options as `feedlayout layout` arguments.
+        var arguments: [String]
+        var feedName: String
+        var baseURL: String?
+        var itemCount: Int
+        var warnings: [String: Int]
+        var errorCode: String?
+        var errorMessage: String?
+        var parts: [PartRecord]
+    }
+
+    /// One of a layout's layouts (one per breakpoint).
+    struct PartRecord: Sendable {
+        var layoutIndex: Int
+        var width: Double
+        var columns: Int
+        var pageCount: Int
+        var contentHeight: Double
+        var lastCursor: String?
+    }
+
+    /// A page as stored and served.
+    struct StoredPage: Sendable {
+        var json: [UInt8]
+        var gzip: [UInt8]
+        /// The strong entity tag of the JSON (the gzipped form's is this with `.gz`).
+        var entityTag: String
+    }
+
+    /// A pin's place, for viewport queries and snapping.
+    struct PinRecord: Sendable {
+        var itemIndex: Int
+        var column: Int
+        var columnSpan: Int
+        var x: Int, y: Int, width: Int, height: Int
+    }
+
+    /// A page about to be stored: the page, its pins, and what it adds to the layout's counts.
+    struct PageWrite: Sendable {
+        var layoutIndex: Int
+        var pageIndex: Int
+        var page: StoredPage
+        var cursor: String?
+        var contentHeight: Double
+        var pins: [(record: PinRecord, json: [UInt8])]
+        /// Items and warnings by code: counted from the first layout's pages only, so breakpoints count each item
+        /// once (as the command's summary does).
+        var itemCount: Int
+        var warnings: [String: Int]
+    }
+
+    /// Opens (or creates) the store.
+    /// - Throws: ``StoreError`` naming the path: another process holds it, it is not a database, or it cannot be
+    ///   created.
+    init(path: String) throws(StoreError) {
+        self.path = path
+        let folder = (path as NSString).deletingLastPathComponent
+        if !folder.isEmpty {
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                throw StoreError("\(path): cannot create the folder \(folder): \(error.localizedDescription)")
+            }
+        }
+        // One process per store: two would each resume the other's running layouts.
+        let lockPath = path + ".lock"
+        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw StoreError("\(path): cannot open the lock file \(lockPath): \(String(cString: strerror(errno)))")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let holder = (try? String(contentsOfFile: lockPath, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            close(descriptor)
+            throw StoreError(
+                "\(path): another process is using this store (feedlayout serve\(holder.map { ", process \($0)" } ?? ""))"
+                    + "; stop it or pass another --store")
+        }
+        let pid = "\(getpid())\n"
+        _ = ftruncate(descriptor, 0)
+        _ = pid.withCString { pwrite(descriptor, $0, strlen($0), 0) }
+        lockDescriptor = descriptor
+        var configuration = Configuration()
+        // A store that another program holds locked (a backup, a sqlite3 shell) is refused after a short wait
+        // with a message, instead of hanging the start.
+        configuration.busyMode = .timeout(3)
+        configuration.label = "LayoutStore"
+        do {
+            database = try DatabasePool(path: path, configuration: configuration)
+            try Self.migrator.migrate(database)
+        } catch let error as DatabaseError {
+            close(descriptor)
+            if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+                throw StoreError("\(path): the database is locked by another program; close it and start again")
+            }
+            if error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
+                throw StoreError("\(path): not a FeedLayout store (not an SQLite database, or damaged)")
+            }
+            throw StoreError("\(path): cannot open the store: \(error.message ?? "\(error.resultCode)")")
+        } catch {
+            close(descriptor)
+            throw StoreError("\(path): cannot open the store: \(error)")
+        }
+    }
+
+    deinit { close(lockDescriptor) }
+
+    /// The schema, in versioned steps; GRDB records which ran, so each runs once per store.
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("layouts-v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE layout (
+                        id TEXT PRIMARY KEY,
+                        status TEXT NOT NULL,
+                        arguments TEXT NOT NULL,
+                        feedName TEXT NOT NULL,
+                        baseURL TEXT,
+                        feed BLOB NOT NULL,
+                        itemCount INTEGER NOT NULL DEFAULT 0,
+                        warnings TEXT NOT NULL DEFAULT '{}',
+                        errorCode TEXT,
+                        errorMessage TEXT,
+                        createdAt REAL NOT NULL
+                    );
+                    CREATE TABLE part (
+                        layoutId TEXT NOT NULL REFERENCES layout(id) ON DELETE CASCADE,
+                        layoutIndex INTEGER NOT NULL,
+                        width REAL NOT NULL,
+                        columns INTEGER NOT NULL,
+                        pageCount INTEGER NOT NULL DEFAULT 0,
+                        contentHeight REAL NOT NULL DEFAULT 0,
+                        lastCursor TEXT,
+                        PRIMARY KEY (layoutId, layoutIndex)
+                    );
+                    CREATE TABLE page (
+                        layoutId TEXT NOT NULL REFERENCES layout(id) ON DELETE CASCADE,
+                        layoutIndex INTEGER NOT NULL,
+                        pageIndex INTEGER NOT NULL,
+                        json BLOB NOT NULL,
+                        gzip BLOB NOT NULL,
+                        etag TEXT NOT NULL,
+                        cursor TEXT,
+                        PRIMARY KEY (layoutId, layoutIndex, pageIndex)
+                    );
+                    CREATE INDEX page_by_cursor ON page(cursor);
+                    CREATE TABLE pin (
+                        layoutId TEXT NOT NULL REFERENCES layout(id) ON DELETE CASCADE,
+                        layoutIndex INTEGER NOT NULL,
+                        itemIndex INTEGER NOT NULL,
+                        columnIndex INTEGER NOT NULL,
+                        columnSpan INTEGER NOT NULL,
+                        x INTEGER NOT NULL, y INTEGER NOT NULL, width INTEGER NOT NULL, height INTEGER NOT NULL,
+                        json BLOB NOT NULL,
+                        PRIMARY KEY (layoutId, layoutIndex, itemIndex)
+                    );
+                    """)
+        }
+        return migrator
+    }
+
+    // MARK: Layouts
+
+    /// Stores a new layout, unless one with this id exists.
+    /// - Returns: Whether it was new (the caller then starts computing it).
+    func insertLayout(
+        id: String, arguments: [String], feedName: String, baseURL: String?, feed: [UInt8],
+        parts: [(width: Double, columns: Int)]
+    ) async throws -> Bool {
+        let argumentsJSON = String(decoding: try JSONEncoder().encode(arguments), as: UTF8.self)
+        let compressed = Gzip.compress(feed, level: 6)
+        return try await database.write { db in
+            try db.execute(
+                sql: """
+                    INSERT OR IGNORE INTO layout (id, status, arguments, feedName, baseURL, feed, createdAt)
+                    VALUES (?, 'running', ?, ?, ?, ?, ?)
+                    """,
+                arguments: [id, argumentsJSON, feedName, baseURL, Data(compressed), Date().timeIntervalSince1970])
+            guard db.changesCount > 0 else { return false }
+            for (index, part) in parts.enumerated() {
+                try db.execute(
+                    sql: "INSERT INTO part (layoutId, layoutIndex, width, columns) VALUES (?, ?, ?, ?)",
+                    arguments: [id, index, part.width, part.columns])
+            }
+            return true
+        }
+    }
+
+    func layout(_ id: String) async throws -> LayoutRecord? {
+        try await database.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM layout WHERE id = ?", arguments: [id]) else {
+                return nil
+            }
+            let parts = try Row.fetchAll(
+                db, sql: "SELECT * FROM part WHERE layoutId = ? ORDER BY layoutIndex", arguments: [id]
+            ).map { part in
+                PartRecord(
+                    layoutIndex: part["layoutIndex"], width: part["width"], columns: part["columns"],
+                    pageCount: part["pageCount"], contentHeight: part["contentHeight"], lastCursor: part["lastCursor"])
+            }
+            let arguments = try JSONDecoder().decode([String].self, from: Data((row["arguments"] as String).utf8))
+            let warnings = try JSONDecoder().decode([String: Int].self, from: Data((row["warnings"] as String).utf8))
+            return LayoutRecord(
+                id: id, status: row["status"], arguments: arguments, feedName: row["feedName"], baseURL: row["baseURL"],
+                itemCount: row["itemCount"], warnings: warnings, errorCode: row["errorCode"],
+                errorMessage: row["errorMessage"], parts: parts)
+        }
+    }
+
+    /// A layout's feed, as it was posted.
+    func feed(of id: String) async throws -> [UInt8]? {
+        let compressed = try await database.read { db in
+            try Data.fetchOne(db, sql: "SELECT feed FROM layout WHERE id = ?", arguments: [id])
+        }
+        return compressed.flatMap { Gzip.decompress([UInt8]($0)) }
+    }
+
+    /// The ids of layouts still being computed (after a crash or a shutdown: the ones to resume), oldest first.
+    func runningLayouts() async throws -> [String] {
+        try await database.read { db in
+            try String.fetchAll(db, sql: "SELECT id FROM layout WHERE status = 'running' ORDER BY createdAt, id")
+        }
+    }
+
+    /// Stores a page, its pins and the counts it adds, in one transaction. A page stored before (a layout with
+    /// breakpoints restarted from its beginning) is left as it is: the same options and feed give the same bytes.
+    func storePage(_ write: PageWrite, layoutId id: String) async throws {
+        try await database.write { db in
+            let exists =
+                try Bool.fetchOne(
+                    db, sql: "SELECT 1 FROM page WHERE layoutId = ? AND layoutIndex = ? AND pageIndex = ?",
+                    arguments: [id, write.layoutIndex, write.pageIndex]) ?? false
+            guard !exists else { return }
+            try db.execute(
+                sql: """
+                    INSERT INTO page (layoutId, layoutIndex, pageIndex, json, gzip, etag, cursor)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    id, write.layoutIndex, write.pageIndex, Data(write.page.json), Data(write.page.gzip),
+                    write.page.entityTag, write.cursor,
+                ])
+            let insertPin = try db.makeStatement(
+                sql: """
+                    INSERT OR REPLACE INTO pin
+                    (layoutId, layoutIndex, itemIndex, columnIndex, columnSpan, x, y, width, height, json)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
+            for (pin, json) in write.pins {
+                try insertPin.execute(arguments: [
+                    id, write.layoutIndex, pin.itemIndex, pin.column, pin.columnSpan, pin.x, pin.y, pin.width,
+                    pin.height, Data(json),
+                ])
+            }
+            try db.execute(
+                sql: """
+                    UPDATE part SET pageCount = pageCount + 1, contentHeight = ?, lastCursor = ?
+                    WHERE layoutId = ? AND layoutIndex = ?
+                    """,
+                arguments: [write.contentHeight, write.cursor, id, write.layoutIndex])
+            if write.itemCount > 0 || !write.warnings.isEmpty {
+                try Self.addCounts(db, id: id, items: write.itemCount, warnings: write.warnings)
+            }
+        }
+    }
+
+    private static func addCounts(_ db: Database, id: String, items: Int, warnings: [String: Int]) throws {
+        var merged = try JSONDecoder().decode(
+            [String: Int].self,
+            from: Data((try String.fetchOne(db, sql: "SELECT warnings FROM layout WHERE id = ?", arguments: [id]) ?? "{}").utf8))
+        for (code, count) in warnings { merged[code, default: 0] += count }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        try db.execute(
+            sql: "UPDATE layout SET itemCount = itemCount + ?, warnings = ? WHERE id = ?",
+            arguments: [items, String(decoding: try encoder.encode(merged), as: UTF8.self), id])
+    }
+
+    /// Marks a layout done, adding the feed-wide warnings (they are known only at the end of the feed).
+    func finishLayout(_ id: String, feedWarnings: [String: Int]) async throws {
+        try await database.write { db in
+            if !feedWarnings.isEmpty { try Self.addCounts(db, id: id, items: 0, warnings: feedWarnings) }
+            try db.execute(sql: "UPDATE layout SET status = 'done' WHERE id = ?", arguments: [id])
+        }
+    }
+
+    /// Marks a layout failed; the pages it stored stay.
+    func failLayout(_ id: String, code: String, message: String) async throws {
+        try await database.write { db in
+            try db.execute(
+                sql: "UPDATE layout SET status = 'failed', errorCode = ?, errorMessage = ? WHERE id = ?",
+                arguments: [code, message, id])
+        }
+    }
+
+    // MARK: Pages and pins
+
+    func page(_ id: String, layoutIndex: Int, pageIndex: Int) async throws -> StoredPage? {
+        try await database.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT json, gzip, etag FROM page WHERE layoutId = ? AND layoutIndex = ? AND pageIndex = ?",
+                arguments: [id, layoutIndex, pageIndex]
+            ).map { row in
+                StoredPage(
+                    json: [UInt8](row["json"] as Data), gzip: [UInt8](row["gzip"] as Data), entityTag: row["etag"])
+            }
+        }
+    }
+
+    /// The page whose cursor this is: its layout, layout index and page index. With several layouts holding the
+    /// same cursor (two feeds that begin alike), `layoutId` picks one, else the newest.
+    func pageWithCursor(_ cursor: String, layoutId: String?) async throws -> (id: String, layoutIndex: Int, pageIndex: Int)? {
+        try await database.read { db in
+            let row: Row?
+            if let layoutId {
+                row = try Row.fetchOne(
+                    db, sql: "SELECT layoutId, layoutIndex, pageIndex FROM page WHERE cursor = ? AND layoutId = ?",
+                    arguments: [cursor, layoutId])
+            } else {
+                row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT page.layoutId, page.layoutIndex, page.pageIndex FROM page
+                        JOIN layout ON layout.id = page.layoutId
+                        WHERE page.cursor = ? ORDER BY layout.createdAt DESC LIMIT 1
+                        """, arguments: [cursor])
+            }
+            return row.map { ($0["layoutId"], $0["layoutIndex"], $0["pageIndex"]) }
+        }
+    }
+
+    /// The pins of a layout from `itemIndex` on, in index order.
+    func pins(_ id: String, layoutIndex: Int, from itemIndex: Int) async throws -> [PinRecord] {
+        try await database.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT itemIndex, columnIndex, columnSpan, x, y, width, height FROM pin
+                    WHERE layoutId = ? AND layoutIndex = ? AND itemIndex >= ? ORDER BY itemIndex
+                    """, arguments: [id, layoutIndex, itemIndex]
+            ).map { row in
+                PinRecord(
+                    itemIndex: row["itemIndex"], column: row["columnIndex"], columnSpan: row["columnSpan"], x: row["x"],
+                    y: row["y"], width: row["width"], height: row["height"])
+            }
+        }
+    }
+
+    /// The JSON of these pins (as in their pages), in index order.
+    func pinJSON(_ id: String, layoutIndex: Int, items: [Int]) async throws -> [[UInt8]] {
+        guard !items.isEmpty else { return [] }
+        return try await database.read { db in
+            var result: [[UInt8]] = []
+            let statement = try db.makeStatement(
+                sql: "SELECT json FROM pin WHERE layoutId = ? AND layoutIndex = ? AND itemIndex = ?")
+            for item in items {
+                if let json = try Data.fetchOne(statement, arguments: [id, layoutIndex, item]) {
+                    result.append([UInt8](json))
+                }
+            }
+            return result
+        }
+    }
+}
+
+/// The store cannot be opened or used; the message names it and says what to do.
+struct StoreError: Error, Sendable, CustomStringConvertible {
+    var message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
+}

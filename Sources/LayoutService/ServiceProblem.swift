@@ -1,0 +1,135 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+import LayoutPages
+import NIOCore
+
+/// An answer other than success, as RFC 9457 problem details (`application/problem+json`): `type` (a URN naming
+/// the kind of problem), `title`, `status`, `detail`, and, where they apply, `field` (the request field or query
+/// parameter at fault) and `layoutStatus` (for a page that is not made yet: the problem's own `status` member is
+/// the HTTP status, as the RFC reserves it).
+struct ServiceProblem: Error, Sendable {
+    var status: HTTPResponse.Status
+    /// The last part of the type URN: `invalid-options`, `not-found`, …
+    var kind: String
+    var title: String
+    var detail: String
+    var field: String?
+    var layoutStatus: String?
+    var headers: HTTPFields = [:]
+
+    init(
+        _ status: HTTPResponse.Status, _ kind: String, _ title: String, detail: String, field: String? = nil,
+        layoutStatus: String? = nil
+    ) {
+        self.status = status
+        self.kind = kind
+        self.title = title
+        self.detail = detail
+        self.field = field
+        self.layoutStatus = layoutStatus
+    }
+
+    static func invalidRequest(_ detail: String, field: String? = nil) -> ServiceProblem {
+        ServiceProblem(.badRequest, "invalid-request", "The request is not valid", detail: detail, field: field)
+    }
+
+    static func invalidOptions(_ detail: String, field: String?) -> ServiceProblem {
+        ServiceProblem(.badRequest, "invalid-options", "An option is not valid", detail: detail, field: field)
+    }
+
+    static func notFound(_ detail: String) -> ServiceProblem {
+        ServiceProblem(.notFound, "not-found", "Not found", detail: detail)
+    }
+
+    /// The response: the problem as JSON, with its headers.
+    func response() -> Response {
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("type", "urn:feedlayout:problem:" + kind)
+        json.field("title", title)
+        json.field("status", status.code)
+        json.field("detail", detail)
+        if let field { json.field("field", field) }
+        if let layoutStatus { json.field("layoutStatus", layoutStatus) }
+        json.endObject()
+        var fields = headers
+        fields[.contentType] = "application/problem+json"
+        fields[.cacheControl] = "no-store"
+        return Response(
+            status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json.takeBytes())))
+    }
+}
+
+/// Turns every error a handler throws into problem details: the service's own problems as they are, Hummingbird's
+/// (an unknown route, a body over the limit) with the matching kind, and anything else as a 500 that says no more
+/// than that, so no internal message reaches a client.
+struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
+    let routes: ServiceRoutesTable
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        do {
+            return try await next(request, context)
+        } catch let problem as ServiceProblem {
+            return problem.response()
+        } catch let error as HTTPError {
+            return problem(for: error, request: request).response()
+        } catch is NIOTooManyBytesError {
+            return ServiceProblem(
+                .contentTooLarge, "feed-too-large", "Request body too large",
+                detail: "the request body is larger than the service accepts (--max-feed-bytes)", field: "feedText"
+            ).response()
+        } catch let error as CancellationError {
+            // The service is stopping: nothing to answer, nothing to report.
+            throw error
+        } catch {
+            context.logger.error("request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
+            return ServiceProblem(
+                .internalServerError, "internal", "Internal error", detail: "the request could not be answered"
+            ).response()
+        }
+    }
+
+    private func problem(for error: HTTPError, request: Request) -> ServiceProblem {
+        switch error.status {
+        case .notFound:
+            let allowed = routes.methods(forPath: request.uri.path)
+            if !allowed.isEmpty {
+                var problem = ServiceProblem(
+                    .methodNotAllowed, "method-not-allowed", "Method not allowed",
+                    detail: "\(request.uri.path) answers \(allowed.joined(separator: ", ")), not \(request.method)")
+                problem.headers[.allow] = allowed.joined(separator: ", ")
+                return problem
+            }
+            return .notFound("no route \(request.method) \(request.uri.path); see the service's OpenAPI document")
+        case .contentTooLarge:
+            return ServiceProblem(
+                .contentTooLarge, "feed-too-large", "Request body too large",
+                detail: "the request body is larger than the limit (--max-feed-bytes)")
+        default:
+            return ServiceProblem(
+                error.status, "http-\(error.status.code)", error.status.reasonPhrase,
+                detail: error.body ?? error.status.reasonPhrase)
+        }
+    }
+}
+
+/// The service's routes by path pattern and method, to tell "no such route" (404) from "not with this method" (405).
+struct ServiceRoutesTable: Sendable {
+    /// Path patterns split at `/`; a component starting with `:` matches any one component.
+    let routes: [(pattern: [Substring], methods: [String])]
+
+    init(_ routes: [(String, [String])]) {
+        self.routes = routes.map { ($0.0.split(separator: "/"), $0.1) }
+    }
+
+    func methods(forPath path: String) -> [String] {
+        let components = path.split(separator: "/")
+        for route in routes where route.pattern.count == components.count {
+            if zip(route.pattern, components).allSatisfy({ $0.hasPrefix(":") || $0 == $1 }) { return route.methods }
+        }
+        return []
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// How `feedlayout serve` runs: where it listens, where it keeps layouts, and its limits.
+public struct ServiceSettings: Sendable {
+    /// The address to listen on; loopback by default, so nothing is exposed until asked.
+    public var host: String
+    /// The port; 0 picks a free one (its number is logged and given to `onListening`).
+    public var port: Int
+    /// The SQLite store of layouts, pages and the probe cache.
+    public var storePath: String
+    /// Whether feeds and photos at private, loopback and link-local addresses may be fetched.
+    public var allowPrivateNetwork: Bool
+    /// The largest request body and the largest feed, in bytes (413 beyond).
+    public var maximumFeedBytes: Int
+    /// How many layouts are computed at once; the others wait in order.
+    public var maximumConcurrentLayouts: Int
+    /// How long a client may take to send a whole request, head and body, once it has begun (a client that sends
+    /// a byte a second is cut off here), and how long a kept-alive connection may stay idle.
+    public var requestTimeout: Duration
+    /// The most a page request may wait for a page still being made (`?wait=`).
+    public var maximumWait: Int
+    /// Threads for layout work; default: one per core.
+    public var layoutThreads: Int
+    /// How long a feed's or photo's server may stay silent (no bytes) before the fetch fails.
+    public var feedReadTimeout: Duration = .seconds(10)
+    /// How long a photo may take in all, and a feed's server until its response head.
+    public var feedTotalTimeout: Duration = .seconds(30)
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, storePath: String = ServiceSettings.defaultStorePath(),
+        allowPrivateNetwork: Bool = false, maximumFeedBytes: Int = 64 * 1024 * 1024, maximumConcurrentLayouts: Int = 2,
+        requestTimeout: Duration = .seconds(30), maximumWait: Int = 60,
+        layoutThreads: Int = ProcessInfo.processInfo.activeProcessorCount
+    ) {
+        self.host = host
+        self.port = port
+        self.storePath = storePath
+        self.allowPrivateNetwork = allowPrivateNetwork
+        self.maximumFeedBytes = maximumFeedBytes
+        self.maximumConcurrentLayouts = max(1, maximumConcurrentLayouts)
+        self.requestTimeout = requestTimeout
+        self.maximumWait = maximumWait
+        self.layoutThreads = max(1, layoutThreads)
+    }
+
+    /// `$XDG_DATA_HOME/feedlayout/service.sqlite`, else `~/.local/share/feedlayout/service.sqlite`.
+    public static func defaultStorePath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let base = environment["XDG_DATA_HOME"], base.hasPrefix("/") { return base + "/feedlayout/service.sqlite" }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/feedlayout/service.sqlite"
+    }
+}

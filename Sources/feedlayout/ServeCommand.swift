@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import LayoutService
+import Logging
+
+extension FeedLayoutCommand {
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Serve layouts over HTTP: post a feed, get its pages by index, by cursor or by viewport.",
+            discussion: """
+                Layouts are computed once and kept in the store (SQLite) with the probe cache; pages are the bytes \
+                feedlayout layout writes, served with strong ETags, gzip and immutable caching. A layout cut short \
+                by a crash or a shutdown is finished at the next start. SIGTERM or SIGINT stops the service \
+                gracefully (exit 0). The routes and their JSON are in schemas/feedlayout-service.openapi.yaml.
+
+                Examples:
+                  feedlayout serve --port 8080 --store /var/lib/feedlayout/service.sqlite
+                  curl -s localhost:8080/v1/layouts -d '{"feed": "https://example.org/feed.xml", \\
+                    "options": {"width": 375, "columns": 2}}'
+                """)
+
+        @Option(help: "The address to listen on.")
+        var host = "127.0.0.1"
+
+        @Option(help: "The port to listen on (0: any free port, logged at start).")
+        var port = 8080
+
+        @Option(help: "The store of layouts, pages and the probe cache (default: $XDG_DATA_HOME/feedlayout/service.sqlite, else ~/.local/share/…).")
+        var store: String?
+
+        @Flag(help: "Also fetch feeds and photos from private, loopback and link-local addresses (refused by default).")
+        var allowPrivateNetwork = false
+
+        @Option(help: "The largest feed (and request body) accepted, in bytes.")
+        var maxFeedBytes = 64 * 1024 * 1024
+
+        @Option(help: "How many layouts are computed at once; the others wait in order.")
+        var maxConcurrentLayouts = 2
+
+        @Option(help: "Seconds a client may take to send a whole request (and a connection may stay idle).")
+        var requestTimeout = 30.0
+
+        @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
+        var logLevel = "info"
+
+        func validate() throws {
+            guard (0...65535).contains(port) else { throw ValidationError("--port is from 0 to 65535") }
+            guard (1...(1 << 34)).contains(maxFeedBytes) else {
+                throw ValidationError("--max-feed-bytes is from 1 to 17179869184")
+            }
+            guard (1...64).contains(maxConcurrentLayouts) else {
+                throw ValidationError("--max-concurrent-layouts is from 1 to 64")
+            }
+            guard requestTimeout.isFinite, (0.1...3600).contains(requestTimeout) else {
+                throw ValidationError("--request-timeout is from 0.1 to 3600 seconds")
+            }
+            guard Logger.Level(rawValue: logLevel) != nil else {
+                throw ValidationError("--log-level is trace, debug, info, notice, warning, error or critical")
+            }
+        }
+
+        func run() async throws {
+            // Logs go to standard error, as every message of this command does (only executables bootstrap).
+            LoggingSystem.bootstrap(StreamLogHandler.standardError)
+            var logger = Logger(label: "feedlayout.serve")
+            logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+            let settings = ServiceSettings(
+                host: host, port: port, storePath: store ?? ServiceSettings.defaultStorePath(),
+                allowPrivateNetwork: allowPrivateNetwork, maximumFeedBytes: maxFeedBytes,
+                maximumConcurrentLayouts: maxConcurrentLayouts,
+                requestTimeout: .milliseconds(Int(requestTimeout * 1000)))
+            let server: LayoutServer
+            do {
+                server = try LayoutServer(settings: settings, logger: logger)
+            } catch {
+                Terminal.error("\(error)")
+                throw ExitCode(CommandLineFailure.someInputsFailed)
+            }
+            try await server.run()
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import FeedLayoutTestSupport
+import Foundation
+import NIOHTTP1
+import Testing
+
+@testable import LayoutService
+
+/// Every route, answered and refused, checked against the service's OpenAPI document
+/// (`schemas/feedlayout-service.openapi.yaml`) by `scripts/check-openapi` (openapi-schema-validator).
+@Suite(.timeLimit(.minutes(5)))
+struct ServiceContractTests {
+    @Test func everyResponseMatchesTheOpenAPIDocument() async throws {
+        let service = try await ServiceHarness.start { $0.maximumFeedBytes = 200_000 }
+        defer { Task { await service.stop() } }
+        let feed = ServiceFeeds.rss(items: 50, photoBase: "https://photos.invalid/")
+        let posted = try await service.post([
+            "feedText": feed, "baseURL": "https://example.org/feed.xml",
+            "options": ["breakpoints": "375:2,768:3", "pageSize": 20, "placeholders": true, "lineHeight": "1.4x"],
+        ])
+        #expect(posted.status == 202, "\(posted.text)")
+        let id = try #require(posted.json["id"] as? String)
+        _ = try await service.post(["feedText": feed, "baseURL": "https://example.org/feed.xml",
+            "options": ["breakpoints": "375:2,768:3", "pageSize": 20, "placeholders": true, "lineHeight": "1.4x"]])
+        let done = try await service.waitUntilDone(id)
+        #expect((done.json["layouts"] as? [[String: Any]])?.count == 2)
+        _ = try await service.request(.GET, "/v1/layouts/\(id)")
+        let first = try await service.request(.GET, "/v1/layouts/\(id)/pages/0?wait=5")
+        _ = try await service.request(.GET, "/v1/layouts/\(id)/pages/1?layout=1", headers: [("Accept-Encoding", "gzip")])
+        let tag = first.headers.first(name: "ETag") ?? ""
+        _ = try await service.request(.GET, "/v1/layouts/\(id)/pages/0", headers: [("If-None-Match", tag)])
+        if let cursor = first.json["cursor"] as? String {
+            _ = try await service.request(.GET, "/v1/pages?cursor=\(cursor)&layout=\(id)")
+        }
+        _ = try await service.request(.GET, "/v1/layouts/\(id)/items?x=0&y=0&width=375&height=800")
+        _ = try await service.request(.GET, "/v1/layouts/\(id)/items?x=0&y=0&width=768&height=800&layout=1")
+        _ = try await service.request(.GET, "/v1/layouts/\(id)/snap?offset=333&direction=forward")
+        _ = try await service.request(.GET, "/healthz")
+        _ = try await service.request(.GET, "/metrics")
+        // Refusals.
+        _ = try await service.request(.POST, "/v1/layouts", body: Array("{".utf8))
+        _ = try await service.post(["feedText": feed, "options": ["width": -1]])
+        _ = try await service.post(["feedText": String(repeating: "x", count: 300_000)])
+        _ = try await service.post(["feedText": "just text, no feed"])
+        _ = try await service.post(["feed": "http://10.0.0.1/never.xml", "options": ["columns": 0]])
+        _ = try await service.request(.GET, "/v1/layouts/\(id)/pages/99?wait=0")
+        _ = try await service.request(.GET, "/v1/layouts/\(id)/pages/x")
+        _ = try await service.request(.GET, "/v1/layouts/ffffffffffffffffffffffffffffffff")
+        _ = try await service.request(.GET, "/v1/layouts/\(id)/items?x=0&y=zero&width=1&height=1")
+        _ = try await service.request(.GET, "/v1/layouts/\(id)/snap?offset=1&direction=sideways")
+        _ = try await service.request(.GET, "/v1/pages?cursor=nothing")
+        _ = try await service.request(.PUT, "/v1/layouts/\(id)")
+
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("exchanges-\(UUID().uuidString).jsonl")
+        try service.recordedExchanges.write(to: file, atomically: true, encoding: .utf8)
+        let checker = ServiceFeeds.repositoryRoot.appendingPathComponent("scripts/check-openapi").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", checker, "responses", file.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "the OpenAPI check failed:\n\(text)")
+        #expect(text.contains("0 failed"), "\(text)")
+    }
+}
+
+/// The checker itself: it passes exchanges that follow the document and fails every one of a set that each break
+/// it in one way (a missing header, a wrong status, a body off its schema, …), so a green contract test means
+/// something.
+@Suite struct OpenAPICheckerTests {
+    static func check(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", ServiceFeeds.repositoryRoot.appendingPathComponent("scripts/check-openapi").path]
+            + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
+    static let fixtures = ServiceFeeds.repositoryRoot.appendingPathComponent("Tests/LayoutServiceTests/Fixtures/openapi")
+
+    @Test func theDocumentIsValidOpenAPI() throws {
+        let (status, output) = try Self.check(["spec"])
+        #expect(status == 0, "\(output)")
+    }
+
+    @Test func goodExchangesPassAndEveryBrokenOneFails() throws {
+        let good = try Self.check(["responses", Self.fixtures.appendingPathComponent("sample-exchanges.jsonl").path])
+        #expect(good.status == 0, "\(good.output)")
+        #expect(good.output.contains("34 passed, 0 failed"), "\(good.output)")
+        let broken = try Self.check(["responses", Self.fixtures.appendingPathComponent("broken-exchanges.jsonl").path])
+        #expect(broken.status == 1)
+        #expect(broken.output.contains("0 passed, 42 failed"), "\(broken.output)")
+    }
+}

@@ -1,0 +1,176 @@
+import AsyncHTTPClient
+import FeedLayoutTestSupport
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@testable import LayoutService
+
+/// What a client can do wrong, on purpose or not, and what the service does then: each case bounded in count and
+/// time, all on loopback.
+@Suite(.timeLimit(.minutes(5)))
+struct ServiceRobustnessTests {
+    @Test func aClientThatDribblesARequestIsCutOff() async throws {
+        let service = try await ServiceHarness.start { $0.requestTimeout = .seconds(1) }
+        defer { Task { await service.stop() } }
+        // A plain socket: one byte every 300 ms, never idle, never a whole request (10 s for all of it).
+        let request = Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        let outcome = try await Task.detached { try Self.dribble(request, toPort: service.port) }.value
+        guard case .closed(let sent, let elapsed) = outcome else {
+            Issue.record("the whole request got through a byte at a time: no deadline (\(outcome))")
+            return
+        }
+        #expect(sent < request.count)
+        print("a dribbling client was cut off after \(elapsed), \(sent) of \(request.count) bytes")
+        // The service still answers others.
+        #expect(try await service.request(.GET, "/healthz").status == 200)
+    }
+
+    enum DribbleOutcome { case closed(sent: Int, after: Duration), answered }
+
+    /// Sends `bytes` one at a time, 300 ms apart, watching for the server closing the connection.
+    static func dribble(_ bytes: [UInt8], toPort port: Int) throws -> DribbleOutcome {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw TestInputError(message: "socket failed") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw TestInputError(message: "connect failed") }
+        var timeout = timeval(tv_sec: 0, tv_usec: 300_000)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let started = ContinuousClock.now
+        var buffer = [UInt8](repeating: 0, count: 256)
+        for (index, byte) in bytes.enumerated() {
+            var one = byte
+            if send(descriptor, &one, 1, Int32(MSG_NOSIGNAL)) < 0 { return .closed(sent: index, after: ContinuousClock.now - started) }
+            let received = recv(descriptor, &buffer, buffer.count, 0)
+            if received == 0 { return .closed(sent: index + 1, after: ContinuousClock.now - started) }
+            if received > 0 { return .answered }
+        }
+        return .answered
+    }
+
+    @Test func tenThousandRequestsForUnknownLayoutsAreAnsweredAndCostNothing() async throws {
+        let service = try await ServiceHarness.start()
+        defer { Task { await service.stop() } }
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    var notFound = 0
+                    for index in stride(from: worker, to: 10_000, by: 8) {
+                        let id = String(format: "%032x", index)
+                        let reply = try await service.request(.GET, "/v1/layouts/\(id)/pages/0", record: false)
+                        if reply.status == 404 { notFound += 1 }
+                    }
+                    return notFound
+                }
+            }
+            var total = 0
+            for try await count in group { total += count }
+            #expect(total == 10_000)
+        }
+        #expect(try await service.request(.GET, "/healthz").status == 200)
+    }
+
+    @Test func aFeedURLThatNeverAnswersEndsInA422() async throws {
+        try await TestHTTPServer.with { server in
+            // The head never comes: the gate is never opened.
+            let gate = ResponseGate(holdingAt: .beforeHead)
+            server.serve("/silent.xml", .init(body: Array("<rss/>".utf8), gate: gate))
+            let service = try await ServiceHarness.start { $0.feedReadTimeout = .seconds(1) }
+            defer { Task { await service.stop() } }
+            let started = ContinuousClock.now
+            let reply = try await service.post(["feed": server.url("/silent.xml")])
+            #expect(reply.status == 422, "\(reply.text)")
+            #expect(reply.json["type"] as? String == "urn:feedlayout:problem:feed-unreachable")
+            #expect(ContinuousClock.now - started < .seconds(60), "the 1 s read timeout did not end the fetch")
+            gate.open()
+        }
+    }
+
+    @Test func aFeedThatArrivesSlowlyButSteadilyIsReadWhole() async throws {
+        try await TestHTTPServer.with { server in
+            let feed = ServiceFeeds.rss(items: 40, photoBase: "https://photos.invalid/")
+            // 40 chunks, 100 ms apart: 4 s in all, twice the total timeout of 2 s, each gap well within the read
+            // timeout between bytes (long: a loaded machine may delay a chunk by seconds).
+            server.serve(
+                "/slow.xml",
+                .init(body: Array(feed.utf8), contentType: "application/rss+xml", chunkDelay: .milliseconds(100),
+                      chunkSize: feed.utf8.count / 40 + 1))
+            let service = try await ServiceHarness.start {
+                $0.feedReadTimeout = .seconds(20)
+                $0.feedTotalTimeout = .seconds(2)
+            }
+            defer { Task { await service.stop() } }
+            let reply = try await service.post(["feed": server.url("/slow.xml")])
+            #expect(reply.status == 202, "\(reply.text)")
+            let id = try #require(reply.json["id"] as? String)
+            let done = try await service.waitUntilDone(id)
+            #expect(done.json["items"] as? Int == 40)
+        }
+    }
+
+    @Test func concurrentPostsOfOneFeedComputeItOnce() async throws {
+        let service = try await ServiceHarness.start()
+        defer { Task { await service.stop() } }
+        let feed = ServiceFeeds.rss(items: 200, photoBase: "https://photos.invalid/")
+        let statuses = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    let reply = try await service.post(["feedText": feed, "options": ["pageSize": 20]])
+                    return (reply.status, reply.json["id"] as? String)
+                }
+            }
+            var all: [(Int, String?)] = []
+            for try await reply in group { all.append(reply) }
+            return all
+        }
+        #expect(Set(statuses.compactMap(\.1)).count == 1)
+        #expect(statuses.filter { $0.0 == 202 }.count == 1, "\(statuses)")
+        #expect(statuses.filter { $0.0 == 200 }.count == 7)
+        let id = statuses[0].1!
+        let done = try await service.waitUntilDone(id)
+        #expect(done.json["pages"] as? Int == 10)
+        let metrics = try await service.request(.GET, "/metrics").text
+        #expect(metrics.contains("feedlayout_items_laid_out_total 200"), "laid out more than once:\n\(metrics)")
+    }
+
+    @Test func aPageNotMadeYetIsWaitedForThenServed() async throws {
+        try await TestHTTPServer.with { server in
+            // Every photo answers after 150 ms: the layout takes a second or more, page by page.
+            let photo = try Data(
+                contentsOf: ServiceFeeds.repositoryRoot.appendingPathComponent("sample-feed/photos/chelsea-the-cat.jpg"))
+            var feed = #"<?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>t</title>"#
+            for index in 0..<60 {
+                server.serve(
+                    "/photos/\(index).jpg",
+                    .init(body: [UInt8](photo), contentType: "image/jpeg", headDelay: .milliseconds(150)))
+                feed += "<item><guid>\(index)</guid><title>Pin \(index)</title>"
+                feed += "<media:content url=\"\(server.url("/photos/\(index).jpg"))\" medium=\"image\"/></item>"
+            }
+            feed += "</channel></rss>"
+            let service = try await ServiceHarness.start()
+            defer { Task { await service.stop() } }
+            let reply = try await service.post(["feedText": feed, "options": ["pageSize": 10]])
+            let id = try #require(reply.json["id"] as? String)
+            let notYet = try await service.request(.GET, "/v1/layouts/\(id)/pages/5?wait=0")
+            #expect(notYet.status == 404, "\(notYet.text)")
+            #expect(notYet.json["type"] as? String == "urn:feedlayout:problem:page-not-ready")
+            #expect(notYet.json["layoutStatus"] as? String == "running")
+            let last = try await service.request(.GET, "/v1/layouts/\(id)/pages/5?wait=30")
+            #expect(last.status == 200, "\(last.text)")
+            #expect((last.json["page"] as? [String: Any])?["index"] as? Int == 5)
+        }
+    }
+}

@@ -1,0 +1,257 @@
+import AsyncHTTPClient
+import FeedLayout
+import FeedLayoutTestSupport
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Testing
+
+@testable import LayoutService
+
+/// `feedlayout serve`'s routes, in this process, against a real store and a real HTTP client.
+@Suite(.timeLimit(.minutes(5)))
+struct ServiceRoutesTests {
+    /// The pages the library makes for a feed with these request options: what the service must serve byte for
+    /// byte.
+    static func expectedPages(feed: String, arguments: [String], baseURL: String?) async throws -> [[UInt8]] {
+        let options = try ClientOptions.layoutOptions(arguments, allowPrivateNetwork: true)
+        var pages: [[UInt8]] = []
+        _ = try await LayoutPipeline(options: options).run(.bytes(Array(feed.utf8), baseURL: baseURL)) { page in
+            var json = JSONWriter()
+            Records.write(page, into: &json)
+            json.appendRaw("\n")
+            pages.append(json.takeBytes())
+        }
+        return pages
+    }
+
+    @Test func aPostedFeedIsLaidOutOnceAndServedPageByPageAsTheLibraryMakesIt() async throws {
+        try await TestHTTPServer.with { photos in
+            try ServiceFeeds.servePhotos(photos)
+            let service = try await ServiceHarness.start()
+            defer { Task { await service.stop() } }
+            let feed = ServiceFeeds.rss(items: 45, photoBase: photos.url("/photos/"))
+            let options: [String: Any] = ["width": 600, "columns": 3, "pageSize": 10, "gutter": 12]
+            let posted = try await service.post(["feedText": feed, "options": options])
+            #expect(posted.status == 202, "\(posted.text)")
+            let id = try #require(posted.json["id"] as? String)
+            #expect(id.count == 32)
+            #expect(posted.headers.first(name: "Location") == "/v1/layouts/\(id)")
+            let done = try await service.waitUntilDone(id)
+            #expect(done.json["status"] as? String == "done", "\(done.text)")
+            #expect(done.json["items"] as? Int == 45)
+            #expect(done.json["pages"] as? Int == 5)
+
+            let expected = try await Self.expectedPages(
+                feed: feed, arguments: ["--columns=3", "--gutter=12", "--page-size=10", "--width=600"], baseURL: nil)
+            #expect(expected.count == 5)
+            for (index, page) in expected.enumerated() {
+                let reply = try await service.request(.GET, "/v1/layouts/\(id)/pages/\(index)")
+                #expect(reply.status == 200)
+                #expect(reply.body == page, "page \(index) is not the library's page byte for byte")
+                #expect(reply.headers.first(name: "Cache-Control") == "public, max-age=31536000, immutable")
+                #expect(reply.headers.first(name: "Content-Type") == "application/json")
+                #expect(reply.headers.first(name: "Vary") == "Accept-Encoding")
+            }
+            // The same feed and options again: the same layout, not a second computation.
+            let again = try await service.post(["feedText": feed, "options": ["pageSize": 10, "columns": 3, "width": 600, "gutter": 12]])
+            #expect(again.status == 200)
+            #expect(again.json["id"] as? String == id)
+            // Past the end of a finished layout.
+            let past = try await service.request(.GET, "/v1/layouts/\(id)/pages/5")
+            #expect(past.status == 404)
+            #expect(past.json["type"] as? String == "urn:feedlayout:problem:not-found")
+        }
+    }
+
+    @Test func pagesAreGzippedOnceTaggedAndRevalidated() async throws {
+        let service = try await ServiceHarness.start()
+        defer { Task { await service.stop() } }
+        let feed = ServiceFeeds.rss(items: 12, photoBase: "https://photos.invalid/")
+        let id = try #require(try await service.post(["feedText": feed, "options": ["pageSize": 5]]).json["id"] as? String)
+        _ = try await service.waitUntilDone(id)
+        let plain = try await service.request(.GET, "/v1/layouts/\(id)/pages/1")
+        let zipped = try await service.request(.GET, "/v1/layouts/\(id)/pages/1", headers: [("Accept-Encoding", "br, gzip;q=0.8")])
+        #expect(zipped.headers.first(name: "Content-Encoding") == "gzip")
+        #expect(zipped.raw.starts(with: [0x1F, 0x8B]))
+        #expect(zipped.body == plain.body)
+        #expect(zipped.raw.count < plain.raw.count)
+        let refused = try await service.request(.GET, "/v1/layouts/\(id)/pages/1", headers: [("Accept-Encoding", "gzip;q=0")])
+        #expect(refused.headers.first(name: "Content-Encoding") == nil)
+        let plainTag = try #require(plain.headers.first(name: "ETag"))
+        let zippedTag = try #require(zipped.headers.first(name: "ETag"))
+        #expect(plainTag.hasPrefix("\"") && !plainTag.hasPrefix("W/"), "a strong tag")
+        #expect(plainTag != zippedTag, "two representations, two tags")
+        let notModified = try await service.request(
+            .GET, "/v1/layouts/\(id)/pages/1", headers: [("If-None-Match", "\"other\", \(plainTag)")])
+        #expect(notModified.status == 304)
+        #expect(notModified.raw.isEmpty)
+        #expect(notModified.headers.first(name: "ETag") == plainTag)
+        let changed = try await service.request(.GET, "/v1/layouts/\(id)/pages/1", headers: [("If-None-Match", "\"other\"")])
+        #expect(changed.status == 200)
+    }
+
+    @Test func cursorsLeadToTheNextPageAndNameNothingElse() async throws {
+        let service = try await ServiceHarness.start()
+        defer { Task { await service.stop() } }
+        let feed = ServiceFeeds.rss(items: 30, photoBase: "https://photos.invalid/")
+        let id = try #require(try await service.post(["feedText": feed, "options": ["pageSize": 8]]).json["id"] as? String)
+        _ = try await service.waitUntilDone(id)
+        var page = try await service.request(.GET, "/v1/layouts/\(id)/pages/0")
+        var indices = [0]
+        while let cursor = page.json["cursor"] as? String {
+            let escaped = cursor.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(["+", "&", "="]))!
+            page = try await service.request(.GET, "/v1/pages?cursor=\(escaped)")
+            #expect(page.status == 200, "\(page.text)")
+            let expected = try await service.request(.GET, "/v1/layouts/\(id)/pages/\(indices.count)")
+            #expect(page.body == expected.body)
+            indices.append(indices.count)
+        }
+        #expect(indices.count == 4)
+        let unknown = try await service.request(.GET, "/v1/pages?cursor=fl3.AAAA")
+        #expect(unknown.status == 404)
+        let missing = try await service.request(.GET, "/v1/pages")
+        #expect(missing.status == 400)
+        #expect(missing.json["field"] as? String == "cursor")
+    }
+
+    @Test func viewportQueriesFindExactlyThePinsInTheRectangle() async throws {
+        let service = try await ServiceHarness.start()
+        defer { Task { await service.stop() } }
+        let feed = ServiceFeeds.rss(items: 120, photoBase: "https://photos.invalid/")
+        let id = try #require(
+            try await service.post(["feedText": feed, "options": ["width": 800, "columns": 4, "pageSize": 25]]).json["id"] as? String)
+        _ = try await service.waitUntilDone(id)
+        // Every pin's frame, from the pages.
+        var frames: [Int: (x: Double, y: Double, width: Double, height: Double)] = [:]
+        for index in 0..<5 {
+            let page = try await service.request(.GET, "/v1/layouts/\(id)/pages/\(index)")
+            for item in page.json["items"] as? [[String: Any]] ?? [] {
+                let frame = item["frame"] as! [String: Any]
+                frames[item["index"] as! Int] = (
+                    (frame["x"] as! NSNumber).doubleValue, (frame["y"] as! NSNumber).doubleValue,
+                    (frame["width"] as! NSNumber).doubleValue, (frame["height"] as! NSNumber).doubleValue
+                )
+            }
+        }
+        #expect(frames.count == 120)
+        var generator = SplitMix64(seed: 7)
+        let contentHeight = frames.values.map { $0.y + $0.height }.max()!
+        for _ in 0..<25 {
+            let x = Double.random(in: -50...800, using: &generator)
+            let y = Double.random(in: -100...contentHeight, using: &generator)
+            let width = Double.random(in: 1...400, using: &generator)
+            let height = Double.random(in: 1...900, using: &generator)
+            let reply = try await service.request(
+                .GET, "/v1/layouts/\(id)/items?x=\(x)&y=\(y)&width=\(width)&height=\(height)")
+            #expect(reply.status == 200)
+            let found = (reply.json["items"] as? [[String: Any]] ?? []).map { $0["index"] as! Int }
+            let expected = frames.filter { _, f in
+                f.x < x + width && x < f.x + f.width && f.y < y + height && y < f.y + f.height
+            }.keys.sorted()
+            #expect(found == expected, "rectangle \(x),\(y) \(width)×\(height)")
+        }
+        // Snapping: the nearest pin top in each direction.
+        let tops = Set(frames.values.map(\.y)).sorted()
+        for offset in [0.0, 3.5, tops[10] - 1, tops[10], tops[10] + 1, contentHeight + 500] {
+            for direction in ["forward", "backward", "nearest"] {
+                let reply = try await service.request(.GET, "/v1/layouts/\(id)/snap?offset=\(offset)&direction=\(direction)")
+                #expect(reply.status == 200)
+                let snapped = (reply.json["offset"] as! NSNumber).doubleValue
+                let after = tops.first { $0 >= offset }
+                let before = tops.last { $0 <= offset }
+                let want: Double? =
+                    switch direction {
+                    case "forward": after ?? before
+                    case "backward": before ?? after
+                    default:
+                        before.flatMap { b in after.map { a in offset - b <= a - offset ? b : a } } ?? before ?? after
+                    }
+                #expect(snapped == want, "\(direction) from \(offset)")
+                let index = reply.json["index"] as! Int
+                #expect(frames[index]?.y == snapped)
+            }
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"feedText": "<rss/>""#, 400, "invalid-json", nil),
+        (#"[1, 2]"#, 400, "invalid-request", nil),
+        (#"{}"#, 400, "invalid-request", "feed"),
+        (#"{"feed": "file:///etc/passwd"}"#, 400, "invalid-request", "feed"),
+        (#"{"feed": "/etc/passwd"}"#, 400, "invalid-request", "feed"),
+        (#"{"feed": "https://a.invalid/f", "feedText": "<rss/>"}"#, 400, "invalid-request", "feedText"),
+        (#"{"feedText": "<rss/>", "colour": "red"}"#, 400, "invalid-request", "colour"),
+        (#"{"feedText": "<rss/>", "options": {"colour": 1}}"#, 400, "invalid-options", "options.colour"),
+        (#"{"feedText": "<rss/>", "options": {"width": 1e300}}"#, 400, "invalid-options", "options.width"),
+        (#"{"feedText": "<rss/>", "options": {"columns": "many"}}"#, 400, "invalid-options", "options.columns"),
+        (#"{"feedText": "<rss/>", "options": {"rowGap": -4}}"#, 400, "invalid-options", "options.rowGap"),
+        (#"{"feedText": "<rss/>", "options": {"imageRoot": "/"}}"#, 400, "invalid-options", "options.imageRoot"),
+        (#"{"feedText": "<rss/>", "options": {"font": "/etc/passwd"}}"#, 400, "invalid-options", "options.font"),
+        (#"{"feedText": "<rss/>", "options": {"placeholders": "yes"}}"#, 400, "invalid-options", "options.placeholders"),
+        (#"{"feedText": "\u0000\u0001binary"}"#, 422, "not-a-feed", "feed"),
+        (#"{"feedText": "<html><body>hi</body></html>"}"#, 422, "not-a-feed", "feed"),
+        (#"{"feedText": ""}"#, 422, "not-a-feed", "feed"),
+        (#"{"feed": "http://127.0.0.1:9/feed.xml"}"#, 422, "address-refused", "feed"),
+    ] as [(String, Int, String, String?)])
+    func badRequestsGetProblemDetailsNamingTheField(body: String, status: Int, kind: String, field: String?) async throws {
+        // Private addresses refused: the one setting that makes the last case a refusal.
+        let service = try await ServiceHarness.start { $0.allowPrivateNetwork = false }
+        defer { Task { await service.stop() } }
+        let reply = try await service.request(.POST, "/v1/layouts", body: Array(body.utf8))
+        #expect(reply.status == status, "\(reply.text)")
+        #expect(reply.headers.first(name: "Content-Type") == "application/problem+json")
+        #expect(reply.json["type"] as? String == "urn:feedlayout:problem:" + kind, "\(reply.text)")
+        #expect(reply.json["status"] as? Int == status)
+        #expect((reply.json["detail"] as? String)?.isEmpty == false)
+        #expect(reply.json["field"] as? String == field, "\(reply.text)")
+    }
+
+    @Test func unknownIdsRoutesAndMethodsAreProblemsToo() async throws {
+        let service = try await ServiceHarness.start()
+        defer { Task { await service.stop() } }
+        let unknown = try await service.request(.GET, "/v1/layouts/0123456789abcdef0123456789abcdef")
+        #expect(unknown.status == 404)
+        let malformed = try await service.request(.GET, "/v1/layouts/..%2F..%2Fetc/pages/0")
+        #expect(malformed.status == 404)
+        let badIndex = try await service.request(.GET, "/v1/layouts/0123456789abcdef0123456789abcdef/pages/-1")
+        #expect(badIndex.status == 400)
+        let noRoute = try await service.request(.GET, "/v2/nothing")
+        #expect(noRoute.status == 404)
+        #expect(noRoute.headers.first(name: "Content-Type") == "application/problem+json")
+        let wrongMethod = try await service.request(.DELETE, "/v1/layouts/0123456789abcdef0123456789abcdef")
+        #expect(wrongMethod.status == 405)
+        #expect(wrongMethod.headers.first(name: "Allow") == "GET")
+        let health = try await service.request(.GET, "/healthz")
+        #expect(health.status == 200)
+        #expect(health.json["status"] as? String == "ok")
+    }
+
+    @Test func aHugeBodyIsRefusedWithoutBeingRead() async throws {
+        let service = try await ServiceHarness.start { $0.maximumFeedBytes = 100_000 }
+        defer { Task { await service.stop() } }
+        let feed = ServiceFeeds.rss(items: 2_000, photoBase: "https://photos.invalid/")
+        let reply = try await service.post(["feedText": feed])
+        #expect(reply.status == 413, "\(reply.text)")
+        #expect(reply.json["type"] as? String == "urn:feedlayout:problem:feed-too-large")
+    }
+
+    @Test func metricsCountRequestsByRouteAndLayouts() async throws {
+        let service = try await ServiceHarness.start()
+        defer { Task { await service.stop() } }
+        let id = try #require(
+            try await service.post(["feedText": ServiceFeeds.rss(items: 5, photoBase: "https://photos.invalid/")]).json["id"] as? String)
+        _ = try await service.waitUntilDone(id)
+        _ = try await service.request(.GET, "/v1/layouts/\(id)/pages/0")
+        let metrics = try await service.request(.GET, "/metrics")
+        #expect(metrics.status == 200)
+        #expect(metrics.headers.first(name: "Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+        let text = metrics.text
+        #expect(text.contains(#"feedlayout_http_requests_total{method="GET",route="/v1/layouts/{id}/pages/{index}",status="200"} 1"#), "\(text)")
+        #expect(text.contains(#"feedlayout_http_requests_total{method="POST",route="/v1/layouts",status="202"} 1"#))
+        #expect(text.contains("feedlayout_http_request_duration_seconds_bucket"))
+        #expect(text.contains("feedlayout_items_laid_out_total 5"))
+        #expect(text.contains("feedlayout_layouts_running 0"))
+        #expect(text.contains("feedlayout_probe_cache_hits_total"))
+    }
+}
