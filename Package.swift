@@ -180,6 +180,8 @@ let package = Package(
                 "LayoutCommandLine", "LayoutService", "FeedLayout", "LayoutPreview", "TextMeasure", "WaterfallLayout", "ImageProbe", "ProbeCache",
                 "RemoteFetch", "CJemalloc",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -169,9 +169,7 @@ public enum Records {
         json.endArray()
     }
 
-    /// One pin, exactly as its page's `items` array holds it (a service answers viewport queries with these).
-    /// - Parameter scale: The page's device scale (`page.grid.scale`).
-    public static func write(_ item: LaidOutItem, scale: Double, into json: inout JSONWriter) {
+    private static func write(_ item: LaidOutItem, scale: Double, into json: inout JSONWriter) {
         let placed = item.placed
         json.beginObject()
         json.field("index", item.index)

@@ -33,7 +33,7 @@ public struct LayoutServer: Sendable {
         // The probe cache lives in the store's file too: one file holds everything the service keeps.
         let probeCache: ProbeCache
         do {
-            probeCache = try ProbeCache(path: settings.storePath)
+            probeCache = try ProbeCache(sharing: store.database, path: settings.storePath)
         } catch {
             throw StoreError("\(settings.storePath): the probe cache in the store cannot be opened: \(error.reason)")
         }
@@ -42,7 +42,10 @@ public struct LayoutServer: Sendable {
                 readTimeout: settings.feedReadTimeout, totalTimeout: settings.feedTotalTimeout,
                 maximumBytes: settings.maximumFeedBytes, allowPrivateNetwork: settings.allowPrivateNetwork),
             probeCache: probeCache, threadCount: settings.layoutThreads, logger: logger)
-        let metrics = ServiceMetrics()
+        let metrics = ServiceMetrics(routes: Self.routes.flatMap { route in
+            route.methods.map { (method: $0, route: route.path.replacingOccurrences(of: ":id", with: "{id}")
+                .replacingOccurrences(of: ":index", with: "{index}")) }
+        })
         let runner = LayoutRunner(
             store: store, resources: resources, settings: settings, metrics: metrics, logger: logger)
         service = LayoutService(
@@ -53,11 +56,7 @@ public struct LayoutServer: Sendable {
     /// - Parameter onListening: Called with the port once the server listens (useful with port 0).
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let router = Router(context: BasicRequestContext.self)
-        let routes = ServiceRoutesTable([
-            ("/v1/layouts", ["POST"]), ("/v1/layouts/:id", ["GET"]), ("/v1/layouts/:id/pages/:index", ["GET"]),
-            ("/v1/pages", ["GET"]), ("/v1/layouts/:id/items", ["GET"]), ("/v1/layouts/:id/snap", ["GET"]),
-            ("/healthz", ["GET"]), ("/metrics", ["GET"]),
-        ])
+        let routes = ServiceRoutesTable(Self.routes.map { ($0.path, $0.methods) })
         router.add(middleware: RequestMetricsMiddleware(metrics: service.metrics))
         router.add(middleware: ProblemMiddleware(routes: routes))
         let service = self.service
@@ -94,6 +93,15 @@ public struct LayoutServer: Sendable {
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
+}
+
+extension LayoutServer {
+    /// Every route, as the router is given it, with its methods: for 405s and for the metrics made at start.
+    static let routes: [(path: String, methods: [String])] = [
+        ("/v1/layouts", ["POST"]), ("/v1/layouts/:id", ["GET"]), ("/v1/layouts/:id/pages/:index", ["GET"]),
+        ("/v1/pages", ["GET"]), ("/v1/layouts/:id/items", ["GET"]), ("/v1/layouts/:id/snap", ["GET"]),
+        ("/healthz", ["GET"]), ("/metrics", ["GET"]),
+    ]
 }
 
 /// Turns `/healthz` to `stopping` and refuses new layouts as soon as shutdown begins (it is the last service, so

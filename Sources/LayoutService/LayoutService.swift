@@ -23,7 +23,7 @@ final class LayoutService: Sendable {
     let resources: LayoutResources
     let metrics: ServiceMetrics
     let logger: Logger
-    private let pageCache = PageCache(byteLimit: 64 * 1024 * 1024)
+    private let pageCache = PageCache(byteLimit: 256 * 1024 * 1024)
     private let indexes = LayoutIndexes()
     /// Set when graceful shutdown begins: `/healthz` says so, and new layouts are refused.
     let isStopping = Atomic<Bool>(false)
@@ -62,7 +62,11 @@ final class LayoutService: Sendable {
             throw ServiceProblem(
                 .unprocessableContent, "not-a-feed", "Not a feed", detail: "\(name): \(reason)", field: "feed")
         }
-        let id = Self.layoutID(identity: pipeline.identity, feed: feed, base: base)
+        // Digesting a large feed takes a while: on the layout threads, not on the threads that answer requests.
+        let identity = pipeline.identity
+        let id = await withTaskExecutorPreference(resources.executor) {
+            Self.layoutID(identity: identity, feed: feed, base: base)
+        }
         let parts = zip(pipeline.options.layouts, pipeline.grids).map { layout, grid in
             (width: layout.waterfall.containerWidth, columns: grid.columnCount)
         }
@@ -213,17 +217,29 @@ final class LayoutService: Sendable {
     private func servePage(
         id: String, layoutIndex: Int, pageIndex: Int, wait: Duration, request: Request
     ) async throws -> Response {
+        let gzip = Self.acceptsGzip(request.headers[.acceptEncoding])
+        let key = PageCache.Key(id: id, layoutIndex: layoutIndex, pageIndex: pageIndex, gzip: gzip)
+        // The common case first: a page in memory, with no store and no waiting.
+        if let cached = pageCache[key] { return Self.pageResponse(cached, gzip: gzip, request: request) }
         let deadline = ContinuousClock.now + wait
         while true {
             let version = await runner.events.version(of: id)
-            if let page = try await storedPage(id: id, layoutIndex: layoutIndex, pageIndex: pageIndex) {
-                return Self.pageResponse(page, request: request)
+            if let stored = try await store.page(id, layoutIndex: layoutIndex, pageIndex: pageIndex, gzip: gzip) {
+                var body = ByteBufferAllocator().buffer(capacity: stored.count)
+                body.writeBytes(stored)
+                let entry = PageCache.Entry(
+                    body: body,
+                    entityTag: PageEncoding.entityTag(id: id, layoutIndex: layoutIndex, pageIndex: pageIndex, gzip: gzip))
+                pageCache[key] = entry
+                return Self.pageResponse(entry, gzip: gzip, request: request)
             }
             guard let record = try await store.layout(id) else { throw ServiceProblem.notFound("no layout \(id)") }
             guard layoutIndex < record.parts.count else {
                 throw ServiceProblem.notFound("layout \(id) has \(record.parts.count) layouts; ?layout=\(layoutIndex) is past them")
             }
             guard record.status == "running" else {
+                // The layout may have stored the page and ended between the two looks: look again.
+                if pageIndex < record.parts[layoutIndex].pageCount { continue }
                 throw ServiceProblem.notFound(
                     "layout \(id) is \(record.status) with \(record.parts[layoutIndex].pageCount) pages; page \(pageIndex) is past its end")
             }
@@ -238,19 +254,10 @@ final class LayoutService: Sendable {
         }
     }
 
-    private func storedPage(id: String, layoutIndex: Int, pageIndex: Int) async throws -> LayoutStore.StoredPage? {
-        let key = PageCache.Key(id: id, layoutIndex: layoutIndex, pageIndex: pageIndex)
-        if let cached = pageCache[key] { return cached }
-        guard let page = try await store.page(id, layoutIndex: layoutIndex, pageIndex: pageIndex) else { return nil }
-        pageCache[key] = page
-        return page
-    }
-
     /// A page: `304` when the client has it, else its bytes, gzipped when accepted. Pages never change, so any
     /// cache may keep them for good.
-    static func pageResponse(_ page: LayoutStore.StoredPage, request: Request) -> Response {
-        let gzip = acceptsGzip(request.headers[.acceptEncoding])
-        let tag = gzip ? String(page.entityTag.dropLast()) + ".gz\"" : page.entityTag
+    static func pageResponse(_ page: PageCache.Entry, gzip: Bool, request: Request) -> Response {
+        let tag = page.entityTag
         var headers: HTTPFields = [
             .contentType: "application/json", .eTag: tag,
             .cacheControl: "public, max-age=31536000, immutable", .vary: "Accept-Encoding",
@@ -259,13 +266,14 @@ final class LayoutService: Sendable {
             return Response(status: .notModified, headers: headers)
         }
         if gzip { headers[.contentEncoding] = "gzip" }
-        let bytes = gzip ? page.gzip : page.json
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: page.body))
     }
 
     /// Whether `Accept-Encoding` accepts gzip (`q=0` refuses it).
     static func acceptsGzip(_ header: String?) -> Bool {
-        guard let header else { return false }
+        guard let header, header.utf8.count < 1024 else { return false }
+        // The common headers ("gzip", "gzip, deflate, br") decide without splitting anything.
+        if !header.contains(";") { return header.contains("gzip") || header.contains("*") }
         for part in header.split(separator: ",") {
             let fields = part.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             guard let coding = fields.first, ["gzip", "x-gzip", "*"].contains(coding) else { continue }
@@ -307,8 +315,8 @@ final class LayoutService: Sendable {
         func clamp(_ value: Double) -> Int { Int(max(-limit, min(limit, value))) }
         let rect = DeviceRect(
             x: clamp(left), y: clamp(top), width: clamp(right) - clamp(left), height: clamp(bottom) - clamp(top))
-        let found = index.items(intersecting: rect)
-        let pins = try await store.pinJSON(id, layoutIndex: layoutIndex, items: found)
+        let found = index.items(intersecting: rect).compactMap(index.pin(forItem:))
+        let pins = try await store.pinJSON(id, layoutIndex: layoutIndex, pins: found)
         var body: [UInt8] = Array(#"{"items":["#.utf8)
         for (position, pin) in pins.enumerated() {
             if position > 0 { body.append(UInt8(ascii: ",")) }

@@ -14,7 +14,8 @@ import GRDB
 /// the next start resumes from the last stored page's cursor.
 final class LayoutStore: Sendable {
     let path: String
-    private let database: DatabasePool
+    /// The store's database; the probe cache shares it (one writer for the whole file).
+    let database: DatabasePool
     /// The lock file that keeps a second process off the same store (its descriptor stays open for our life).
     private let lockDescriptor: Int32
 
@@ -43,30 +44,26 @@ final class LayoutStore: Sendable {
         var lastCursor: String?
     }
 
-    /// A page as stored and served.
-    struct StoredPage: Sendable {
-        var json: [UInt8]
-        var gzip: [UInt8]
-        /// The strong entity tag of the JSON (the gzipped form's is this with `.gz`).
-        var entityTag: String
-    }
-
-    /// A pin's place, for viewport queries and snapping.
+    /// A pin's place, for viewport queries and snapping, and where its JSON sits in its page's bytes.
     struct PinRecord: Sendable {
         var itemIndex: Int
         var column: Int
         var columnSpan: Int
         var x: Int, y: Int, width: Int, height: Int
+        var pageIndex: Int
+        var jsonOffset: Int
+        var jsonLength: Int
     }
 
-    /// A page about to be stored: the page, its pins, and what it adds to the layout's counts.
+    /// A page about to be stored: its bytes in both forms, its pins, and what it adds to the layout's counts.
     struct PageWrite: Sendable {
         var layoutIndex: Int
         var pageIndex: Int
-        var page: StoredPage
+        var json: [UInt8]
+        var gzip: [UInt8]
         var cursor: String?
         var contentHeight: Double
-        var pins: [(record: PinRecord, json: [UInt8])]
+        var pins: [PinRecord]
         /// Items and warnings by code: counted from the first layout's pages only, so breakpoints count each item
         /// once (as the command's summary does).
         var itemCount: Int
@@ -140,12 +137,17 @@ final class LayoutStore: Sendable {
                         arguments TEXT NOT NULL,
                         feedName TEXT NOT NULL,
                         baseURL TEXT,
-                        feed BLOB NOT NULL,
                         itemCount INTEGER NOT NULL DEFAULT 0,
                         warnings TEXT NOT NULL DEFAULT '{}',
                         errorCode TEXT,
                         errorMessage TEXT,
                         createdAt REAL NOT NULL
+                    );
+                    -- The feed in a table of its own: in the layout's row, every update of its counts (one per page)
+                    -- would rewrite the feed's pages, and every read of a column after it would walk them.
+                    CREATE TABLE feed (
+                        layoutId TEXT PRIMARY KEY REFERENCES layout(id) ON DELETE CASCADE,
+                        bytes BLOB NOT NULL
                     );
                     CREATE TABLE part (
                         layoutId TEXT NOT NULL REFERENCES layout(id) ON DELETE CASCADE,
@@ -163,7 +165,6 @@ final class LayoutStore: Sendable {
                         pageIndex INTEGER NOT NULL,
                         json BLOB NOT NULL,
                         gzip BLOB NOT NULL,
-                        etag TEXT NOT NULL,
                         cursor TEXT,
                         PRIMARY KEY (layoutId, layoutIndex, pageIndex)
                     );
@@ -175,7 +176,9 @@ final class LayoutStore: Sendable {
                         columnIndex INTEGER NOT NULL,
                         columnSpan INTEGER NOT NULL,
                         x INTEGER NOT NULL, y INTEGER NOT NULL, width INTEGER NOT NULL, height INTEGER NOT NULL,
-                        json BLOB NOT NULL,
+                        pageIndex INTEGER NOT NULL,
+                        jsonOffset INTEGER NOT NULL,
+                        jsonLength INTEGER NOT NULL,
                         PRIMARY KEY (layoutId, layoutIndex, itemIndex)
                     );
                     """)
@@ -192,15 +195,17 @@ final class LayoutStore: Sendable {
         parts: [(width: Double, columns: Int)]
     ) async throws -> Bool {
         let argumentsJSON = String(decoding: try JSONEncoder().encode(arguments), as: UTF8.self)
-        let compressed = Gzip.compress(feed, level: 6)
         return try await database.write { db in
             try db.execute(
                 sql: """
-                    INSERT OR IGNORE INTO layout (id, status, arguments, feedName, baseURL, feed, createdAt)
-                    VALUES (?, 'running', ?, ?, ?, ?, ?)
+                    INSERT OR IGNORE INTO layout (id, status, arguments, feedName, baseURL, createdAt)
+                    VALUES (?, 'running', ?, ?, ?, ?)
                     """,
-                arguments: [id, argumentsJSON, feedName, baseURL, Data(compressed), Date().timeIntervalSince1970])
+                arguments: [id, argumentsJSON, feedName, baseURL, Date().timeIntervalSince1970])
             guard db.changesCount > 0 else { return false }
+            // As posted, uncompressed: it is read once, to finish the layout after a crash, and compressing a large
+            // feed took longer than writing it.
+            try db.execute(sql: "INSERT INTO feed (layoutId, bytes) VALUES (?, ?)", arguments: [id, Data(feed)])
             for (index, part) in parts.enumerated() {
                 try db.execute(
                     sql: "INSERT INTO part (layoutId, layoutIndex, width, columns) VALUES (?, ?, ?, ?)",
@@ -233,10 +238,9 @@ final class LayoutStore: Sendable {
 
     /// A layout's feed, as it was posted.
     func feed(of id: String) async throws -> [UInt8]? {
-        let compressed = try await database.read { db in
-            try Data.fetchOne(db, sql: "SELECT feed FROM layout WHERE id = ?", arguments: [id])
+        try await database.read { db in
+            try Data.fetchOne(db, sql: "SELECT bytes FROM feed WHERE layoutId = ?", arguments: [id]).map { [UInt8]($0) }
         }
-        return compressed.flatMap { Gzip.decompress([UInt8]($0)) }
     }
 
     /// The ids of layouts still being computed (after a crash or a shutdown: the ones to resume), oldest first.
@@ -257,23 +261,20 @@ final class LayoutStore: Sendable {
             guard !exists else { return }
             try db.execute(
                 sql: """
-                    INSERT INTO page (layoutId, layoutIndex, pageIndex, json, gzip, etag, cursor)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO page (layoutId, layoutIndex, pageIndex, json, gzip, cursor) VALUES (?, ?, ?, ?, ?, ?)
                     """,
-                arguments: [
-                    id, write.layoutIndex, write.pageIndex, Data(write.page.json), Data(write.page.gzip),
-                    write.page.entityTag, write.cursor,
-                ])
-            let insertPin = try db.makeStatement(
+                arguments: [id, write.layoutIndex, write.pageIndex, Data(write.json), Data(write.gzip), write.cursor])
+            let insertPin = try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO pin
-                    (layoutId, layoutIndex, itemIndex, columnIndex, columnSpan, x, y, width, height, json)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    (layoutId, layoutIndex, itemIndex, columnIndex, columnSpan, x, y, width, height, pageIndex,
+                     jsonOffset, jsonLength)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """)
-            for (pin, json) in write.pins {
+            for pin in write.pins {
                 try insertPin.execute(arguments: [
                     id, write.layoutIndex, pin.itemIndex, pin.column, pin.columnSpan, pin.x, pin.y, pin.width,
-                    pin.height, Data(json),
+                    pin.height, pin.pageIndex, pin.jsonOffset, pin.jsonLength,
                 ])
             }
             try db.execute(
@@ -319,15 +320,13 @@ final class LayoutStore: Sendable {
 
     // MARK: Pages and pins
 
-    func page(_ id: String, layoutIndex: Int, pageIndex: Int) async throws -> StoredPage? {
+    /// One stored form of a page: as served plainly, or gzipped.
+    func page(_ id: String, layoutIndex: Int, pageIndex: Int, gzip: Bool) async throws -> Data? {
         try await database.read { db in
-            try Row.fetchOne(
-                db, sql: "SELECT json, gzip, etag FROM page WHERE layoutId = ? AND layoutIndex = ? AND pageIndex = ?",
-                arguments: [id, layoutIndex, pageIndex]
-            ).map { row in
-                StoredPage(
-                    json: [UInt8](row["json"] as Data), gzip: [UInt8](row["gzip"] as Data), entityTag: row["etag"])
-            }
+            try Data.fetchOne(
+                db,
+                sql: "SELECT \(gzip ? "gzip" : "json") FROM page WHERE layoutId = ? AND layoutIndex = ? AND pageIndex = ?",
+                arguments: [id, layoutIndex, pageIndex])
         }
     }
 
@@ -359,28 +358,32 @@ final class LayoutStore: Sendable {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT itemIndex, columnIndex, columnSpan, x, y, width, height FROM pin
-                    WHERE layoutId = ? AND layoutIndex = ? AND itemIndex >= ? ORDER BY itemIndex
+                    SELECT itemIndex, columnIndex, columnSpan, x, y, width, height, pageIndex, jsonOffset, jsonLength
+                    FROM pin WHERE layoutId = ? AND layoutIndex = ? AND itemIndex >= ? ORDER BY itemIndex
                     """, arguments: [id, layoutIndex, itemIndex]
             ).map { row in
                 PinRecord(
                     itemIndex: row["itemIndex"], column: row["columnIndex"], columnSpan: row["columnSpan"], x: row["x"],
-                    y: row["y"], width: row["width"], height: row["height"])
+                    y: row["y"], width: row["width"], height: row["height"], pageIndex: row["pageIndex"],
+                    jsonOffset: row["jsonOffset"], jsonLength: row["jsonLength"])
             }
         }
     }
 
-    /// The JSON of these pins (as in their pages), in index order.
-    func pinJSON(_ id: String, layoutIndex: Int, items: [Int]) async throws -> [[UInt8]] {
-        guard !items.isEmpty else { return [] }
+    /// The JSON of these pins, exactly as their pages hold them, in the order given: sliced out of the pages.
+    func pinJSON(_ id: String, layoutIndex: Int, pins: [PinRecord]) async throws -> [[UInt8]] {
+        guard !pins.isEmpty else { return [] }
         return try await database.read { db in
+            var pages: [Int: Data] = [:]
             var result: [[UInt8]] = []
-            let statement = try db.makeStatement(
-                sql: "SELECT json FROM pin WHERE layoutId = ? AND layoutIndex = ? AND itemIndex = ?")
-            for item in items {
-                if let json = try Data.fetchOne(statement, arguments: [id, layoutIndex, item]) {
-                    result.append([UInt8](json))
+            for pin in pins {
+                if pages[pin.pageIndex] == nil {
+                    pages[pin.pageIndex] = try Data.fetchOne(
+                        db, sql: "SELECT json FROM page WHERE layoutId = ? AND layoutIndex = ? AND pageIndex = ?",
+                        arguments: [id, layoutIndex, pin.pageIndex])
                 }
+                guard let page = pages[pin.pageIndex], pin.jsonOffset + pin.jsonLength <= page.count else { continue }
+                result.append([UInt8](page[(page.startIndex + pin.jsonOffset)..<(page.startIndex + pin.jsonOffset + pin.jsonLength)]))
             }
             return result
         }

@@ -1,17 +1,26 @@
+import NIOCore
 import Synchronization
 
-/// Recently served pages in memory, bounded by their bytes: a page a client asks for is usually asked for again
-/// (the next client scrolling the same feed), and answering from memory keeps the store out of the hot path.
-/// Pages never change once stored, so nothing here is ever stale.
+/// Recently served pages in memory, each form (plain or gzipped) on its own and ready to send, bounded by bytes: a
+/// page one client asks for is usually asked for again (the next client scrolling the same feed), and answering
+/// from memory keeps the store, and copying, out of the hot path. Pages never change once stored, so nothing
+/// here is ever stale.
 final class PageCache: Sendable {
     struct Key: Hashable, Sendable {
         var id: String
         var layoutIndex: Int
         var pageIndex: Int
+        var gzip: Bool
+    }
+
+    /// A page's form as sent: its bytes (shared by every response, never copied) and its entity tag.
+    struct Entry: Sendable {
+        var body: ByteBuffer
+        var entityTag: String
     }
 
     private struct State {
-        var pages: [Key: (page: LayoutStore.StoredPage, lastUse: UInt64)] = [:]
+        var entries: [Key: (entry: Entry, lastUse: UInt64)] = [:]
         var bytes = 0
         var clock: UInt64 = 0
     }
@@ -21,31 +30,31 @@ final class PageCache: Sendable {
 
     init(byteLimit: Int) { self.byteLimit = byteLimit }
 
-    subscript(key: Key) -> LayoutStore.StoredPage? {
+    subscript(key: Key) -> Entry? {
         get {
             state.withLock { state in
-                guard let entry = state.pages[key] else { return nil }
+                guard let found = state.entries[key] else { return nil }
                 state.clock += 1
-                state.pages[key]?.lastUse = state.clock
-                return entry.page
+                state.entries[key]?.lastUse = state.clock
+                return found.entry
             }
         }
         set {
-            guard let page = newValue else { return }
-            let size = page.json.count + page.gzip.count
+            guard let entry = newValue else { return }
+            let size = entry.body.readableBytes
             guard size <= byteLimit / 4 else { return }
             state.withLock { state in
-                guard state.pages[key] == nil else { return }
+                guard state.entries[key] == nil else { return }
                 // Past the limit, the least recently used half goes: one sort per many insertions.
                 if state.bytes + size > byteLimit {
-                    let byAge = state.pages.sorted { $0.value.lastUse < $1.value.lastUse }
-                    for (old, entry) in byAge.prefix(max(1, byAge.count / 2)) {
-                        state.pages[old] = nil
-                        state.bytes -= entry.page.json.count + entry.page.gzip.count
+                    let byAge = state.entries.sorted { $0.value.lastUse < $1.value.lastUse }
+                    for (old, held) in byAge.prefix(max(1, byAge.count / 2)) {
+                        state.entries[old] = nil
+                        state.bytes -= held.entry.body.readableBytes
                     }
                 }
                 state.clock += 1
-                state.pages[key] = (page, state.clock)
+                state.entries[key] = (entry, state.clock)
                 state.bytes += size
             }
         }

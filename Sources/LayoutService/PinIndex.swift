@@ -18,10 +18,18 @@ struct PinIndex: Sendable {
     var axis: LayoutAxis
     /// The next item index to load from the store.
     var loadedThrough = 0
+    /// The pins as stored, from the first one indexed on (where each one's JSON sits in its page).
+    var pins: [LayoutStore.PinRecord] = []
     /// Whether the layout was done when the index was last brought up to date (no pin will join it).
     var isComplete = false
 
     func items(intersecting rect: DeviceRect) -> [Int] { index.items(intersecting: rect) }
+
+    /// The stored pin of an item index, if indexed.
+    func pin(forItem item: Int) -> LayoutStore.PinRecord? {
+        guard let first = pins.first, item >= first.itemIndex, item - first.itemIndex < pins.count else { return nil }
+        return pins[item - first.itemIndex]
+    }
 
     /// The pin start nearest to `offset` (device pixels) in `direction`; beyond the last or before the first,
     /// the closest there is.
@@ -49,6 +57,7 @@ struct PinIndex: Sendable {
 
     mutating func insert(_ pin: LayoutStore.PinRecord) {
         loadedThrough = pin.itemIndex + 1
+        pins.append(pin)
         let frame = DeviceRect(x: pin.x, y: pin.y, width: pin.width, height: pin.height)
         index.insert(
             PlacedItem(

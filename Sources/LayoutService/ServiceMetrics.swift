@@ -8,8 +8,27 @@ import Synchronization
 /// global, and two services in one process (the tests) keep their counts apart.
 final class ServiceMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
-    private let latency: Mutex<[String: DurationHistogram]> = Mutex([:])
-    private let requests: Mutex<[String: Counter]> = Mutex([:])
+    /// One route's series, made when the service starts: found per request by one look-up in a dictionary that
+    /// never changes, so counting a request takes no lock of ours (the request counter for a status not made
+    /// yet is the exception).
+    private final class RouteSeries: Sendable {
+        let method: String
+        let route: String
+        let latency: DurationHistogram
+        let byStatus: [Int: Counter]
+        let otherStatuses = Mutex<[Int: Counter]>([:])
+
+        init(method: String, route: String, latency: DurationHistogram, byStatus: [Int: Counter]) {
+            self.method = method
+            self.route = route
+            self.latency = latency
+            self.byStatus = byStatus
+        }
+    }
+    private let routes: [String: RouteSeries]
+    private let unrouted: Mutex<[String: RouteSeries]> = Mutex([:])
+    /// The statuses the service answers with, made for every route at start.
+    private static let commonStatuses = [200, 202, 304, 400, 404, 405, 408, 413, 422, 500, 503]
     private let layoutsRunning: Gauge
     private let layoutsQueued: Gauge
     private let itemsLaidOut: Counter
@@ -25,7 +44,8 @@ final class ServiceMetrics: Sendable {
         .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
     ]
 
-    init() {
+    /// - Parameter routes: The service's routes as the router names them (`/v1/layouts/{id}`), with their method.
+    init(routes known: [(method: String, route: String)] = []) {
         layoutsRunning = registry.makeGauge(name: "feedlayout_layouts_running", help: "Layouts being computed now.")
         layoutsQueued = registry.makeGauge(name: "feedlayout_layouts_queued", help: "Layouts waiting for their turn.")
         itemsLaidOut = registry.makeCounter(
@@ -37,32 +57,58 @@ final class ServiceMetrics: Sendable {
         probeCacheHits = registry.makeCounter(
             name: "feedlayout_probe_cache_hits_total", help: "Photo probes answered by the probe cache.")
         probes = registry.makeCounter(name: "feedlayout_probes_total", help: "Photo probes, answered by the cache or not.")
+            var routes: [String: RouteSeries] = [:]
+        for (method, route) in known {
+            routes[route] = Self.series(registry, method: method, route: route)
+        }
+        self.routes = routes
+    }
+
+    private static func series(_ registry: PrometheusCollectorRegistry, method: String, route: String) -> RouteSeries {
+        var byStatus: [Int: Counter] = [:]
+        for status in commonStatuses { byStatus[status] = requestCounter(registry, method, route, status) }
+        return RouteSeries(
+            method: method, route: route,
+            latency: registry.makeDurationHistogram(
+                name: "feedlayout_http_request_duration_seconds", labels: [("method", method), ("route", route)],
+                buckets: latencyBuckets, help: "Time from a request's head to its response."),
+            byStatus: byStatus)
+    }
+
+    private static func requestCounter(
+        _ registry: PrometheusCollectorRegistry, _ method: String, _ route: String, _ status: Int
+    ) -> Counter {
+        registry.makeCounter(
+            name: "feedlayout_http_requests_total",
+            labels: [("method", method), ("route", route), ("status", String(status))], help: "HTTP requests answered.")
     }
 
     /// Records one answered request: its route pattern (not its path: ids would make every series new), status and
     /// time.
     func recordRequest(method: String, route: String, status: Int, duration: Duration) {
-        let key = method + " " + route + " " + String(status)
-        let counter = requests.withLock { counters in
-            if let known = counters[key] { return known }
-            let made = registry.makeCounter(
-                name: "feedlayout_http_requests_total",
-                labels: [("method", method), ("route", route), ("status", String(status))],
-                help: "HTTP requests answered.")
-            counters[key] = made
-            return made
-        }
-        counter.increment()
-        let histogram = latency.withLock { histograms in
+        let series: RouteSeries
+        if let known = routes[route], known.method == method {
+            series = known
+        } else {
+            // An unknown path or method (a 404 or 405): made on first use.
             let key = method + " " + route
-            if let known = histograms[key] { return known }
-            let made = registry.makeDurationHistogram(
-                name: "feedlayout_http_request_duration_seconds", labels: [("method", method), ("route", route)],
-                buckets: Self.latencyBuckets, help: "Time from a request's head to its response.")
-            histograms[key] = made
-            return made
+            series = unrouted.withLock { unrouted in
+                if let made = unrouted[key] { return made }
+                let made = Self.series(registry, method: method, route: route)
+                unrouted[key] = made
+                return made
+            }
         }
-        histogram.record(duration)
+        let counter =
+            series.byStatus[status]
+            ?? series.otherStatuses.withLock { counters in
+                if let made = counters[status] { return made }
+                let made = Self.requestCounter(registry, method, route, status)
+                counters[status] = made
+                return made
+            }
+        counter.increment()
+        series.latency.record(duration)
     }
 
     func setLayoutsRunning(_ running: Int, queued: Int) {

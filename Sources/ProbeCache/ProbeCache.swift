@@ -76,6 +76,26 @@ public final class ProbeCache: Sendable {
         }
     }
 
+    /// Keeps the cache in a database a program already holds (a service's store), in its own table.
+    ///
+    /// Every write then goes through that database's one writer: two pools writing one file would wait for each
+    /// other's locks with SQLite's busy handler, which sleeps.
+    /// - Parameters:
+    ///   - database: The open database.
+    ///   - path: Its file, for messages.
+    /// - Throws: ``ProbeCacheError`` as ``init(path:)`` does.
+    public init(sharing database: DatabasePool, path: String) throws(ProbeCacheError) {
+        self.path = path
+        self.database = database
+        do {
+            try Self.migrate(database)
+        } catch let error as ProbeCacheError {
+            throw ProbeCacheError(code: error.code, path: path, reason: error.reason)
+        } catch {
+            throw Self.translate(error, path: path)
+        }
+    }
+
     /// `$XDG_CACHE_HOME/feedlayout/probe.sqlite`, else `~/.cache/feedlayout/probe.sqlite`.
     /// - Parameter environment: The process environment.
     /// - Returns: The default cache file path.

@@ -1,6 +1,5 @@
-/// SHA-256 (FIPS 180-4), for the font digests pages record and the service's feed and page digests: the hash
-/// anyone can recompute with standard tools. Clarity wins over speed: the longest input is a feed a client posts,
-/// digested once.
+/// SHA-256 (FIPS 180-4), for the font digests pages record and the service's digest of a posted feed: the hash
+/// anyone can recompute with standard tools. A feed can be hundreds of megabytes, so blocks are read in place.
 package enum SHA256 {
     private static let roundConstants: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
@@ -18,43 +17,81 @@ package enum SHA256 {
         var state: [UInt32] = [
             0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
         ]
-        var message = bytes
-        let bitLength = UInt64(bytes.count) * 8
-        message.append(0x80)
-        while message.count % 64 != 56 { message.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) { message.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
-        var schedule = [UInt32](repeating: 0, count: 64)
-        for blockStart in stride(from: 0, to: message.count, by: 64) {
-            for index in 0..<16 {
-                let offset = blockStart + index * 4
-                schedule[index] =
-                    UInt32(message[offset]) << 24 | UInt32(message[offset + 1]) << 16 | UInt32(message[offset + 2]) << 8
-                    | UInt32(message[offset + 3])
+        // Whole blocks straight from the input (a feed can be hundreds of megabytes: no copy of it, no allocation
+        // per block); then the last bytes with the padding and the bit length.
+        var tail: [UInt8] = []
+        state.withUnsafeMutableBufferPointer { state in
+            roundConstants.withUnsafeBufferPointer { constants in
+                withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { schedule in
+                    bytes.withUnsafeBufferPointer { input in
+                        let whole = input.count / 64 * 64
+                        var offset = 0
+                        while offset < whole {
+                            compress(input.baseAddress! + offset, state: state, schedule: schedule, constants: constants)
+                            offset += 64
+                        }
+                        tail = Array(input[whole...])
+                    }
+                    let bitLength = UInt64(bytes.count) * 8
+                    tail.append(0x80)
+                    while tail.count % 64 != 56 { tail.append(0) }
+                    for shift in stride(from: 56, through: 0, by: -8) {
+                        tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
+                    }
+                    tail.withUnsafeBufferPointer { padded in
+                        for offset in stride(from: 0, to: padded.count, by: 64) {
+                            compress(padded.baseAddress! + offset, state: state, schedule: schedule, constants: constants)
+                        }
+                    }
+                }
             }
-            for index in 16..<64 {
-                let s0 = rotate(schedule[index - 15], 7) ^ rotate(schedule[index - 15], 18) ^ (schedule[index - 15] >> 3)
-                let s1 = rotate(schedule[index - 2], 17) ^ rotate(schedule[index - 2], 19) ^ (schedule[index - 2] >> 10)
-                schedule[index] = schedule[index - 16] &+ s0 &+ schedule[index - 7] &+ s1
-            }
-            var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
-            for index in 0..<64 {
-                let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
-                let choice = (e & f) ^ (~e & g)
-                let t1 = h &+ s1 &+ choice &+ roundConstants[index] &+ schedule[index]
-                let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
-                let majority = (a & b) ^ (a & c) ^ (b & c)
-                let t2 = s0 &+ majority
-                (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-            }
-            for (index, value) in [a, b, c, d, e, f, g, h].enumerated() { state[index] &+= value }
         }
         let digits = Array("0123456789abcdef".utf8)
         var hex: [UInt8] = []
+        hex.reserveCapacity(64)
         for word in state {
             for shift in stride(from: 28, through: 0, by: -4) { hex.append(digits[Int((word >> UInt32(shift)) & 0xF)]) }
         }
         return String(decoding: hex, as: UTF8.self)
     }
 
+    /// One 64-byte block into the state (FIPS 180-4, 6.2.2).
+    @inline(__always)
+    private static func compress(
+        _ block: UnsafePointer<UInt8>, state: UnsafeMutableBufferPointer<UInt32>,
+        schedule: UnsafeMutableBufferPointer<UInt32>, constants: UnsafeBufferPointer<UInt32>
+    ) {
+        for index in 0..<16 {
+            let offset = index * 4
+            schedule[index] =
+                UInt32(block[offset]) << 24 | UInt32(block[offset + 1]) << 16 | UInt32(block[offset + 2]) << 8
+                | UInt32(block[offset + 3])
+        }
+        for index in 16..<64 {
+            let s0 = rotate(schedule[index - 15], 7) ^ rotate(schedule[index - 15], 18) ^ (schedule[index - 15] >> 3)
+            let s1 = rotate(schedule[index - 2], 17) ^ rotate(schedule[index - 2], 19) ^ (schedule[index - 2] >> 10)
+            schedule[index] = schedule[index - 16] &+ s0 &+ schedule[index - 7] &+ s1
+        }
+        var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
+        for index in 0..<64 {
+            let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
+            let choice = (e & f) ^ (~e & g)
+            let t1 = h &+ s1 &+ choice &+ constants[index] &+ schedule[index]
+            let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
+            let majority = (a & b) ^ (a & c) ^ (b & c)
+            let t2 = s0 &+ majority
+            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+        }
+        state[0] &+= a
+        state[1] &+= b
+        state[2] &+= c
+        state[3] &+= d
+        state[4] &+= e
+        state[5] &+= f
+        state[6] &+= g
+        state[7] &+= h
+    }
+
+    @inline(__always)
     private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 { value >> count | value << (32 - count) }
 }

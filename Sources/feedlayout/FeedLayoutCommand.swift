@@ -3,6 +3,8 @@ import ArgumentParser
 import CJemalloc
 import FeedLayout
 import Foundation
+import NIOCore
+import NIOPosix
 
 @main
 struct FeedLayoutCommand: AsyncParsableCommand {
@@ -23,6 +25,13 @@ struct FeedLayoutCommand: AsyncParsableCommand {
     /// the contract says 2. The command line is parsed by `parseCommandLine()`, which keeps thousands of file
     /// arguments from costing quadratic time.
     static func main() async {
+        // The service answers requests on NIO's event loops: with them as Swift's global executor, a request's
+        // task runs where its connection's I/O happens, without a thread switch each way. It must happen here,
+        // on the main thread before any other task runs; the service keeps every long piece of work (layouts,
+        // digests of posted feeds) on threads of its own, so no event loop is held up.
+        if CommandLine.arguments.dropFirst().first == "serve" {
+            NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        }
         do {
             var command = try parseCommandLine()
             if var asyncCommand = command as? any AsyncParsableCommand {
