@@ -91,7 +91,9 @@ struct ServeEndToEndTests {
 
     /// A feed of `count` pins on `server`, each photo its own URL answering after `delay` ms, so a layout takes a
     /// while and can be interrupted between its pages.
-    static func serveSlowFeed(_ server: TestHTTPServer, items count: Int, delay: Int64) throws -> String {
+    static func serveSlowFeed(
+        _ server: TestHTTPServer, items count: Int, delay: Int64, gate: ResponseGate? = nil, gatedItem: Int = -1
+    ) throws -> String {
         let photos = CommandRunner.repositoryRoot.appendingPathComponent("sample-feed/photos")
         let cat = try [UInt8](Data(contentsOf: photos.appendingPathComponent("chelsea-the-cat.jpg")))
         let hills = try [UInt8](Data(contentsOf: photos.appendingPathComponent("aitzgorri-autumn.jpg")))
@@ -99,7 +101,9 @@ struct ServeEndToEndTests {
         for index in 0..<count {
             server.serve(
                 "/photos/\(index).jpg",
-                .init(body: index % 3 == 0 ? hills : cat, contentType: "image/jpeg", headDelay: .milliseconds(delay)))
+                .init(
+                    body: index % 3 == 0 ? hills : cat, contentType: "image/jpeg", headDelay: .milliseconds(delay),
+                    gate: index == gatedItem ? gate : nil))
             feed += "<item><guid>pin-\(index)</guid><title>Pin \(index)</title>"
             feed += "<description>caption \(index) " + String(repeating: "words ", count: index % 13) + "</description>"
             feed += "<media:content url=\"photos/\(index).jpg\" medium=\"image\"/></item>\n"
@@ -153,21 +157,21 @@ struct ServeEndToEndTests {
     @Test(arguments: [SIGKILL, SIGTERM])
     func aLayoutCutShortBySignalIsFinishedAtTheNextStartWithTheSamePages(signal: Int32) async throws {
         try await TestHTTPServer.with { server in
-            // 600 photos answering after 60 ms, 8 at a time: at least 4.5 s of layout, 30 pages.
-            let feed = try Self.serveSlowFeed(server, items: 600, delay: 60)
+            // 600 photos, 30 pages; photo 300 is held back until the service has been stopped, so the stop always
+            // comes mid-layout (a fixed delay would race a loaded machine).
+            let gate = ResponseGate(holdingAt: .beforeHead)
+            let feed = try Self.serveSlowFeed(server, items: 600, delay: 5, gate: gate, gatedItem: 300)
             let store = try CommandRunner.temporaryDirectory().appendingPathComponent("store.sqlite").path
             let options = ["pageSize": 20, "width": 600, "columns": 3]
             var service = try ServeProcess(store: store, arguments: ["--max-concurrent-layouts", "1"])
             let posted = try service.post(["feed": feed, "options": options])
             let id = try #require(
                 (try JSONSerialization.jsonObject(with: posted.body) as? [String: Any])?["id"] as? String)
-            // Stop it once a few pages are stored, well before the last.
-            let deadline = Date().addingTimeInterval(60)
-            while (try service.json("/v1/layouts/\(id)")["pages"] as? Int ?? 0) < 2, Date() < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            // Stop it while it waits for the held photo, with the pages before it stored.
+            _ = await gate.waitUntilHeld()
             let stoppedAt = try service.json("/v1/layouts/\(id)")
             let status = service.signal(signal)
+            gate.open()
             if signal == SIGTERM {
                 #expect(status == 0, "SIGTERM is a graceful stop: exit 0\n\(service.log())")
             }
