@@ -316,6 +316,11 @@ final class LayoutService: Sendable {
         let rect = DeviceRect(
             x: clamp(left), y: clamp(top), width: clamp(right) - clamp(left), height: clamp(bottom) - clamp(top))
         let found = index.items(intersecting: rect).compactMap(index.pin(forItem:))
+        guard found.count <= settings.maximumItemsPerQuery else {
+            throw ServiceProblem.invalidRequest(
+                "the rectangle holds \(found.count) pins; ask for at most \(settings.maximumItemsPerQuery) at a time "
+                    + "(a smaller rectangle, a viewport or two high)", field: "height")
+        }
         let pins = try await store.pinJSON(id, layoutIndex: layoutIndex, pins: found)
         var body: [UInt8] = Array(#"{"items":["#.utf8)
         for (position, pin) in pins.enumerated() {

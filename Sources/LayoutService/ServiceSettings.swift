@@ -25,6 +25,9 @@ public struct ServiceSettings: Sendable {
     public var feedReadTimeout: Duration = .seconds(10)
     /// How long a photo may take in all, and a feed's server until its response head.
     public var feedTotalTimeout: Duration = .seconds(30)
+    /// The most pins one viewport query answers with: a rectangle over a whole large layout would read every
+    /// page of it for one request.
+    public var maximumItemsPerQuery = 2_000
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, storePath: String = ServiceSettings.defaultStorePath(),

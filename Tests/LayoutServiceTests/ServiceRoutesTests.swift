@@ -116,7 +116,7 @@ struct ServiceRoutesTests {
     }
 
     @Test func viewportQueriesFindExactlyThePinsInTheRectangle() async throws {
-        let service = try await ServiceHarness.start()
+        let service = try await ServiceHarness.start { $0.maximumItemsPerQuery = 100 }
         defer { Task { await service.stop() } }
         let feed = ServiceFeeds.rss(items: 120, photoBase: "https://photos.invalid/")
         let id = try #require(
@@ -151,6 +151,10 @@ struct ServiceRoutesTests {
             }.keys.sorted()
             #expect(found == expected, "rectangle \(x),\(y) \(width)×\(height)")
         }
+        // A rectangle over the whole layout holds more pins than one query answers.
+        let whole = try await service.request(.GET, "/v1/layouts/\(id)/items?x=0&y=0&width=800&height=\(contentHeight)")
+        #expect(whole.status == 400)
+        #expect(whole.json["field"] as? String == "height")
         // Snapping: the nearest pin top in each direction.
         let tops = Set(frames.values.map(\.y)).sorted()
         for offset in [0.0, 3.5, tops[10] - 1, tops[10], tops[10] + 1, contentHeight + 500] {
