@@ -74,8 +74,13 @@ public struct LayoutServer: Sendable {
         let app = Application(
             router: router,
             server: .http1(
+                // RequestDeadlineHandler is also the idle timeout (a kept-alive connection must send its next
+                // request within it): Hummingbird's own would not see the requests the fast path answers.
                 configuration: HTTP1Channel.Configuration(
-                    additionalChannelHandlers: [RequestDeadlineHandler(deadline: timeout)], idleTimeout: timeout)),
+                    additionalChannelHandlers: [
+                        RequestDeadlineHandler(deadline: timeout),
+                        PageFastPathHandler(cache: service.pageCache, metrics: service.metrics),
+                    ], idleTimeout: nil)),
             configuration: ApplicationConfiguration(
                 address: .hostname(settings.host, port: settings.port), serverName: "feedlayout"),
             onServerRunning: { channel in

@@ -23,7 +23,8 @@ final class LayoutService: Sendable {
     let resources: LayoutResources
     let metrics: ServiceMetrics
     let logger: Logger
-    private let pageCache = PageCache(byteLimit: 256 * 1024 * 1024)
+    /// Pages in memory, ready to send; `PageFastPathHandler` answers from it too.
+    let pageCache = PageCache(byteLimit: 256 * 1024 * 1024)
     private let indexes = LayoutIndexes()
     /// Set when graceful shutdown begins: `/healthz` says so, and new layouts are refused.
     let isStopping = Atomic<Bool>(false)

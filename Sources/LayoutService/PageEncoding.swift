@@ -29,7 +29,7 @@ enum PageEncoding {
             }
         }
         return LayoutStore.PageWrite(
-            layoutIndex: page.layoutIndex, pageIndex: page.index, json: bytes, gzip: Gzip.compress(bytes, level: 4),
+            layoutIndex: page.layoutIndex, pageIndex: page.index, json: bytes, gzip: Gzip.compress(bytes),
             cursor: page.cursor, contentHeight: Double(page.contentHeight) / page.grid.scale, pins: pins,
             itemCount: page.layoutIndex == 0 ? page.items.count : 0, warnings: warnings)
     }

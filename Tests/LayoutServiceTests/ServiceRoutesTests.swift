@@ -259,3 +259,34 @@ struct ServiceRoutesTests {
         #expect(text.contains("feedlayout_probe_cache_hits_total"))
     }
 }
+
+/// Pages in memory are answered before the router (PageFastPathHandler): the same bytes and headers as the router
+/// gives, counted in the metrics, and only for exactly the page route.
+@Suite(.timeLimit(.minutes(5)))
+struct PageFastPathTests {
+    @Test func aPageFromMemoryIsTheRoutersPageWithTheSameHeaders() async throws {
+        let service = try await ServiceHarness.start()
+        defer { Task { await service.stop() } }
+        let id = try #require(
+            try await service.post(["feedText": ServiceFeeds.rss(items: 30, photoBase: "https://photos.invalid/"),
+                "options": ["pageSize": 10]]).json["id"] as? String)
+        _ = try await service.waitUntilDone(id)
+        for (encoding, path) in [(nil, "/pages/1"), ("gzip", "/pages/2?layout=0&wait=3")] as [(String?, String)] {
+            let headers = encoding.map { [("Accept-Encoding", $0)] } ?? []
+            let fromRouter = try await service.request(.GET, "/v1/layouts/\(id)" + path, headers: headers)
+            let fromMemory = try await service.request(.GET, "/v1/layouts/\(id)" + path, headers: headers)
+            #expect(fromRouter.status == 200 && fromMemory.status == 200)
+            #expect(fromMemory.raw == fromRouter.raw)
+            for name in ["Content-Type", "ETag", "Cache-Control", "Vary", "Content-Encoding", "Content-Length"] {
+                #expect(fromMemory.headers.first(name: name) == fromRouter.headers.first(name: name), "\(name)")
+            }
+            #expect(fromMemory.headers.first(name: "Date") != nil)
+        }
+        // Not the page route exactly: the router answers (and refuses).
+        #expect(try await service.request(.GET, "/v1/layouts/\(id)/pages/1?colour=red").status == 200)
+        #expect(try await service.request(.GET, "/v1/layouts/\(id)/pages/1?layout=x").status == 400)
+        #expect(try await service.request(.GET, "/v1/layouts/\(id)/pages/9").status == 404)
+        let metrics = try await service.request(.GET, "/metrics").text
+        #expect(metrics.contains(#"feedlayout_http_requests_total{method="GET",route="/v1/layouts/{id}/pages/{index}",status="200"} 5"#), "\(metrics)")
+    }
+}
