@@ -247,7 +247,7 @@ let package = Package(
         .testTarget(
             name: "FeedLayoutTests",
             dependencies: [
-                "FeedLayout", "TextMeasure", "FeedLayoutTestSupport", .product(name: "Logging", package: "swift-log"),
+                "FeedLayout", "TextMeasure", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
         .testTarget(

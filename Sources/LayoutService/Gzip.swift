@@ -4,7 +4,7 @@ import CZlib
 /// gzip; nothing is compressed per request.
 enum Gzip {
     /// The gzip form of `bytes`. Pages use level 4: 6 % larger than level 9 on a page of JSON, in a third of its
-    /// time (at level 9, zlib was a quarter of a large layout's CPU in the service).
+    /// time (with pages at level 9, zlib was a quarter of the service's CPU while it took and laid out a large feed).
     static func compress(_ bytes: [UInt8], level: Int32 = 4) -> [UInt8] {
         var stream = z_stream()
         guard fl_deflate_init_gzip(&stream, level) == Z_OK else { fatalError("zlib: deflateInit2 failed") }

@@ -38,8 +38,6 @@ actor LayoutRunner: Service {
         startWaiting()
     }
 
-    var runningCount: Int { running.count }
-
     private func startWaiting() {
         while !isStopping, running.count < settings.maximumConcurrentLayouts, !queue.isEmpty {
             let id = queue.removeFirst()

@@ -136,10 +136,3 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         return response
     }
 }
-
-extension TimeAmount {
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-    }
-}

@@ -221,7 +221,7 @@ final class LayoutService: Sendable {
         let gzip = Self.acceptsGzip(request.headers[.acceptEncoding])
         let key = PageCache.Key(id: id, layoutIndex: layoutIndex, pageIndex: pageIndex, gzip: gzip)
         // The common case first: a page in memory, with no store and no waiting.
-        if let cached = pageCache[key] { return Self.pageResponse(cached, gzip: gzip, request: request) }
+        if let cached = pageCache[key] { return Self.pageResponse(cached, request: request) }
         let deadline = ContinuousClock.now + wait
         while true {
             let version = await runner.events.version(of: id)
@@ -230,9 +230,10 @@ final class LayoutService: Sendable {
                 body.writeBytes(stored)
                 let entry = PageCache.Entry(
                     body: body,
-                    entityTag: PageEncoding.entityTag(id: id, layoutIndex: layoutIndex, pageIndex: pageIndex, gzip: gzip))
+                    entityTag: PageEncoding.entityTag(id: id, layoutIndex: layoutIndex, pageIndex: pageIndex, gzip: gzip),
+                    isGzip: gzip)
                 pageCache[key] = entry
-                return Self.pageResponse(entry, gzip: gzip, request: request)
+                return Self.pageResponse(entry, request: request)
             }
             guard let record = try await store.layout(id) else { throw ServiceProblem.notFound("no layout \(id)") }
             guard layoutIndex < record.parts.count else {
@@ -255,19 +256,10 @@ final class LayoutService: Sendable {
         }
     }
 
-    /// A page: `304` when the client has it, else its bytes, gzipped when accepted. Pages never change, so any
-    /// cache may keep them for good.
-    static func pageResponse(_ page: PageCache.Entry, gzip: Bool, request: Request) -> Response {
-        let tag = page.entityTag
-        var headers: HTTPFields = [
-            .contentType: "application/json", .eTag: tag,
-            .cacheControl: "public, max-age=31536000, immutable", .vary: "Accept-Encoding",
-        ]
-        if let match = request.headers[.ifNoneMatch], matches(match, tag) {
-            return Response(status: .notModified, headers: headers)
-        }
-        if gzip { headers[.contentEncoding] = "gzip" }
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: page.body))
+    static func pageResponse(_ page: PageCache.Entry, request: Request) -> Response {
+        let answer = page.answer(ifNoneMatch: request.headers[.ifNoneMatch])
+        return Response(
+            status: answer.status, headers: answer.fields, body: answer.body.map { ResponseBody(byteBuffer: $0) } ?? .init())
     }
 
     /// Whether `Accept-Encoding` accepts gzip (`q=0` refuses it).
@@ -282,14 +274,6 @@ final class LayoutService: Sendable {
             if quality > 0 { return true }
         }
         return false
-    }
-
-    /// Whether an `If-None-Match` list names this tag (or is `*`).
-    static func matches(_ header: String, _ tag: String) -> Bool {
-        header.split(separator: ",").contains { candidate in
-            let candidate = candidate.trimmingCharacters(in: .whitespaces)
-            return candidate == "*" || candidate == tag || candidate == "W/" + tag
-        }
     }
 
     // MARK: Viewport and snapping

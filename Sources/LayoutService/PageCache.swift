@@ -1,3 +1,5 @@
+import Foundation
+import HTTPTypes
 import NIOCore
 import Synchronization
 
@@ -13,10 +15,33 @@ final class PageCache: Sendable {
         var gzip: Bool
     }
 
-    /// A page's form as sent: its bytes (shared by every response, never copied) and its entity tag.
+    /// A page's form as sent: its bytes (shared by every response, never copied), its entity tag, and whether it
+    /// is the gzipped form.
     struct Entry: Sendable {
         var body: ByteBuffer
         var entityTag: String
+        var isGzip: Bool
+
+        /// The answer to a request for this form: `304` when `If-None-Match` names its tag, else `200` with the
+        /// bytes; both with the headers every page answer carries (pages never change, so any cache may keep them
+        /// for good). The router's route and the fast path both answer with this.
+        func answer(ifNoneMatch: String?) -> (status: HTTPResponse.Status, fields: HTTPFields, body: ByteBuffer?) {
+            var fields: HTTPFields = [
+                .contentType: "application/json", .eTag: entityTag,
+                .cacheControl: "public, max-age=31536000, immutable", .vary: "Accept-Encoding",
+            ]
+            if let ifNoneMatch, Self.matches(ifNoneMatch, entityTag) { return (.notModified, fields, nil) }
+            if isGzip { fields[.contentEncoding] = "gzip" }
+            return (.ok, fields, body)
+        }
+
+        /// Whether an `If-None-Match` list names this tag (or is `*`).
+        static func matches(_ header: String, _ tag: String) -> Bool {
+            header.split(separator: ",").contains { candidate in
+                let candidate = candidate.trimmingCharacters(in: .whitespaces)
+                return candidate == "*" || candidate == tag || candidate == "W/" + tag
+            }
+        }
     }
 
     private struct State {

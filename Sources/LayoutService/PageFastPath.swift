@@ -82,17 +82,12 @@ final class PageFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard request.method == .get, let path = request.path, let key = Self.pageKey(path, request: request),
             let entry = cache[key]
         else { return nil }
-        var fields: HTTPFields = [
-            .contentType: "application/json", .eTag: entry.entityTag,
-            .cacheControl: "public, max-age=31536000, immutable", .vary: "Accept-Encoding", .date: httpDate(),
-            .server: "feedlayout",
-        ]
-        if let match = request.headerFields[.ifNoneMatch], LayoutService.matches(match, entry.entityTag) {
-            return (HTTPResponse(status: .notModified, headerFields: fields), nil)
-        }
-        if key.gzip { fields[.contentEncoding] = "gzip" }
-        fields[.contentLength] = String(entry.body.readableBytes)
-        return (HTTPResponse(status: .ok, headerFields: fields), entry.body)
+        var (status, fields, body) = entry.answer(ifNoneMatch: request.headerFields[.ifNoneMatch])
+        // What Hummingbird adds to the router's answers.
+        fields[.date] = httpDate()
+        fields[.server] = "feedlayout"
+        if let body { fields[.contentLength] = String(body.readableBytes) }
+        return (HTTPResponse(status: status, headerFields: fields), body)
     }
 
     /// Now as an HTTP date (`Thu, 26 Nov 2026 23:43:24 GMT`).

@@ -1,4 +1,3 @@
-import FeedLayoutTestSupport
 import Foundation
 import Logging
 import Synchronization

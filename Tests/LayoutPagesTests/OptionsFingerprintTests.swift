@@ -39,7 +39,10 @@ import WaterfallLayout
         let options = Self.everythingSet
         let encoded = Set(
             options.fingerprintEncoding.split(separator: "\n").dropFirst().map { String($0.prefix { $0 != "=" }) })
-        for path in Self.storedPaths(of: options) {
+        let paths = Self.storedPaths(of: options)
+        // The walk reaches into the nested structs (else the loop below would check nothing).
+        #expect(paths.contains("waterfall.containerWidth") && paths.contains("annotation.title.size"), "\(paths)")
+        for path in paths {
             let covered = (encoded.union(LayoutOptions.fingerprintExclusions)).contains { name in
                 path == name || path.hasPrefix(name + ".")
             }
