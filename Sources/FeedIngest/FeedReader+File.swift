@@ -14,7 +14,7 @@ extension FeedReader {
     ///
     /// Relative image references resolve against the file's directory and must stay inside it or
     /// inside `options.imageRoot`; standard input has no directory, so its relative references
-    /// are reported as written.
+    /// name files under `options.imageRoot`, or are reported as written without one.
     /// - Parameters:
     ///   - path: the file, or `-`.
     ///   - options: limits and roots.

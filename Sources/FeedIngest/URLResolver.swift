@@ -107,10 +107,15 @@ struct URLResolver {
             }
             return ResolvedImage(url: resolved)
         }
-        guard let feedDirectory else {
-            return ResolvedImage(url: resolved)  // stdin: nothing to resolve against
-        }
         let decoded = Self.percentDecoded(Self.stripQueryAndFragment(resolved))
+        guard let feedDirectory else {
+            // A feed from standard input or memory has no folder: a relative reference names a file under the image
+            // root when there is one, and is reported as written when there is none.
+            guard let imageRoot, !decoded.hasPrefix("/"), !Self.climbsAbove(decoded) else {
+                return ResolvedImage(url: resolved)
+            }
+            return localImage(absolutePath: imageRoot + "/" + decoded, reference: reference)
+        }
         if decoded.hasPrefix("/") { return localImage(absolutePath: decoded, reference: reference) }
         let beside = localImage(absolutePath: feedDirectory + "/" + decoded, reference: reference)
         // Beside the feed first; a file that is not there may be under the image root, if the reference names a

@@ -63,6 +63,24 @@ struct LibraryAPITests {
         }
     }
 
+    /// A server that names an image root (`feedlayout serve --image-root`): a feed from memory then reads its
+    /// relative photos there, as the same feed read from a file in that folder reads them beside it.
+    @Test func aFeedFromMemoryReadsItsPhotosUnderTheImageRootAsTheFileInThatFolderDoes() async throws {
+        let sample = Self.repository.appendingPathComponent("sample-feed")
+        let feed = sample.appendingPathComponent("feed.xml")
+        var options = Self.options
+        options.imageRoot = sample.path
+        let fromFile = try await Self.pagesJSON(try LayoutPipeline(options: Self.options), .path(feed.path))
+        let fromMemory = try await Self.pagesJSON(
+            try LayoutPipeline(options: options), .bytes(try [UInt8](Data(contentsOf: feed))))
+        #expect(fromMemory == fromFile)
+        #expect(String(decoding: fromMemory[0], as: UTF8.self).contains(/"sizeFrom": ?"header"/))
+        // Without the root, the same bytes read nothing: every photo takes its declared size or the fallback.
+        let unrooted = try await Self.pagesJSON(
+            try LayoutPipeline(options: Self.options), .bytes(try [UInt8](Data(contentsOf: feed))))
+        #expect(!unrooted.contains { String(decoding: $0, as: UTF8.self).contains(/"sizeFrom": ?"header"/) })
+    }
+
     @Test func aFeedFromMemoryNeverReadsALocalFile() async throws {
         // A photo beside the process's working folder, named relatively and as a file: URL.
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-untrusted-\(UUID())")
@@ -92,8 +110,9 @@ struct LibraryAPITests {
         var trusting = Self.options
         trusting.imageRoot = folder.path
         let opted = try await LayoutPipeline(options: trusting).run(.bytes(Array(text.utf8))) { _ in }
-        // The file: URL is read; an absolute path is a path only in a feed that is itself a local file.
-        #expect(opted.imagesProbed == 1)
+        // The file: URL and the relative reference (under the root) are read; an absolute path is a path only in a
+        // feed that is itself a local file.
+        #expect(opted.imagesProbed == 2)
         // A URL feed is only ever http(s).
         #expect(throws: LayoutError.self) { try FeedInput.url("file:///etc/passwd") }
         #expect(throws: LayoutError.self) { try FeedInput.url("/etc/passwd") }
