@@ -172,6 +172,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
+            // The web client, served as it is kept: plain files a reader can open and copy.
+            resources: [.copy("Resources/client")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -323,6 +323,20 @@ struct StableHash {
 /// summaries and previews all print lengths this way.
 package func cssNumber(_ value: Double) -> String { WaterfallLimits.formatted(value) }
 
+extension TextStyle {
+    /// The CSS `font` shorthand that renders this style with these families (a quoted, comma-separated list):
+    /// `700 15px/normal "A", "B"`, as the HTML preview and the web client's style sheet declare it.
+    package func cssFont(families: String) -> String {
+        let height =
+            switch lineHeight {
+            case .normal: "normal"
+            case .pixels(let pixels): cssNumber(pixels) + "px"
+            case .multiple(let multiple): cssNumber(multiple)
+            }
+        return "\(weight) \(cssNumber(size))px/\(height) \(families)"
+    }
+}
+
 extension TextMeasurer {
     /// A measurer for one block of the annotation (`role`: "title" or "caption"); a font that cannot be loaded is
     /// the caller's to fix, named by its block.

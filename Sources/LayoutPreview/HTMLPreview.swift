@@ -272,13 +272,7 @@ public struct HTMLPreview {
     }
 
     private func fontCSS(_ style: TextStyle, family: String) -> String {
-        let lineHeight =
-            switch style.lineHeight {
-            case .normal: "normal"
-            case .pixels(let pixels): cssNumber(pixels) + "px"
-            case .multiple(let multiple): cssNumber(multiple)
-            }
-        return "font: \(style.weight) \(cssNumber(style.size))px/\(lineHeight) \(family);"
+        "font: \(style.cssFont(families: family));"
     }
 
     private func clampCSS(_ lines: Int?) -> String {

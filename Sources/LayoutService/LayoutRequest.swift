@@ -233,12 +233,13 @@ enum ClientOptions {
 
     /// The library's options for stored arguments, with what the service decides for every layout.
     /// - Throws: ``ServiceProblem`` `invalid-options`, naming the option when the message does.
-    static func layoutOptions(_ arguments: [String], allowPrivateNetwork: Bool) throws(ServiceProblem) -> LayoutOptions {
+    /// The options of a request's arguments, with what only the service decides: its address policy and image root.
+    static func layoutOptions(_ arguments: [String], settings: ServiceSettings) throws(ServiceProblem) -> LayoutOptions {
         do {
             // No probe cache path: the service's shared resources hold the cache.
             var options = try LayoutCommandOptions.parse(arguments + ["--no-cache"]).options()
-            options.allowPrivateNetwork = allowPrivateNetwork
-            options.imageRoot = nil
+            options.allowPrivateNetwork = settings.allowPrivateNetwork
+            options.imageRoot = settings.imageRoot
             options.maximumPages = nil
             try options.validate()
             return options

@@ -78,7 +78,7 @@ actor LayoutRunner: Service {
                 return
             }
             let options = try ClientOptions.layoutOptions(
-                record.arguments, allowPrivateNetwork: settings.allowPrivateNetwork)
+                record.arguments, settings: settings)
             let pipeline = try LayoutPipeline(options: options, resources: resources)
             // One layout resumes from its last page's cursor. Several (breakpoints) cannot share a cursor: they start
             // again from the beginning, and the pages stored before are kept as they are (the same bytes).

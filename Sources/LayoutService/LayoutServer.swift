@@ -43,13 +43,14 @@ public struct LayoutServer: Sendable {
                 maximumBytes: settings.maximumFeedBytes, allowPrivateNetwork: settings.allowPrivateNetwork),
             probeCache: probeCache, threadCount: settings.layoutThreads, logger: logger)
         let metrics = ServiceMetrics(routes: Self.routes.flatMap { route in
-            route.methods.map { (method: $0, route: route.path.replacingOccurrences(of: ":id", with: "{id}")
-                .replacingOccurrences(of: ":index", with: "{index}")) }
+            // Hummingbird names parameters `{id}` in the route it reports.
+            route.methods.map { (method: $0, route: route.path.replacing(/:(\w+)/) { "{\($0.1)}" }) }
         })
         let runner = LayoutRunner(
             store: store, resources: resources, settings: settings, metrics: metrics, logger: logger)
         service = LayoutService(
-            settings: settings, store: store, runner: runner, resources: resources, metrics: metrics, logger: logger)
+            settings: settings, store: store, runner: runner, resources: resources, metrics: metrics,
+            client: try ClientFiles(), logger: logger)
     }
 
     /// Serves until SIGTERM or SIGINT (or the task is cancelled).
@@ -66,6 +67,12 @@ public struct LayoutServer: Sendable {
         router.get("/v1/pages") { try await service.pageAfterCursor($0, context: $1) }
         router.get("/v1/layouts/:id/items") { try await service.items($0, context: $1) }
         router.get("/v1/layouts/:id/snap") { try await service.snap($0, context: $1) }
+        router.get("/v1/layouts/:id/style.css") { try await service.style($0, context: $1) }
+        router.get("/v1/layouts/:id/fonts/:file") { try await service.font($0, context: $1) }
+        router.get("/files/**") { try await service.imageFile($0, context: $1) }
+        router.get("/") { request, _ in try service.clientFile("index.html", request: request) }
+        router.get("/view/:id") { try await service.view($0, context: $1) }
+        router.get("/client/:file") { try service.clientFile($1.parameters.get("file") ?? "", request: $0) }
         router.get("/healthz") { try await service.health($0, context: $1) }
         router.get("/metrics") { try await service.metricsText($0, context: $1) }
 
@@ -105,7 +112,8 @@ extension LayoutServer {
     static let routes: [(path: String, methods: [String])] = [
         ("/v1/layouts", ["POST"]), ("/v1/layouts/:id", ["GET"]), ("/v1/layouts/:id/pages/:index", ["GET"]),
         ("/v1/pages", ["GET"]), ("/v1/layouts/:id/items", ["GET"]), ("/v1/layouts/:id/snap", ["GET"]),
-        ("/healthz", ["GET"]), ("/metrics", ["GET"]),
+        ("/v1/layouts/:id/style.css", ["GET"]), ("/v1/layouts/:id/fonts/:file", ["GET"]), ("/files/**", ["GET"]),
+        ("/", ["GET"]), ("/view/:id", ["GET"]), ("/client/:file", ["GET"]), ("/healthz", ["GET"]), ("/metrics", ["GET"]),
     ]
 }
 

@@ -26,13 +26,17 @@ final class LayoutService: Sendable {
     /// Pages in memory, ready to send; `PageFastPathHandler` answers from it too.
     let pageCache = PageCache(byteLimit: 256 * 1024 * 1024)
     private let indexes = LayoutIndexes()
+    /// The web client's files, and the style sheets of the layouts it shows.
+    let client: ClientFiles
+    let styles = ClientStyles()
     /// Set when graceful shutdown begins: `/healthz` says so, and new layouts are refused.
     let isStopping = Atomic<Bool>(false)
 
     init(
         settings: ServiceSettings, store: LayoutStore, runner: LayoutRunner, resources: LayoutResources,
-        metrics: ServiceMetrics, logger: Logger
+        metrics: ServiceMetrics, client: ClientFiles, logger: Logger
     ) {
+        self.client = client
         self.settings = settings
         self.store = store
         self.runner = runner
@@ -49,7 +53,7 @@ final class LayoutService: Sendable {
         let body = try await request.body.collect(upTo: settings.maximumFeedBytes + settings.maximumFeedBytes / 8 + 65_536)
         let layoutRequest = try LayoutRequest(body: [UInt8](buffer: body))
         let options = try ClientOptions.layoutOptions(
-            layoutRequest.arguments, allowPrivateNetwork: settings.allowPrivateNetwork)
+            layoutRequest.arguments, settings: settings)
         let pipeline: LayoutPipeline
         do {
             pipeline = try LayoutPipeline(options: options, resources: resources)
@@ -65,8 +69,10 @@ final class LayoutService: Sendable {
         }
         // Digesting a large feed takes a while: on the layout threads, not on the threads that answer requests.
         let identity = pipeline.identity
+        // The image root decides which photos are read: a service started with another one makes other layouts.
+        let source = base ?? settings.imageRoot.map { "image-root:" + $0 }
         let id = await withTaskExecutorPreference(resources.executor) {
-            Self.layoutID(identity: identity, feed: feed, base: base)
+            Self.layoutID(identity: identity, feed: feed, base: source)
         }
         let parts = zip(pipeline.options.layouts, pipeline.grids).map { layout, grid in
             (width: layout.waterfall.containerWidth, columns: grid.columnCount)
@@ -76,6 +82,9 @@ final class LayoutService: Sendable {
         if isNew {
             logger.info("layout posted", metadata: ["layout": "\(id)", "feed": "\(name)", "bytes": "\(feed.count)"])
             await runner.enqueue(id)
+            // A client views a layout right after posting it: its style sheet (fonts resolved, their character
+            // maps read) is ready by then.
+            Task { _ = try? await self.clientStyle(id: id) }
         }
         var response = try await layoutResponse(id)
         response.status = isNew ? .accepted : .ok
@@ -347,7 +356,7 @@ final class LayoutService: Sendable {
         }
         return try await indexes.index(
             id: id, layoutIndex: layoutIndex, record: record, store: store,
-            allowPrivateNetwork: settings.allowPrivateNetwork, resources: resources)
+            settings: settings, resources: resources)
     }
 
     // MARK: Health and metrics

@@ -87,7 +87,7 @@ final class LayoutIndexes: Sendable {
     private static let limit = 32
 
     func index(
-        id: String, layoutIndex: Int, record: LayoutStore.LayoutRecord, store: LayoutStore, allowPrivateNetwork: Bool,
+        id: String, layoutIndex: Int, record: LayoutStore.LayoutRecord, store: LayoutStore, settings: ServiceSettings,
         resources: LayoutResources
     ) async throws -> PinIndex {
         let key = id + "/" + String(layoutIndex)
@@ -97,7 +97,7 @@ final class LayoutIndexes: Sendable {
             index = known
         } else {
             // The grid comes from the layout's options, as the engine made it: the index then works by column.
-            let options = try ClientOptions.layoutOptions(record.arguments, allowPrivateNetwork: allowPrivateNetwork)
+            let options = try ClientOptions.layoutOptions(record.arguments, settings: settings)
             let pipeline = try LayoutPipeline(options: options, resources: resources)
             let grid = pipeline.grids[layoutIndex]
             let byColumn = options.flow == nil && grid.axis == .vertical

@@ -25,6 +25,9 @@ public struct ServiceSettings: Sendable {
     public var feedReadTimeout: Duration = .seconds(10)
     /// How long a photo may take in all, and a feed's server until its response head.
     public var feedTotalTimeout: Duration = .seconds(30)
+    /// A folder of photos that posted feeds may reference by relative path (`--image-root`): they are read from
+    /// it for layouts and served under `/files/` for clients. `nil`: posted feeds never name a local file.
+    public var imageRoot: String?
     /// The most pins one viewport query answers with: a rectangle over a whole large layout would read every
     /// page of it for one request.
     public var maximumItemsPerQuery = 2_000
@@ -33,8 +36,9 @@ public struct ServiceSettings: Sendable {
         host: String = "127.0.0.1", port: Int = 8080, storePath: String = ServiceSettings.defaultStorePath(),
         allowPrivateNetwork: Bool = false, maximumFeedBytes: Int = 64 * 1024 * 1024, maximumConcurrentLayouts: Int = 2,
         requestTimeout: Duration = .seconds(30), maximumWait: Int = 60,
-        layoutThreads: Int = ProcessInfo.processInfo.activeProcessorCount
+        layoutThreads: Int = ProcessInfo.processInfo.activeProcessorCount, imageRoot: String? = nil
     ) {
+        self.imageRoot = imageRoot
         self.host = host
         self.port = port
         self.storePath = storePath

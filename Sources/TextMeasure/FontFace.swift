@@ -115,3 +115,30 @@ enum FontResolution {
         return face
     }
 }
+
+extension FontFace {
+    /// The characters the face has glyphs for (its Unicode character map), as sorted, disjoint code point ranges:
+    /// what a browser learns about a font only after downloading it, given to it beforehand as a `unicode-range`.
+    ///
+    /// - Throws: ``TextMeasureError/Code/fontFileUnreadable`` when FreeType cannot open the face.
+    public func characterRanges() throws(TextMeasureError) -> [ClosedRange<UInt32>] {
+        let library = try FreeTypeLibrary()
+        let face = try library.openFace(path: path, faceIndex: faceIndex)
+        defer { _ = withExtendedLifetime(library) { FT_Done_Face(face) } }
+        var ranges: [ClosedRange<UInt32>] = []
+        // FreeType selects the face's Unicode map when it opens it; a face without one has no characters to give.
+        guard face.pointee.charmap != nil else { return ranges }
+        var glyph: FT_UInt = 0
+        var code = FT_Get_First_Char(face, &glyph)
+        while glyph != 0 {
+            let point = UInt32(truncatingIfNeeded: code)
+            if let last = ranges.last, last.upperBound &+ 1 == point {
+                ranges[ranges.count - 1] = last.lowerBound...point
+            } else {
+                ranges.append(point...point)
+            }
+            code = FT_Get_Next_Char(face, code, &glyph)
+        }
+        return ranges
+    }
+}

@@ -17,6 +17,7 @@ extension FeedLayoutCommand {
                   feedlayout serve --port 8080 --store /var/lib/feedlayout/service.sqlite
                   curl -s localhost:8080/v1/layouts -d '{"feed": "https://example.org/feed.xml", \\
                     "options": {"width": 375, "columns": 2}}'
+                  open http://127.0.0.1:8080/ (the web client: post a feed, see its layout)
                 """)
 
         @Option(help: "The address to listen on.")
@@ -30,6 +31,11 @@ extension FeedLayoutCommand {
 
         @Flag(help: "Also fetch feeds and photos from private, loopback and link-local addresses (refused by default).")
         var allowPrivateNetwork = false
+
+        @Option(help: ArgumentHelp(
+            "A folder of photos that posted feeds may name by relative path; served under /files/ for the web client.",
+            valueName: "dir"))
+        var imageRoot: String?
 
         @Option(help: "The largest feed (and request body) accepted, in bytes.")
         var maxFeedBytes = 64 * 1024 * 1024
@@ -54,6 +60,12 @@ extension FeedLayoutCommand {
             guard requestTimeout.isFinite, (0.1...3600).contains(requestTimeout) else {
                 throw ValidationError("--request-timeout is from 0.1 to 3600 seconds")
             }
+            if let imageRoot {
+                var isFolder: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: imageRoot, isDirectory: &isFolder), isFolder.boolValue else {
+                    throw ValidationError("--image-root \(imageRoot): no such folder")
+                }
+            }
             guard Logger.Level(rawValue: logLevel) != nil else {
                 throw ValidationError("--log-level is trace, debug, info, notice, warning, error or critical")
             }
@@ -68,7 +80,8 @@ extension FeedLayoutCommand {
                 host: host, port: port, storePath: store ?? ServiceSettings.defaultStorePath(),
                 allowPrivateNetwork: allowPrivateNetwork, maximumFeedBytes: maxFeedBytes,
                 maximumConcurrentLayouts: maxConcurrentLayouts,
-                requestTimeout: .milliseconds(Int(requestTimeout * 1000)))
+                requestTimeout: .milliseconds(Int(requestTimeout * 1000)),
+                imageRoot: imageRoot.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
             let server: LayoutServer
             do {
                 server = try LayoutServer(settings: settings, logger: logger)

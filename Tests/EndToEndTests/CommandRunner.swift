@@ -19,8 +19,12 @@ struct CommandRunner {
     static let testCacheHome = FileManager.default.temporaryDirectory.appendingPathComponent(
         "feedlayout-e2e-cache-\(UUID().uuidString)")
 
-    /// The binary sits beside the test bundle in the build products folder.
+    /// The binary sits beside the test bundle in the build products folder; `FEEDLAYOUT_TEST_BINARY` names another
+    /// (a release build, to measure the speed a test reports).
     static let binary: URL = {
+        if let path = ProcessInfo.processInfo.environment["FEEDLAYOUT_TEST_BINARY"], !path.isEmpty {
+            return URL(fileURLWithPath: path).standardizedFileURL
+        }
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         var folder = executable.deletingLastPathComponent()
         // Swift Testing may run from inside the .xctest bundle folder on some layouts.

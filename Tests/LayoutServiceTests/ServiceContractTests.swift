@@ -10,7 +10,10 @@ import Testing
 @Suite(.timeLimit(.minutes(5)))
 struct ServiceContractTests {
     @Test func everyResponseMatchesTheOpenAPIDocument() async throws {
-        let service = try await ServiceHarness.start { $0.maximumFeedBytes = 200_000 }
+        let service = try await ServiceHarness.start {
+            $0.maximumFeedBytes = 200_000
+            $0.imageRoot = ServiceFeeds.repositoryRoot.appendingPathComponent("sample-feed").path
+        }
         defer { Task { await service.stop() } }
         let feed = ServiceFeeds.rss(items: 50, photoBase: "https://photos.invalid/")
         let posted = try await service.post([
@@ -36,6 +39,15 @@ struct ServiceContractTests {
         _ = try await service.request(.GET, "/v1/layouts/\(id)/snap?offset=333&direction=forward")
         _ = try await service.request(.GET, "/healthz")
         _ = try await service.request(.GET, "/metrics")
+        // The web client and what it loads.
+        _ = try await service.request(.GET, "/")
+        _ = try await service.request(.GET, "/view/\(id)")
+        let script = try await service.request(.GET, "/client/feed.js")
+        _ = try await service.request(
+            .GET, "/client/feed.js", headers: [("If-None-Match", script.headers.first(name: "ETag") ?? "")])
+        let sheet = try await service.request(.GET, "/v1/layouts/\(id)/style.css")
+        if let font = sheet.text.firstMatch(of: /url\("([^"]+)"\)/)?.1 { _ = try await service.request(.GET, String(font)) }
+        _ = try await service.request(.GET, "/files/photos/espresso.jpg")
         // Refusals.
         _ = try await service.request(.POST, "/v1/layouts", body: Array("{".utf8))
         _ = try await service.post(["feedText": feed, "options": ["width": -1]])
@@ -49,6 +61,9 @@ struct ServiceContractTests {
         _ = try await service.request(.GET, "/v1/layouts/\(id)/snap?offset=1&direction=sideways")
         _ = try await service.request(.GET, "/v1/pages?cursor=nothing")
         _ = try await service.request(.PUT, "/v1/layouts/\(id)")
+        _ = try await service.request(.GET, "/client/nothing.js")
+        _ = try await service.request(.GET, "/files/photos/missing.jpg")
+        _ = try await service.request(.GET, "/v1/layouts/\(id)/fonts/nothing.ttf")
 
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("exchanges-\(UUID().uuidString).jsonl")
         try service.recordedExchanges.write(to: file, atomically: true, encoding: .utf8)

@@ -14,7 +14,7 @@ struct ServiceRoutesTests {
     /// The pages the library makes for a feed with these request options: what the service must serve byte for
     /// byte.
     static func expectedPages(feed: String, arguments: [String], baseURL: String?) async throws -> [[UInt8]] {
-        let options = try ClientOptions.layoutOptions(arguments, allowPrivateNetwork: true)
+        let options = try ClientOptions.layoutOptions(arguments, settings: ServiceSettings(allowPrivateNetwork: true))
         var pages: [[UInt8]] = []
         _ = try await LayoutPipeline(options: options).run(.bytes(Array(feed.utf8), baseURL: baseURL)) { page in
             var json = JSONWriter()
