@@ -30,7 +30,14 @@ final class DevToolsBrowser {
         guard pipe(&toBrowser) == 0, pipe(&fromBrowser) == 0 else {
             throw ProtocolError(description: "pipe: \(String(cString: strerror(errno)))")
         }
-        for descriptor in toBrowser + fromBrowser { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        // Every end moved above 10 (close-on-exec), so that the copies made at 3 and 4 never overwrite one another.
+        func movedHigh(_ descriptor: Int32) -> Int32 {
+            let high = fcntl(descriptor, F_DUPFD_CLOEXEC, 10)
+            Glibc.close(descriptor)
+            return high
+        }
+        toBrowser = toBrowser.map(movedHigh)
+        fromBrowser = fromBrowser.map(movedHigh)
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
