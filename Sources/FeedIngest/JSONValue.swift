@@ -10,7 +10,7 @@
 /// unknown escape in a string are refused (read here as U+FFFD or as written), the `invalidJSON`
 /// error loses its byte offset, and `JSONSerialization` keeps the last of repeated keys, not
 /// the first.
-enum JSONValue: Equatable {
+package enum JSONValue: Equatable {
     case object([(String, JSONValue)])
     case array([JSONValue])
     case string(String)
@@ -18,7 +18,7 @@ enum JSONValue: Equatable {
     case bool(Bool)
     case null
 
-    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.object(let a), .object(let b)): return a.map(\.0) == b.map(\.0) && a.map(\.1) == b.map(\.1)
         case (.array(let a), .array(let b)): return a == b
@@ -31,12 +31,12 @@ enum JSONValue: Equatable {
     }
 
     /// The member named `key` of an object (the first, if repeated).
-    subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members.first(where: { $0.0 == key })?.1
     }
 
-    var stringValue: String? {
+    package var stringValue: String? {
         switch self {
         case .string(let value): return value
         case .number(let value): return value
@@ -44,21 +44,21 @@ enum JSONValue: Equatable {
         }
     }
 
-    var arrayValue: [JSONValue]? {
+    package var arrayValue: [JSONValue]? {
         if case .array(let values) = self { return values }
         return nil
     }
 
     /// A syntax error at a byte offset.
-    struct SyntaxError: Error {
-        var offset: Int
-        var reason: String
+    package struct SyntaxError: Error {
+        package var offset: Int
+        package var reason: String
     }
 
     /// Parses one JSON document (surrounding whitespace allowed).
     /// - Parameter depth: how deep in a larger document the value sits, for the nesting limit (see
     ///   ``JSONFeedSplitter``).
-    static func parse(_ bytes: [UInt8], depth: Int = 0) throws(SyntaxError) -> JSONValue {
+    package static func parse(_ bytes: [UInt8], depth: Int = 0) throws(SyntaxError) -> JSONValue {
         var parser = Parser(bytes: bytes)
         parser.skipWhitespace()
         let value = try parser.value(depth: depth)

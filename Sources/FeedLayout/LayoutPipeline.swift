@@ -25,7 +25,7 @@ public struct LayoutPipeline: Sendable {
     public var grids: [WaterfallGrid] { geometries.map(\.grid) }
     /// Each layout's geometry: its grid, flow grid and how its annotations are measured.
     let geometries: [LayoutGeometry]
-    private let preparer: ItemPreparer
+    let preparer: ItemPreparer
     /// The long-lived resources of the process, when it shares them; `nil` for a run that makes its own.
     private let resources: LayoutResources?
 
@@ -160,12 +160,7 @@ public struct LayoutPipeline: Sendable {
         _ feed: FeedInput, resume: String?, fetcher: RemoteFetcher, logger: Logger,
         onProgress: (LayoutProgress) -> Void, onPage: (LayoutPage) async throws -> Void
     ) async throws -> LayoutSummary {
-        // The feed's images are read only inside its folders, as regular files.
-        var local = LocalImageProber()
-        local.gate = fileGate(for: feed)
-        let prober = CachingImageProber(
-            prober: ImageProber(local: local, remote: RemoteImageProber(fetcher: fetcher)), cache: preparer.cache,
-            decodeOptions: .placeholder, logger: logger)
+        let prober = prober(for: feed, fetcher: fetcher, logger: logger)
         var run = try RunAssembler(options: options, fonts: preparer.fonts, geometries: geometries, resume: resume)
         let source = try await FeedSource(feed, fetcher: fetcher)
         // Items before a cursor are only counted and checked: the stages ahead of placement need not prepare them.
@@ -188,49 +183,31 @@ public struct LayoutPipeline: Sendable {
             onProgress(run.progress)
         }
 
-        // Three stages: parsing and preparing (probing and measuring, itself concurrent) are child tasks of this
-        // one, placing and writing happen here; bounded buffers between them keep memory at a few windows. On two
-        // cores parsing overlaps the rest. Being children, the stages stop when this task is cancelled, and when
-        // placement stops early (`--max-pages`) or fails, cancelling them stops them at their next window.
-        let windowSize = max(32, options.probeConcurrency * 4)
-        let prepared = AsyncThrowingChannel<PreparedWindow, any Error>()
-        let preparer = preparer
-        let probeConcurrency = options.probeConcurrency
-        let ((), parse) = try await FeedParsingStage.withParsing(
-            source, imageRoot: options.imageRoot, windowSize: windowSize, clock: clock
-        ) { parsed, finishing in
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    await Self.prepare(
-                        from: parsed, into: prepared, finishing: finishing, skippingBefore: resumeIndex,
-                        preparer: preparer, prober: prober, memo: memo, concurrency: probeConcurrency)
-                }
-                // Whatever ends placement, the stages ahead stop at their next window.
-                defer { group.cancelAll() }
-                for try await batch in prepared.buffer(policy: .bounded(4)) {
-                    var window: [PreparedItem] = []
-                    var unprepared: [FeedItem] = []
-                    for item in batch.skipped where !run.isBeforeCursor(item) { unprepared.append(item) }
-                    // Only when the cursor's index and the assembler disagree: prepare here what was skipped.
-                    if !unprepared.isEmpty {
-                        window += await Self.prepare(
-                            unprepared, preparer: preparer, prober: prober, memo: memo, concurrency: probeConcurrency)
-                    }
-                    // Items before the cursor are a prefix of the feed: count them, then take the rest whole (copying
-                    // prepared items one by one costs a retain per field).
-                    var beforeCursor = 0
-                    for position in batch.items.indices where run.isBeforeCursor(batch.items[position].item) {
-                        beforeCursor += 1
-                    }
-                    if window.isEmpty && beforeCursor == 0 {
-                        window = batch.items
-                    } else {
-                        window += batch.items[beforeCursor...]
-                    }
-                    if !window.isEmpty { try await add(window) }
-                    if run.isFinished { break }
-                }
+        let parse = try await withPreparedWindows(
+            source, prober: prober, memo: memo, skippingBefore: resumeIndex, clock: clock
+        ) { batch in
+            var window: [PreparedItem] = []
+            var unprepared: [FeedItem] = []
+            for item in batch.skipped where !run.isBeforeCursor(item) { unprepared.append(item) }
+            // Only when the cursor's index and the assembler disagree: prepare here what was skipped.
+            if !unprepared.isEmpty {
+                window += await Self.prepare(
+                    unprepared, preparer: preparer, prober: prober, memo: memo,
+                    concurrency: options.probeConcurrency)
             }
+            // Items before the cursor are a prefix of the feed: count them, then take the rest whole (copying
+            // prepared items one by one costs a retain per field).
+            var beforeCursor = 0
+            for position in batch.items.indices where run.isBeforeCursor(batch.items[position].item) {
+                beforeCursor += 1
+            }
+            if window.isEmpty && beforeCursor == 0 {
+                window = batch.items
+            } else {
+                window += batch.items[beforeCursor...]
+            }
+            if !window.isEmpty { try await add(window) }
+            return !run.isFinished
         }
         run.summary.stageTimes.parse = parse.time
         run.summary.feedFormat = parse.format.map { "\($0)" }
@@ -242,6 +219,52 @@ public struct LayoutPipeline: Sendable {
         return summary
     }
 
+    /// The prober of a feed's photos: its images are read only inside its folders, as regular files.
+    func prober(for feed: FeedInput, fetcher: RemoteFetcher, logger: Logger) -> CachingImageProber {
+        var local = LocalImageProber()
+        local.gate = fileGate(for: feed)
+        return CachingImageProber(
+            prober: ImageProber(local: local, remote: RemoteImageProber(fetcher: fetcher)), cache: preparer.cache,
+            decodeOptions: .placeholder, logger: logger)
+    }
+
+    /// Runs the stages ahead of placement over a feed and hands each prepared window to `body`, in feed order,
+    /// until the feed ends or `body` returns `false`.
+    ///
+    /// Three stages: parsing and preparing (probing and measuring, itself concurrent) are child tasks of this
+    /// one, `body` (placing and writing) runs here; bounded buffers between them keep memory at a few windows. On
+    /// two cores parsing overlaps the rest. Being children, the stages stop when this task is cancelled, and when
+    /// `body` stops early (`--max-pages`, the end of a prepared range) or fails, cancelling them stops them at
+    /// their next window.
+    ///
+    /// - Parameter skippingBefore: Items before this index are finished but neither probed nor measured (they
+    ///   come in ``PreparedWindow/skipped``).
+    /// - Returns: What parsing found (its time, the feed's format and feed-level warnings).
+    func withPreparedWindows(
+        _ source: sending FeedSource, prober: CachingImageProber, memo: RunProbeMemo, skippingBefore: Int,
+        clock: ContinuousClock, _ body: (PreparedWindow) async throws -> Bool
+    ) async throws -> FeedParsingStage.Outcome {
+        let prepared = AsyncThrowingChannel<PreparedWindow, any Error>()
+        let (preparer, concurrency) = (preparer, options.probeConcurrency)
+        let ((), parse) = try await FeedParsingStage.withParsing(
+            source, imageRoot: options.imageRoot, windowSize: max(32, concurrency * 4), clock: clock
+        ) { parsed, finishing in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await Self.prepare(
+                        from: parsed, into: prepared, finishing: finishing, skippingBefore: skippingBefore,
+                        preparer: preparer, prober: prober, memo: memo, concurrency: concurrency)
+                }
+                // Whatever ends `body`, the stages ahead stop at their next window.
+                defer { group.cancelAll() }
+                for try await window in prepared.buffer(policy: .bounded(4)) {
+                    if try await !body(window) { break }
+                }
+            }
+        }
+        return parse
+    }
+
     /// A window on its way to placement: the items before the resume cursor as read, the rest prepared.
     struct PreparedWindow: Sendable {
         var skipped: [FeedItem]
@@ -250,7 +273,7 @@ public struct LayoutPipeline: Sendable {
 
     /// The preparing stage: finishes the items of each window (HTML to text, URLs, dates), probes and measures them,
     /// in order, and sends the window on. Cancelling the task stops it at its next window.
-    private static func prepare(
+    static func prepare(
         from input: AsyncThrowingChannel<FeedParsingStage.Window, any Error>,
         into output: AsyncThrowingChannel<PreparedWindow, any Error>, finishing: FeedItemFinisher.Settings,
         skippingBefore resumeIndex: Int, preparer: ItemPreparer, prober: CachingImageProber, memo: RunProbeMemo,

@@ -14,6 +14,9 @@ public struct LayoutError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidCursor = Code(name: "invalidCursor")
         public static let cursorMismatch = Code(name: "cursorMismatch")
         public static let outputFailed = Code(name: "outputFailed")
+        /// `feedlayout place`: a prepared item that cannot be read, was prepared with other options or fonts, or
+        /// leaves a gap or an overlap in the indices.
+        public static let preparedItemsInvalid = Code(name: "preparedItemsInvalid")
     }
 
     public var code: Code

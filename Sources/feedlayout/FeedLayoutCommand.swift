@@ -18,7 +18,7 @@ struct FeedLayoutCommand: AsyncParsableCommand {
             Exit codes: 0 success; 1 some inputs failed (each failure is reported in the output); 2 bad usage.
             """,
         version: "0.1.0",
-        subcommands: [Layout.self, Ingest.self, Probe.self, Measure.self, Preview.self, Serve.self]
+        subcommands: [Layout.self, Ingest.self, Probe.self, Measure.self, Preview.self, Serve.self, Prepare.self, Place.self]
     )
 
     /// Runs the command, mapping outcomes to DESIGN.md's exit codes: ArgumentParser reports bad usage as 64,

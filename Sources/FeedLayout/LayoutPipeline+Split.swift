@@ -1,0 +1,97 @@
+import FeedIngest
+import ImageProbe
+import LayoutPages
+import Logging
+import ProbeCache
+import RemoteFetch
+import TextMeasure
+
+/// The pipeline split at its natural seam, so the expensive part runs in parallel on many machines: `prepare`
+/// (parse, probe, measure: slow, independent per item) for ranges of items anywhere, then `place` (placement and
+/// pages: fast, sequential) of all of them in one process. Placed in order, prepared items give the pages
+/// ``run(_:resume:logger:onProgress:onPage:)`` gives, byte for byte.
+extension LayoutPipeline {
+    /// What prepared items carry to name the options and fonts they were prepared with: `place` refuses items
+    /// prepared for other pages.
+    package var preparedIdentity: String { "sha256:" + SHA256.hexDigest(Array(identity.utf8)).prefix(32) }
+
+    /// Prepares the items of a feed whose 0-based index is in `range` (all of them when `nil`), in feed order.
+    /// Items before the range are parsed but neither probed nor measured; reading stops after the range.
+    ///
+    /// - Returns: How many items were prepared.
+    /// - Throws: `LayoutError` when the feed cannot be read, or what `onItem` throws.
+    package func prepare(
+        _ feed: FeedInput, items range: Range<Int>?,
+        logger: Logger = Logger(label: "feedlayout", factory: { _ in SwiftLogNoOpLogHandler() }),
+        onItem: (PreparedItem) async throws -> Void
+    ) async throws -> Int {
+        try await RemoteFetcher.withFetcher(
+            configuration: RemoteFetchConfiguration(allowPrivateNetwork: options.allowPrivateNetwork), logger: logger
+        ) { fetcher in
+            let prober = prober(for: feed, fetcher: fetcher, logger: logger)
+            let source = try await FeedSource(feed, fetcher: fetcher)
+            let end = range?.upperBound ?? Int.max
+            var count = 0
+            _ = try await withPreparedWindows(
+                source, prober: prober, memo: RunProbeMemo(statistics: nil), skippingBefore: range?.lowerBound ?? 0,
+                clock: ContinuousClock()
+            ) { window in
+                for item in window.items {
+                    // Past the range, the stages ahead stop at their next window.
+                    guard item.item.index < end else { return false }
+                    try await onItem(item)
+                    count += 1
+                }
+                return true
+            }
+            return count
+        }
+    }
+
+    /// Places prepared items into pages. The items must come in index order from 0, each once: a gap or an
+    /// overlap is an error naming it.
+    ///
+    /// - Parameters:
+    ///   - items: The prepared items, in order.
+    ///   - onPage: Receives each page as soon as it is complete.
+    /// - Returns: What the run did (the summary counts the prepared items' images and warnings).
+    /// - Throws: `LayoutError.preparedItemsInvalid` for a gap or an overlap, or what `items` or `onPage` throw.
+    package func place(
+        _ items: some AsyncSequence<PreparedItem, any Error>, onPage: (LayoutPage) async throws -> Void
+    ) async throws -> LayoutSummary {
+        var run = try RunAssembler(options: options, fonts: preparer.fonts, geometries: geometries, resume: nil)
+        var window: [PreparedItem] = []
+        var next = 0
+        func flush() async throws {
+            var made: [LayoutPage] = []
+            try run.add(window) { made.append($0) }
+            window.removeAll(keepingCapacity: true)
+            for page in made { try await onPage(page) }
+        }
+        for try await item in items {
+            let index = item.item.index
+            guard index == next else {
+                throw LayoutError(
+                    .preparedItemsInvalid,
+                    index > next
+                        ? "prepared items: item \(index) "
+                            + (next == 0 ? "comes first: " : "follows item \(next - 1): ")
+                            + (index - next == 1 ? "item \(next) is" : "items \(next)–\(index - 1) are")
+                            + " missing (a gap; prepare that range too)"
+                        : "prepared items: item \(index) comes again after item \(next - 1) (an overlap: two ranges "
+                            + "share it, or the files are out of order)")
+            }
+            next += 1
+            window.append(item)
+            // The windows `run` places, so that pages of several breakpoints interleave on standard output as
+            // they do there.
+            if window.count == max(32, options.probeConcurrency * 4) { try await flush() }
+            if run.isFinished { break }
+        }
+        try await flush()
+        var made: [LayoutPage] = []
+        let summary = try run.finish { made.append($0) }
+        for page in made { try await onPage(page) }
+        return summary
+    }
+}
