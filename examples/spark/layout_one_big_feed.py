@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Lays out one giant feed on Apache Spark: ranges of its items are prepared in parallel, then placed in one task.
+
+    spark-submit examples/spark/layout_one_big_feed.py FEED OUT_DIR [--binary PATH] [--partitions N]
+        [--work DIR] [-- LAYOUT OPTIONS...]
+
+`feedlayout layout` is `feedlayout prepare` (parse, probe the photos, measure the captions: the expensive part,
+independent per item) followed by `feedlayout place` (placement and pages: cheap, sequential). This job counts
+the feed's items (one `feedlayout ingest` pass on the driver), splits [0, count) into N ranges, runs
+`feedlayout prepare FEED --items START..END` for each range in a Spark task (each writes WORK/part-NNNNN.ndjson),
+then one final task runs `feedlayout place` over the parts in order, writing OUT_DIR/page-0001.json ... exactly
+as `feedlayout layout FEED --out OUT_DIR` would, byte for byte, given the same LAYOUT OPTIONS.
+
+FEED and WORK must be readable (WORK writable) by every executor: a shared file system, or FEED as an http(s)
+URL. The binary and the fonts must be the same on every executor (pages record each font's digest, and `place`
+refuses items prepared with other fonts): install them on the image, or ship the binary with
+`spark-submit --files feedlayout` and pass `--binary ./feedlayout`. A JSON summary of the run goes to standard
+output.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from pyspark.sql import SparkSession
+
+
+def count_items(binary, feed, options):
+    """The cheap first pass: one record per item from `feedlayout ingest`, counted as it streams."""
+    ingest = subprocess.Popen([binary, "ingest", feed, *ingest_options(options)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    count = sum(1 for _ in ingest.stdout)
+    error = ingest.stderr.read().decode(errors="replace")
+    if ingest.wait() > 1:
+        sys.exit(f"feedlayout ingest {feed} failed: {error.strip()}")
+    return count
+
+
+def ingest_options(options):
+    """The options of `layout` that `ingest` also takes (the image root decides which photos are local)."""
+    kept = []
+    for position, option in enumerate(options):
+        if option.startswith("--image-root"):
+            kept += [option] if "=" in option else options[position:position + 2]
+    return kept
+
+
+def main(argv):
+    split = argv.index("--") if "--" in argv else len(argv)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("feed", help="the feed: a path every executor can read, or an http(s) URL")
+    parser.add_argument("out", help="the folder for the pages (as feedlayout layout --out writes it)")
+    parser.add_argument("--binary", default="feedlayout", help="the feedlayout binary on the driver and executors")
+    parser.add_argument("--partitions", type=int, default=0, help="ranges to prepare (default: Spark's parallelism)")
+    parser.add_argument("--work", help="a shared folder for the prepared parts (default: a temporary folder)")
+    args = parser.parse_args(argv[:split])
+    options = argv[split + 1:]
+
+    spark = SparkSession.builder.appName("feedlayout: layout one big feed").getOrCreate()
+    context = spark.sparkContext
+    binary, feed = args.binary, args.feed
+    work = args.work or tempfile.mkdtemp(prefix="feedlayout-prepared-")
+    os.makedirs(work, exist_ok=True)
+
+    count = count_items(binary, feed, options)
+    partitions = max(1, min(args.partitions or context.defaultParallelism, count or 1))
+    bounds = [count * number // partitions for number in range(partitions + 1)]
+    ranges = [(number, bounds[number], bounds[number + 1]) for number in range(partitions)]
+
+    def prepare(task):
+        number, start, end = task
+        path = os.path.join(work, f"part-{number:05d}.ndjson")
+        with open(path, "wb") as out:
+            done = subprocess.run([binary, "prepare", feed, "--items", f"{start}..{end}", *options], stdout=out,
+                                  stderr=subprocess.PIPE)
+        # 1: some photos could not be read (each item says so); anything else is the job's to fix.
+        if done.returncode > 1:
+            raise RuntimeError(f"feedlayout prepare --items {start}..{end}: {done.stderr.decode(errors='replace')}")
+        return number, path, done.returncode
+
+    prepared = sorted(context.parallelize(ranges, partitions).map(prepare).collect())
+    parts = [path for _, path, _ in prepared]
+
+    def place(paths):
+        done = subprocess.run([binary, "place", *paths, "--out", args.out, "--quiet", *options],
+                              stderr=subprocess.PIPE)
+        if done.returncode > 1:
+            raise RuntimeError(f"feedlayout place: {done.stderr.decode(errors='replace')}")
+        return done.returncode
+
+    # Placement is sequential: one final task, over every part in order.
+    placed = context.parallelize([parts], 1).map(place).collect()[0]
+    pages = sum(1 for _, _, names in os.walk(args.out) for name in names if name.startswith("page-"))
+    summary = {"feed": feed, "items": count, "partitions": partitions, "pages": pages,
+               "someImagesFailed": placed == 1 or any(code == 1 for _, _, code in prepared), "parts": parts}
+    # The summary goes to standard output: OUT_DIR holds exactly what feedlayout layout --out would.
+    print(json.dumps(summary))
+    print(f"{feed}: {count} items prepared in {partitions} ranges, {pages} pages -> {args.out}", file=sys.stderr)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
