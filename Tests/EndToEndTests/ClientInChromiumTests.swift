@@ -220,6 +220,43 @@ struct ClientInChromiumTests {
         Self.checkRequests(browser, served: served, id: id, scrolledPart: nil)
     }
 
+    /// A layout still being made when the view opens (its photos come slowly from a test server): the client
+    /// shows the pages as they are made, asks the service again when it runs out of them, and ends with every
+    /// page of the finished layout, each fetched once, every card at its frame.
+    @Test func aLayoutStillRunningFillsInAsItsPagesAreMade() async throws {
+        try await TestHTTPServer.with { photos in
+            // Pin 250's photo is held back until the view has shown the pages before it: the layout is running
+            // while the view opens, whatever the machine's speed.
+            let gate = ResponseGate(holdingAt: .beforeHead)
+            let feed = try ServeEndToEndTests.serveSlowFeed(photos, items: 400, delay: 5, gate: gate, gatedItem: 250)
+            let store = try CommandRunner.temporaryDirectory().appendingPathComponent("store.sqlite").path
+            let service = try ServeEndToEndTests.ServeProcess(store: store)
+            defer { _ = service.signal(SIGKILL) }
+            let posted = try service.post(["feed": feed, "options": ["width": 1280, "columns": 5, "pageSize": 20]])
+            let id = try #require(
+                (try JSONSerialization.jsonObject(with: posted.body) as? [String: Any])?["id"] as? String)
+
+            let browser = try DevToolsBrowser()
+            defer { browser.quit() }
+            let tab = try browser.openTab(width: 1280, height: 800, script: Self.observers)
+            try browser.navigate(tab, to: "http://127.0.0.1:\(service.port)/view/\(id)")
+            var view = try Self.view(try browser.evaluate("feedlayout.settled().then(__test.cards)", in: tab))
+            #expect(try browser.evaluate("feedlayout.layoutStatus", in: tab) as? String == "running")
+            #expect(!view.cards.isEmpty, "the pages made so far are not shown")
+            gate.open()
+            var steps = 0
+            while !(view.complete && view.scrollY >= view.scrollMax - 1), steps < 400 {
+                view = try Self.view(try browser.evaluate("__test.step(\(view.scrollY + 800))", in: tab))
+                steps += 1
+            }
+            #expect(view.complete, "the view never reached the layout's end in \(steps) steps")
+            let served = try Self.served(service, id: id, status: try service.waitUntilDone(id))
+            Self.check(view, against: served.frames[0], step: "the end of the finished layout")
+            #expect(try browser.evaluate("__test.cls", in: tab) as? Double == 0)
+            Self.checkRequests(browser, served: served, id: id, scrolledPart: 0)
+        }
+    }
+
     /// For every text block in the DOM: how many lines the browser wrapped it into (clamped as the style sheet
     /// clamps it), by "title 12" / "caption 12".
     static let renderedLines = #"""

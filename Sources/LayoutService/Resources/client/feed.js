@@ -44,7 +44,11 @@ function makePart(summary) {
 async function fetchJSON(url) {
   const response = await fetch(url);
   const body = await response.json().catch(() => null);
-  if (!response.ok) throw new Error(body?.detail ?? `${url}: HTTP ${response.status}`);
+  if (!response.ok) {
+    const error = new Error(body?.detail ?? `${url}: HTTP ${response.status}`);
+    error.problem = body;
+    throw error;
+  }
   return body;
 }
 
@@ -84,6 +88,8 @@ function loadNextPage(p) {
     addPage(p, await fetchJSON(url));
     p.complete = isComplete(p);
   }).catch(error => {
+    // A page the service is still making (it waited ?wait= seconds for it): ask again on the next render.
+    if (error.problem?.layoutStatus === 'running') return;
     fail(error);
     p.complete = true;
   }).finally(() => {
@@ -380,11 +386,12 @@ async function start() {
   scheduleRender();
 }
 
-// What a test (or a page embedding the client) can ask: when the page is still, which breakpoint is shown, and
-// whether its last page is in.
+// What a test (or a page embedding the client) can ask: when the page is still, which breakpoint is shown,
+// whether its last page is in, and the layout's status when the client last asked.
 window.feedlayout = {
   settled,
   get breakpoint() { return part && { width: part.width, columns: part.columns }; },
   get complete() { return Boolean(part?.complete); },
+  get layoutStatus() { return layout?.status; },
 };
 start().catch(fail);
