@@ -16,7 +16,7 @@ extension LayoutPipeline {
     package var preparedIdentity: String { "sha256:" + SHA256.hexDigest(Array(identity.utf8)).prefix(32) }
 
     /// Prepares the items of a feed whose 0-based index is in `range` (all of them when `nil`), in feed order.
-    /// Items before the range are parsed but neither probed nor measured; reading stops after the range.
+    /// Items before the range are only parsed (not finished, probed or measured); reading stops after the range.
     ///
     /// - Returns: How many items were prepared.
     /// - Throws: `LayoutError` when the feed cannot be read, or what `onItem` throws.
@@ -34,7 +34,7 @@ extension LayoutPipeline {
             var count = 0
             _ = try await withPreparedWindows(
                 source, prober: prober, memo: RunProbeMemo(statistics: nil), skippingBefore: range?.lowerBound ?? 0,
-                clock: ContinuousClock()
+                finishingSkipped: false, clock: ContinuousClock()
             ) { window in
                 for item in window.items {
                     // Past the range, the stages ahead stop at their next window.

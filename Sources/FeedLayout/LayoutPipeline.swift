@@ -237,12 +237,14 @@ public struct LayoutPipeline: Sendable {
     /// `body` stops early (`--max-pages`, the end of a prepared range) or fails, cancelling them stops them at
     /// their next window.
     ///
-    /// - Parameter skippingBefore: Items before this index are finished but neither probed nor measured (they
-    ///   come in ``PreparedWindow/skipped``).
+    /// - Parameters:
+    ///   - skippingBefore: Items before this index are neither probed nor measured.
+    ///   - finishingSkipped: Whether those items are finished (HTML to text, URLs, dates) and handed over in
+    ///     ``PreparedWindow/skipped`` (a resumed run checks them against its cursor), or only parsed.
     /// - Returns: What parsing found (its time, the feed's format and feed-level warnings).
     func withPreparedWindows(
         _ source: sending FeedSource, prober: CachingImageProber, memo: RunProbeMemo, skippingBefore: Int,
-        clock: ContinuousClock, _ body: (PreparedWindow) async throws -> Bool
+        finishingSkipped: Bool = true, clock: ContinuousClock, _ body: (PreparedWindow) async throws -> Bool
     ) async throws -> FeedParsingStage.Outcome {
         let prepared = AsyncThrowingChannel<PreparedWindow, any Error>()
         let (preparer, concurrency) = (preparer, options.probeConcurrency)
@@ -253,7 +255,8 @@ public struct LayoutPipeline: Sendable {
                 group.addTask {
                     await Self.prepare(
                         from: parsed, into: prepared, finishing: finishing, skippingBefore: skippingBefore,
-                        preparer: preparer, prober: prober, memo: memo, concurrency: concurrency)
+                        finishingSkipped: finishingSkipped, preparer: preparer, prober: prober, memo: memo,
+                        concurrency: concurrency)
                 }
                 // Whatever ends `body`, the stages ahead stop at their next window.
                 defer { group.cancelAll() }
@@ -276,19 +279,20 @@ public struct LayoutPipeline: Sendable {
     static func prepare(
         from input: AsyncThrowingChannel<FeedParsingStage.Window, any Error>,
         into output: AsyncThrowingChannel<PreparedWindow, any Error>, finishing: FeedItemFinisher.Settings,
-        skippingBefore resumeIndex: Int, preparer: ItemPreparer, prober: CachingImageProber, memo: RunProbeMemo,
-        concurrency: Int
+        skippingBefore resumeIndex: Int, finishingSkipped: Bool, preparer: ItemPreparer, prober: CachingImageProber,
+        memo: RunProbeMemo, concurrency: Int
     ) async {
         let finisher = FeedItemFinisher(finishing)
         do {
             // The buffer lets parsing run up to eight windows ahead of preparing.
             for try await window in input.buffer(policy: .bounded(8)) {
-                let finished = window.items.map(finisher.finish)
-                let skipCount = min(finished.count, max(0, resumeIndex - window.firstPosition))
+                let skipCount = min(window.items.count, max(0, resumeIndex - window.firstPosition))
+                // A record depends only on its item, so items nobody looks at need not be finished.
+                let skipped = finishingSkipped ? window.items[..<skipCount].map(finisher.finish) : []
                 let items = await prepare(
-                    Array(finished[skipCount...]), preparer: preparer, prober: prober, memo: memo,
+                    window.items[skipCount...].map(finisher.finish), preparer: preparer, prober: prober, memo: memo,
                     concurrency: concurrency)
-                await output.send(PreparedWindow(skipped: Array(finished[..<skipCount]), items: items))
+                await output.send(PreparedWindow(skipped: skipped, items: items))
                 if Task.isCancelled { return }
             }
             output.finish()
