@@ -18,13 +18,14 @@ extension LayoutPipeline {
     /// Prepares the items of a feed whose 0-based index is in `range` (all of them when `nil`), in feed order.
     /// Items before the range are only parsed (not finished, probed or measured); reading stops after the range.
     ///
-    /// - Returns: How many items were prepared.
+    /// - Returns: How many items were prepared, and how many items the feed has when reading went to its end
+    ///   (`nil` when it stopped after the range).
     /// - Throws: `LayoutError` when the feed cannot be read, or what `onItem` throws.
     package func prepare(
         _ feed: FeedInput, items range: Range<Int>?,
         logger: Logger = Logger(label: "feedlayout", factory: { _ in SwiftLogNoOpLogHandler() }),
         onItem: (PreparedItem) async throws -> Void
-    ) async throws -> Int {
+    ) async throws -> (prepared: Int, feedItems: Int?) {
         try await RemoteFetcher.withFetcher(
             configuration: RemoteFetchConfiguration(allowPrivateNetwork: options.allowPrivateNetwork), logger: logger
         ) { fetcher in
@@ -32,19 +33,26 @@ extension LayoutPipeline {
             let source = try await FeedSource(feed, fetcher: fetcher)
             let end = range?.upperBound ?? Int.max
             var count = 0
+            var seen = 0
+            var reachedEnd = true
             _ = try await withPreparedWindows(
                 source, prober: prober, memo: RunProbeMemo(statistics: nil), skippingBefore: range?.lowerBound ?? 0,
                 finishingSkipped: false, clock: ContinuousClock()
             ) { window in
+                seen += window.skippedCount
                 for item in window.items {
                     // Past the range, the stages ahead stop at their next window.
-                    guard item.item.index < end else { return false }
+                    guard item.item.index < end else {
+                        reachedEnd = false
+                        return false
+                    }
                     try await onItem(item)
                     count += 1
+                    seen += 1
                 }
                 return true
             }
-            return count
+            return (count, reachedEnd ? seen : nil)
         }
     }
 

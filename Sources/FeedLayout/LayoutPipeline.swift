@@ -272,6 +272,8 @@ public struct LayoutPipeline: Sendable {
     struct PreparedWindow: Sendable {
         var skipped: [FeedItem]
         var items: [PreparedItem]
+        /// How many items were skipped (also when they were not finished, and `skipped` is empty).
+        var skippedCount: Int
     }
 
     /// The preparing stage: finishes the items of each window (HTML to text, URLs, dates), probes and measures them,
@@ -292,7 +294,7 @@ public struct LayoutPipeline: Sendable {
                 let items = await prepare(
                     window.items[skipCount...].map(finisher.finish), preparer: preparer, prober: prober, memo: memo,
                     concurrency: concurrency)
-                await output.send(PreparedWindow(skipped: skipped, items: items))
+                await output.send(PreparedWindow(skipped: skipped, items: items, skippedCount: skipCount))
                 if Task.isCancelled { return }
             }
             output.finish()

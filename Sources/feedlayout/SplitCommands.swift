@@ -16,6 +16,7 @@ extension FeedLayoutCommand {
                 machines the same fonts): each record names them, and `place` refuses others.
 
                 Examples:
+                  feedlayout prepare feed.xml --count    # {"items": 100000}
                   feedlayout prepare feed.xml --items 0..50000 --width 375 --columns 2 > part-0.ndjson
                   feedlayout prepare feed.xml --items 50000.. --width 375 --columns 2 > part-1.ndjson
                   feedlayout place part-0.ndjson part-1.ndjson --width 375 --columns 2 --out out/
@@ -29,10 +30,14 @@ extension FeedLayoutCommand {
             valueName: "START..END"))
         var items: String?
 
+        @Flag(help: "Only count the feed's items (parsing it, nothing more) and print {\"items\": N}: the cheap first pass that splits a feed into ranges.")
+        var count = false
+
         @OptionGroup var layout: LayoutCommandOptions
 
         func validate() throws {
             if let items { _ = try Self.range(items) }
+            if count && items != nil { throw ValidationError("--count counts the whole feed: leave out --items") }
             if layout.pages.resume != nil { throw ValidationError("--resume is for layout; prepare takes --items") }
         }
 
@@ -49,6 +54,12 @@ extension FeedLayoutCommand {
 
         func run() async throws {
             let pipeline = try LayoutPipeline(options: try layout.options())
+            if count {
+                // Every item is skipped: parsed, and neither finished, probed nor measured.
+                let counted = try await pipeline.prepare(.path(feed), items: Int.max..<Int.max) { _ in }
+                Terminal.write(Array("{\"items\":\(counted.feedItems ?? 0)}\n".utf8))
+                return
+            }
             let identity = pipeline.preparedIdentity
             var json = JSONWriter()
             var failedImages = false

@@ -106,6 +106,8 @@ struct PrepareAndPlaceEndToEndTests {
         let broken = try CommandRunner.run(["place"] + parts)
         #expect(broken.status == 1)
         #expect(broken.stderr.contains("part-1.ndjson:1: photo.sizeFrom is not header, declared or fallback"), "\(broken.stderr)")
+        let counted = try CommandRunner.run(["prepare", CommandRunner.sampleFeed, "--count"])
+        #expect(counted.status == 0 && counted.stdoutText == "{\"items\":52}\n", "\(counted.stdoutText) \(counted.stderr)")
         let bad = try CommandRunner.run(["prepare", CommandRunner.sampleFeed, "--items", "5..2"])
         #expect(bad.status == 2 && bad.stderr.contains("--items is START..END"))
     }

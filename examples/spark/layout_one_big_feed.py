@@ -6,7 +6,7 @@
 
 `feedlayout layout` is `feedlayout prepare` (parse, probe the photos, measure the captions: the expensive part,
 independent per item) followed by `feedlayout place` (placement and pages: cheap, sequential). This job counts
-the feed's items (one `feedlayout ingest` pass on the driver), splits [0, count) into N ranges, runs
+the feed's items (`feedlayout prepare --count` on the driver: a parse, nothing more), splits [0, count) into N ranges, runs
 `feedlayout prepare FEED --items START..END` for each range in a Spark task (each writes WORK/part-NNNNN.ndjson),
 then one final task runs `feedlayout place` over the parts in order, writing OUT_DIR/page-0001.json ... exactly
 as `feedlayout layout FEED --out OUT_DIR` would, byte for byte, given the same LAYOUT OPTIONS.
@@ -28,23 +28,11 @@ from pyspark.sql import SparkSession
 
 
 def count_items(binary, feed, options):
-    """The cheap first pass: one record per item from `feedlayout ingest`, counted as it streams."""
-    ingest = subprocess.Popen([binary, "ingest", feed, *ingest_options(options)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)
-    count = sum(1 for _ in ingest.stdout)
-    error = ingest.stderr.read().decode(errors="replace")
-    if ingest.wait() > 1:
-        sys.exit(f"feedlayout ingest {feed} failed: {error.strip()}")
-    return count
-
-
-def ingest_options(options):
-    """The options of `layout` that `ingest` also takes (the image root decides which photos are local)."""
-    kept = []
-    for position, option in enumerate(options):
-        if option.startswith("--image-root"):
-            kept += [option] if "=" in option else options[position:position + 2]
-    return kept
+    """The cheap first pass: `feedlayout prepare --count` parses the feed and counts its items, nothing more."""
+    done = subprocess.run([binary, "prepare", feed, "--count", *options], capture_output=True)
+    if done.returncode != 0:
+        sys.exit(f"feedlayout prepare --count {feed} failed: {done.stderr.decode(errors='replace').strip()}")
+    return json.loads(done.stdout)["items"]
 
 
 def main(argv):
