@@ -50,6 +50,7 @@ let package = Package(
         // C libraries from Debian.
         systemLibrary("CLibXML2", pkgConfig: "libxml-2.0", apt: "libxml2-dev"),
         systemLibrary("CZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
+        systemLibrary("CCrypto", pkgConfig: "libcrypto", apt: "libssl-dev"),
         systemLibrary("CLibPNG", pkgConfig: "libpng", apt: "libpng-dev"),
         systemLibrary("CLibJPEG", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
         systemLibrary("CFreeType", pkgConfig: "freetype2", apt: "libfreetype-dev"),
@@ -107,7 +108,9 @@ let package = Package(
         ),
         .target(
             name: "TextMeasure",
-            dependencies: ["CFreeType", "CHarfBuzz", "CICU", "CFontconfig", "CFeedLayoutShims", "LocalFileAccess"],
+            dependencies: [
+                "CFreeType", "CHarfBuzz", "CICU", "CFontconfig", "CFeedLayoutShims", "LocalFileAccess", "CCrypto",
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
