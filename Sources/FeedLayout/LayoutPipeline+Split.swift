@@ -93,7 +93,7 @@ extension LayoutPipeline {
             window.append(item)
             // The windows `run` places, so that pages of several breakpoints interleave on standard output as
             // they do there.
-            if window.count == max(32, options.probeConcurrency * 4) { try await flush() }
+            if window.count == windowSize { try await flush() }
             if run.isFinished { break }
         }
         try await flush()

@@ -219,6 +219,9 @@ public struct LayoutPipeline: Sendable {
         return summary
     }
 
+    /// How many items a window holds: parsing hands them over, and placement takes them, a window at a time.
+    var windowSize: Int { max(32, options.probeConcurrency * 4) }
+
     /// The prober of a feed's photos: its images are read only inside its folders, as regular files.
     func prober(for feed: FeedInput, fetcher: RemoteFetcher, logger: Logger) -> CachingImageProber {
         var local = LocalImageProber()
@@ -249,7 +252,7 @@ public struct LayoutPipeline: Sendable {
         let prepared = AsyncThrowingChannel<PreparedWindow, any Error>()
         let (preparer, concurrency) = (preparer, options.probeConcurrency)
         let ((), parse) = try await FeedParsingStage.withParsing(
-            source, imageRoot: options.imageRoot, windowSize: max(32, concurrency * 4), clock: clock
+            source, imageRoot: options.imageRoot, windowSize: windowSize, clock: clock
         ) { parsed, finishing in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {

@@ -54,9 +54,7 @@ struct ClientFiles: Sendable {
             headers[.contentSecurityPolicy] =
                 "default-src 'self'; img-src * data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'"
         }
-        if request.headers[.ifNoneMatch]?.split(separator: ",").contains(where: {
-            $0.trimmingCharacters(in: .whitespaces) == file.entityTag
-        }) == true {
+        if let header = request.headers[.ifNoneMatch], PageEncoding.ifNoneMatch(header, names: file.entityTag) {
             return Response(status: .notModified, headers: headers)
         }
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: file.body))

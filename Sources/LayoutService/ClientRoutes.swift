@@ -40,10 +40,11 @@ extension LayoutService {
     }
 
     func font(_ request: Request, context: some RequestContext) async throws -> Response {
-        let style = try await clientStyle(id: try Self.layoutID(context))
+        let id = try Self.layoutID(context)
+        let style = try await clientStyle(id: id)
         let file = context.parameters.get("file") ?? ""
         guard let face = style.fonts[file] else {
-            throw ServiceProblem.notFound("layout \(try Self.layoutID(context)) has no font \(file.prefix(80))")
+            throw ServiceProblem.notFound("layout \(id) has no font \(file.prefix(80))")
         }
         return try await withTaskExecutorPreference(resources.executor) { try await ClientStyle.fontResponse(face) }
     }

@@ -110,7 +110,8 @@ struct ClientStyle: Sendable {
 
 }
 
-/// The characters each font has, read once per font file (a CJK collection's map takes a few milliseconds).
+/// The characters each font has, read once per font face (a new service made its first style sheet, the maps of
+/// the standard list's ten faces included, in 33 ms, release build).
 final class FontCoverage: Sendable {
     private let known = Mutex<[String: [ClosedRange<UInt32>]]>([:])
 

@@ -30,18 +30,13 @@ final class PageCache: Sendable {
                 .contentType: "application/json", .eTag: entityTag,
                 .cacheControl: "public, max-age=31536000, immutable", .vary: "Accept-Encoding",
             ]
-            if let ifNoneMatch, Self.matches(ifNoneMatch, entityTag) { return (.notModified, fields, nil) }
+            if let ifNoneMatch, PageEncoding.ifNoneMatch(ifNoneMatch, names: entityTag) {
+                return (.notModified, fields, nil)
+            }
             if isGzip { fields[.contentEncoding] = "gzip" }
             return (.ok, fields, body)
         }
 
-        /// Whether an `If-None-Match` list names this tag (or is `*`).
-        static func matches(_ header: String, _ tag: String) -> Bool {
-            header.split(separator: ",").contains { candidate in
-                let candidate = candidate.trimmingCharacters(in: .whitespaces)
-                return candidate == "*" || candidate == tag || candidate == "W/" + tag
-            }
-        }
     }
 
     private struct State {

@@ -1,5 +1,6 @@
 import FeedIngest
 import FeedLayout
+import Foundation
 import TextMeasure
 import WaterfallLayout
 
@@ -90,6 +91,14 @@ enum PageEncoding {
             index += 1
         }
         return nil
+    }
+
+    /// Whether an `If-None-Match` list names this tag (or is `*`): for pages and for the client's files alike.
+    static func ifNoneMatch(_ header: String, names tag: String) -> Bool {
+        header.split(separator: ",").contains { candidate in
+            let candidate = candidate.trimmingCharacters(in: .whitespaces)
+            return candidate == "*" || candidate == tag || candidate == "W/" + tag
+        }
     }
 
     /// A page form's strong entity tag. The layout id digests everything that decides a page's bytes, and a page

@@ -2,8 +2,9 @@ internal import CCrypto
 
 /// SHA-256 (FIPS 180-4), for the font digests pages record and the service's digest of a posted feed: the hash
 /// anyone can recompute with standard tools. OpenSSL's libcrypto computes it: a feed can be hundreds of megabytes,
-/// and libcrypto uses the processor's SHA instructions (on this project's machine 1.7 GB/s, against about 210 MB/s
-/// for the portable Swift code it replaced).
+/// and libcrypto uses the processor's SHA instructions (`openssl dgst -sha256` of a 220 MB feed: 0.13 s of CPU on
+/// this project's machine; the portable Swift code it replaced was 7.5 % of the service's CPU in a run that took
+/// 20 such feeds of 11 MB).
 package enum SHA256 {
     /// The digest of `bytes` as 64 lower-case hex digits.
     package static func hexDigest(_ bytes: [UInt8]) -> String {
