@@ -100,8 +100,10 @@ public final class RemoteFetcher: Sendable {
         self.logger = logger
         var clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
-            timeout: HTTPClient.Configuration.Timeout(
-                connect: TimeAmount(configuration.connectTimeout), read: TimeAmount(configuration.readTimeout)),
+            // No read timeout here: AsyncHTTPClient's counts the time the caller takes between chunks too (it stops
+            // reading while the caller is busy), so a feed whose photos are being probed would fail a server that
+            // was ready all along. The head's deadline and `ResponseChunks` bound only the waits for the server.
+            timeout: HTTPClient.Configuration.Timeout(connect: TimeAmount(configuration.connectTimeout)),
             connectionPool: HTTPClient.Configuration.ConnectionPool(
                 idleTimeout: .seconds(30),
                 concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.maximumConcurrentRequests),
@@ -246,7 +248,8 @@ public final class RemoteFetcher: Sendable {
             isFirstRequest = false
 
             var lastStep: PrefixStep<Value> = .needMoreBytes(atLeast: wanted)
-            for try await chunk in response.body {
+            let chunks = ResponseChunks(response.body, url: url, configuration: configuration)
+            while let chunk = try await chunks.next() {
                 // AsyncHTTPClient's deadline covers the response head; the body is bounded here.
                 if NIODeadline.now() > deadline { throw totalTimeout(url) }
                 resource.bytesReceived += chunk.readableBytes
@@ -346,7 +349,19 @@ public final class RemoteFetcher: Sendable {
             request.headers.replaceOrAdd(name: "User-Agent", value: configuration.userAgent)
             logger.debug("GET", metadata: ["url": "\(current)", "range": "\(headers.first(name: "Range") ?? "-")"])
             resource.requestCount += 1
-            let response = try await client.execute(request, deadline: deadline, logger: logger)
+            // The head is bounded by the connect and read timeouts together as well as by the total one: a server
+            // that accepts the request and then says nothing fails once it has been silent for the read timeout.
+            let answerDeadline =
+                NIODeadline.now() + TimeAmount(configuration.connectTimeout + configuration.readTimeout)
+            let response: HTTPClientResponse
+            do {
+                response = try await client.execute(request, deadline: min(deadline, answerDeadline), logger: logger)
+            } catch let error as HTTPClientError where error == .deadlineExceeded && answerDeadline < deadline {
+                throw RemoteFetchError(
+                    code: .timeout, url: originalURL,
+                    reason: "the server did not answer within \(configuration.connectTimeout + configuration.readTimeout)"
+                        + " (the connect and read timeouts); try again later or raise the read timeout")
+            }
             guard [301, 302, 303, 307, 308].contains(response.status.code) else { return (response, current) }
             redirects += 1
             guard redirects <= configuration.maximumRedirects else {
@@ -457,6 +472,12 @@ public final class RemoteFetcher: Sendable {
         Self.mapError(error, url: url, configuration: configuration)
     }
 
+    static func silentServer(_ url: String, configuration: RemoteFetchConfiguration) -> RemoteFetchError {
+        RemoteFetchError(
+            code: .timeout, url: url,
+            reason: "the server sent nothing for \(configuration.readTimeout); try again later or raise the read timeout")
+    }
+
     static func mapError(_ error: any Error, url: String, configuration: RemoteFetchConfiguration) -> RemoteFetchError {
         if let error = error as? RemoteFetchError { return error }
         if error is CancellationError {
@@ -471,11 +492,7 @@ public final class RemoteFetcher: Sendable {
                         "connecting took longer than \(configuration.connectTimeout); the server is down or unreachable"
                 )
             case .readTimeout:
-                return RemoteFetchError(
-                    code: .timeout, url: url,
-                    reason:
-                        "the server sent nothing for \(configuration.readTimeout); try again later or raise the read timeout"
-                )
+                return silentServer(url, configuration: configuration)
             case .deadlineExceeded:
                 return RemoteFetchError(
                     code: .timeout, url: url,
@@ -506,7 +523,7 @@ public struct RemoteBody: AsyncSequence, Sendable {
 
     /// Iterates the chunks; `next()` throws ``RemoteFetchError``.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: HTTPClientResponse.Body.AsyncIterator
+        let base: ResponseChunks
         let url: String
         let maximumBytes: Int
         let deadline: NIODeadline?
@@ -544,8 +561,43 @@ public struct RemoteBody: AsyncSequence, Sendable {
     /// Starts iterating.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(
-            base: body.makeAsyncIterator(), url: url, maximumBytes: maximumBytes, deadline: deadline,
+            base: ResponseChunks(body, url: url, configuration: configuration), url: url, maximumBytes: maximumBytes,
+            deadline: deadline,
             configuration: configuration)
     }
 }
 
+
+/// A response body read chunk by chunk, each wait for the server bounded by the read timeout.
+///
+/// Only the time spent waiting for the server counts: the time the caller takes between chunks does not, however
+/// long (the server is then held back by the connection's flow control, not silent).
+final class ResponseChunks: @unchecked Sendable {
+    // Unchecked: `iterator` is only touched by `next()`, whose callers await one chunk at a time, and inside it
+    // by one child task at a time.
+    private var iterator: HTTPClientResponse.Body.AsyncIterator
+    private let url: String
+    private let configuration: RemoteFetchConfiguration
+
+    init(_ body: HTTPClientResponse.Body, url: String, configuration: RemoteFetchConfiguration) {
+        iterator = body.makeAsyncIterator()
+        self.url = url
+        self.configuration = configuration
+    }
+
+    /// The next chunk, or `nil` at the end of the body.
+    /// - Throws: ``RemoteFetchError`` with code `timeout` when the server sends nothing for the read timeout.
+    func next() async throws -> ByteBuffer? {
+        let readTimeout = configuration.readTimeout
+        return try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await self.iterator.next() }
+            group.addTask {
+                try await Task.sleep(for: readTimeout)
+                throw RemoteFetcher.silentServer(self.url, configuration: self.configuration)
+            }
+            // The loser is cancelled: a cancelled read drops the response, which only happens on a timeout.
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+}
