@@ -16,8 +16,8 @@ import Testing
         "<fl:section>\(["Spring", "Summer", "Autumn", "Winter"][min(index / 13, 3)])</fl:section>"
     }
 
-    func pages(_ feed: String, _ options: [String]) throws -> [PageFile] {
-        let output = try CommandRunner.run(["layout", feed, "--quiet"] + options)
+    func pages(_ feed: String, _ options: [String]) async throws -> [PageFile] {
+        let output = try await CommandRunner.run(["layout", feed, "--quiet"] + options)
         #expect(output.status <= 1, "\(output.stderr)")
         return try output.stdoutText.split(separator: "\n").map { try PageFile(Data($0.utf8)) }
     }
@@ -35,15 +35,15 @@ import Testing
         horizontal + sections + ["--placement", "left-to-right"],
         sections + ["--placement", "grid-lanes", "--order-tolerance", "30", "--page-size", "7"],
     ])
-    func pageByPageThroughCursorsEqualsOneRun(extra: [String]) throws {
+    func pageByPageThroughCursorsEqualsOneRun(extra: [String]) async throws {
         let options = Self.base + extra
-        let whole = try CommandRunner.run(["layout", Self.sectionedFeed, "--quiet"] + options)
+        let whole = try await CommandRunner.run(["layout", Self.sectionedFeed, "--quiet"] + options)
         let wholePages = whole.stdoutText.split(separator: "\n").map { String($0) }
         #expect(wholePages.count >= 3)
         var resumed: [String] = []
         var cursor: String?
         repeat {
-            let output = try CommandRunner.run(
+            let output = try await CommandRunner.run(
                 ["layout", Self.sectionedFeed, "--max-pages", "1", "--quiet"] + options
                     + (cursor.map { ["--resume", $0] } ?? []))
             #expect(output.status <= 1, "\(output.stderr)")
@@ -55,9 +55,9 @@ import Testing
     }
 
     @Test(arguments: [sections, flow + ["--align", "end", "--follow"] + sections, horizontal + sections])
-    func pagesMatchTheJSONSchema(extra: [String]) throws {
-        let output = try CommandRunner.run(["layout", Self.sectionedFeed, "--quiet"] + Self.base + extra)
-        let validation = try CommandRunner.runTool(
+    func pagesMatchTheJSONSchema(extra: [String]) async throws {
+        let output = try await CommandRunner.run(["layout", Self.sectionedFeed, "--quiet"] + Self.base + extra)
+        let validation = try await CommandRunner.runTool(
             CommandRunner.repositoryRoot.appendingPathComponent("scripts/validate-pages").path, ["-"], stdin: output.stdout)
         #expect(validation.status == 0, "\(validation.stderr)")
         #expect(validation.stderr.contains(" 0 schema errors"))
@@ -65,8 +65,8 @@ import Testing
 
     /// Each section: a header band on top, its pins below the header and the section inset, a decoration that
     /// holds every pin, the footer under them; the next section starts where this one ends.
-    @Test func sectionsAreFullWidthBreaksWithHeadersFootersAndDecorations() throws {
-        let pages = try pages(Self.sectionedFeed, Self.base + Self.sections)
+    @Test func sectionsAreFullWidthBreaksWithHeadersFootersAndDecorations() async throws {
+        let pages = try await pages(Self.sectionedFeed, Self.base + Self.sections)
         let items = pages.flatMap(\.items)
         let events = pages.flatMap { ($0.json["sections"] as? [[String: Any]]) ?? [] }
         let starts = events.filter { $0["event"] as? String == "start" }
@@ -106,8 +106,8 @@ import Testing
     /// Flow rows: pins of a row share a top, sit inside the insets one gap apart (justified: spread to both
     /// edges, except the section's last row), and every photo is fitted to the row photo height.
     @Test(arguments: ["start", "end", "center", "justified", "data-end"])
-    func flowRowsAreAligned(align: String) throws {
-        let pages = try pages(CommandRunner.sampleFeed, Self.base + Self.flow + ["--align", align])
+    func flowRowsAreAligned(align: String) async throws {
+        let pages = try await pages(CommandRunner.sampleFeed, Self.base + Self.flow + ["--align", align])
         #expect(pages[0].layout["mode"] as? String == "flow")
         let items = pages.flatMap(\.items)
         #expect(items.map { $0["index"] as! Int } == Array(items.indices))
@@ -142,8 +142,8 @@ import Testing
 
     /// The horizontal axis: rows of the container's height, cells growing to the right, photos one slot tall,
     /// the annotation in its band under the photo.
-    @Test func theHorizontalAxisGrowsToTheRight() throws {
-        let pages = try pages(CommandRunner.sampleFeed, Self.base + Self.horizontal)
+    @Test func theHorizontalAxisGrowsToTheRight() async throws {
+        let pages = try await pages(CommandRunner.sampleFeed, Self.base + Self.horizontal)
         #expect(pages[0].layout["axis"] as? String == "horizontal")
         let items = pages.flatMap(\.items)
         let frames = items.map { Frame($0["frame"]) }
@@ -178,19 +178,19 @@ import Testing
         (["--section-inset", "1,2"], "--section-inset"),
         (["--mode", "flow", "--breakpoints", "375:2,768:3"], "--breakpoints"),
     ])
-    func badCombinationsAreRefused(arguments: [String], naming: String) throws {
-        let output = try CommandRunner.run(["layout", CommandRunner.sampleFeed] + arguments)
+    func badCombinationsAreRefused(arguments: [String], naming: String) async throws {
+        let output = try await CommandRunner.run(["layout", CommandRunner.sampleFeed] + arguments)
         #expect(output.status == 2, "\(output.stderr)")
         #expect(output.stderr.contains(naming), "\(output.stderr)")
     }
 
     /// A cursor of a sectioned layout refuses a feed whose sections changed under it only through the item ids;
     /// a flow cursor refuses the waterfall (other options).
-    @Test func aFlowCursorDoesNotResumeTheWaterfall() throws {
-        let first = try CommandRunner.run(["layout", CommandRunner.sampleFeed, "--max-pages", "1"] + Self.base + Self.flow)
+    @Test func aFlowCursorDoesNotResumeTheWaterfall() async throws {
+        let first = try await CommandRunner.run(["layout", CommandRunner.sampleFeed, "--max-pages", "1"] + Self.base + Self.flow)
         let cursor = try #require(try PageFile(Data(first.stdoutText.split(separator: "\n")[0].utf8)).cursor)
         #expect(cursor.hasPrefix("fl4."))
-        let other = try CommandRunner.run(["layout", CommandRunner.sampleFeed, "--resume", cursor] + Self.base)
+        let other = try await CommandRunner.run(["layout", CommandRunner.sampleFeed, "--resume", cursor] + Self.base)
         #expect(other.status == 2)
         #expect(other.stderr.contains("other layout options"))
     }

@@ -6,9 +6,9 @@ import Testing
 @Suite(.serialized) struct BreakpointEndToEndTests {
     static let options = ["--inset", "12", "--gutter", "10", "--cell-padding", "4", "--page-size", "15"]
 
-    @Test func eachBreakpointsPagesAreThoseOfASingleRunWithItsWidthAndColumns() throws {
+    @Test func eachBreakpointsPagesAreThoseOfASingleRunWithItsWidthAndColumns() async throws {
         let directory = try CommandRunner.temporaryDirectory()
-        let output = try CommandRunner.run(
+        let output = try await CommandRunner.run(
             ["layout", CommandRunner.sampleFeed, "--out", directory.path, "--breakpoints", "375:2,768:3,1279.5:5"]
                 + Self.options)
         #expect(output.status == 1, "the sample has a missing and a corrupt image; stderr: \(output.stderr)")
@@ -16,7 +16,7 @@ import Testing
         #expect(output.stderr.contains("3 layouts: 375 px: 2 columns, 768 px: 3 columns, 1280 px: 5 columns"))
         for (width, columns) in [("375", "2"), ("768", "3"), ("1279.5", "5")] {
             let single = try CommandRunner.temporaryDirectory()
-            _ = try CommandRunner.run(
+            _ = try await CommandRunner.run(
                 ["layout", CommandRunner.sampleFeed, "--out", single.path, "--width", width, "--columns", columns]
                     + Self.options)
             let names = try FileManager.default.contentsOfDirectory(atPath: single.path).sorted()
@@ -30,8 +30,8 @@ import Testing
         }
     }
 
-    @Test func ndjsonPagesSayWhichLayoutTheyBelongTo() throws {
-        let output = try CommandRunner.run(
+    @Test func ndjsonPagesSayWhichLayoutTheyBelongTo() async throws {
+        let output = try await CommandRunner.run(
             ["layout", CommandRunner.sampleFeed, "--breakpoints", "400:2,900:4", "--quiet"] + Self.options)
         let pages = try String(decoding: output.stdout, as: UTF8.self).split(separator: "\n").map {
             try PageFile(Data($0.utf8))
@@ -46,25 +46,25 @@ import Testing
         }
     }
 
-    @Test func aBreakpointsCursorResumesTheSingleLayout() throws {
+    @Test func aBreakpointsCursorResumesTheSingleLayout() async throws {
         let directory = try CommandRunner.temporaryDirectory()
-        _ = try CommandRunner.run(
+        _ = try await CommandRunner.run(
             ["layout", CommandRunner.sampleFeed, "--out", directory.path, "--breakpoints", "375:2,768:3"] + Self.options)
         let first = try PageFile(Data(contentsOf: directory.appendingPathComponent("768/page-0001.json")))
         let second = try Data(contentsOf: directory.appendingPathComponent("768/page-0002.json"))
-        let resumed = try CommandRunner.run(
+        let resumed = try await CommandRunner.run(
             ["layout", CommandRunner.sampleFeed, "--width", "768", "--columns", "3", "--max-pages", "1", "--quiet",
              "--resume", first.cursor!] + Self.options)
         #expect(try PageFile(resumed.stdout).json as NSDictionary == PageFile(second).json as NSDictionary)
     }
 
-    @Test func badBreakpointsAreUsageErrorsNamingThePart() throws {
+    @Test func badBreakpointsAreUsageErrorsNamingThePart() async throws {
         for (list, part) in [("375:2,768", "'768'"), ("375:0", "'375:0'"), ("-5:2", "'-5:2'"), ("375:2,375:3", "375 appears twice")] {
-            let output = try CommandRunner.run(["layout", CommandRunner.sampleFeed, "--breakpoints=" + list])
+            let output = try await CommandRunner.run(["layout", CommandRunner.sampleFeed, "--breakpoints=" + list])
             #expect(output.status == 2, "\(list)")
             #expect(output.stderr.contains(part), "\(list): \(output.stderr)")
         }
-        let output = try CommandRunner.run(
+        let output = try await CommandRunner.run(
             ["layout", CommandRunner.sampleFeed, "--breakpoints", "375:2,768:3", "--resume", "fl1.x"])
         #expect(output.status == 2)
         #expect(output.stderr.contains("--resume continues one layout"))

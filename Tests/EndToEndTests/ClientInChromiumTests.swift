@@ -75,44 +75,44 @@ struct ClientInChromiumTests {
         var contentHeights: [Double] = []
     }
 
-    @Test func fiveThousandPinsScrollWithoutAShift() throws {
+    @Test func fiveThousandPinsScrollWithoutAShift() async throws {
         let store = try CommandRunner.temporaryDirectory().appendingPathComponent("store.sqlite").path
         let sample = CommandRunner.repositoryRoot.appendingPathComponent("sample-feed").path
-        let service = try ServeEndToEndTests.ServeProcess(store: store, arguments: ["--image-root", sample])
+        let service = try await ServeEndToEndTests.ServeProcess(store: store, arguments: ["--image-root", sample])
         defer { _ = service.signal(SIGKILL) }
-        let posted = try service.post(["feedText": try Self.generatedFeed(pins: 5_000), "options": ["breakpoints": "600:2,1280:5"]])
+        let posted = try await service.post(["feedText": try Self.generatedFeed(pins: 5_000), "options": ["breakpoints": "600:2,1280:5"]])
         let id = try #require(
             (try JSONSerialization.jsonObject(with: posted.body) as? [String: Any])?["id"] as? String,
             "POST answered \(posted.status): \(String(decoding: posted.body, as: UTF8.self))")
-        let status = try service.waitUntilDone(id)
+        let status = try await service.waitUntilDone(id)
         try #require(status["status"] as? String == "done", "\(status)")
-        let served = try Self.served(service, id: id, status: status)
+        let served = try await Self.served(service, id: id, status: status)
         try #require(served.frames.count == 2 && served.frames.allSatisfy { $0.count == 5_000 }, "\(status)")
 
         let browser = try DevToolsBrowser()
         defer { browser.quit() }
-        let tab = try browser.openTab(width: 1280, height: 800, script: Self.observers)
+        let tab = try await browser.openTab(width: 1280, height: 800, script: Self.observers)
         // As a reader arrives: from the service's form (a warm browser, fonts not yet cached), then the view.
-        try browser.navigate(tab, to: "http://127.0.0.1:\(service.port)/")
-        try browser.navigate(tab, to: "http://127.0.0.1:\(service.port)/view/\(id)")
-        var view = try Self.view(try browser.evaluate("feedlayout.settled().then(__test.cards)", in: tab))
+        try await browser.navigate(tab, to: "http://127.0.0.1:\(service.port)/")
+        try await browser.navigate(tab, to: "http://127.0.0.1:\(service.port)/view/\(id)")
+        var view = try await Self.view(try browser.evaluate("feedlayout.settled().then(__test.cards)", in: tab))
         // The browser reports paint times a little after the paint.
-        let firstCard = try browser.evaluate(
+        let firstCard = try await browser.evaluate(
             "new Promise(resolve => { const look = () => __test.firstCard !== null || performance.now() > 10000 ? "
                 + "resolve(__test.firstCard) : setTimeout(look, 20); look(); })", in: tab) as? Double
-        let firstCardsPlaced = try browser.evaluate(
+        let firstCardsPlaced = try await browser.evaluate(
             "performance.getEntriesByName('feedlayout:first-cards')[0]?.startTime ?? -1", in: tab) as? Double ?? -1
-        try Self.keepArtifact("client-1280.png", try browser.screenshot(tab))
+        try await Self.keepArtifact("client-1280.png", try browser.screenshot(tab))
         #expect(view.breakpoint == 1280)
         Self.check(view, against: served.frames[1], step: "first view")
 
         // To the end in steps of most of a viewport, then back to the top.
-        _ = try browser.evaluate("__test.longest = 0; __test.longTasks = []", in: tab)
+        _ = try await browser.evaluate("__test.longest = 0; __test.longTasks = []", in: tab)
         var steps = 0
         var y = 0.0
         while !(view.complete && view.scrollY >= view.scrollMax - 1), steps < 2_000 {
             y += 800
-            view = try Self.view(try browser.evaluate("__test.step(\(y))", in: tab))
+            view = try await Self.view(try browser.evaluate("__test.step(\(y))", in: tab))
             Self.check(view, against: served.frames[1], step: "down to \(y)")
             steps += 1
         }
@@ -120,20 +120,20 @@ struct ClientInChromiumTests {
         #expect(abs(view.scrollMax + 800 - view.originTop - served.contentHeights[1]) <= 1, "the content's height")
         while y > 0 {
             y = max(0, y - 800)
-            view = try Self.view(try browser.evaluate("__test.step(\(y))", in: tab))
+            view = try await Self.view(try browser.evaluate("__test.step(\(y))", in: tab))
             Self.check(view, against: served.frames[1], step: "up to \(y)")
             steps += 1
         }
-        let longestTask = try browser.evaluate("__test.longest", in: tab) as? Double ?? -1
-        let longTasks = try browser.evaluate("__test.longTasks", in: tab) ?? []
+        let longestTask = try await browser.evaluate("__test.longest", in: tab) as? Double ?? -1
+        let longTasks = try await browser.evaluate("__test.longTasks", in: tab) ?? []
 
         // Half way down, the window narrows to the other breakpoint: the pin at the top stays in view.
-        view = try Self.view(try browser.evaluate("__test.step(\(served.contentHeights[1] / 2))", in: tab))
+        view = try await Self.view(try browser.evaluate("__test.step(\(served.contentHeights[1] / 2))", in: tab))
         let top = view.scrollY - view.originTop
         let anchor = try #require(
             served.frames[1].filter { $0.value.y < top + 800 && $0.value.y + $0.value.height > max(0, top) }.keys.min())
-        try browser.resize(tab, width: 600, height: 800)
-        view = try Self.view(
+        try await browser.resize(tab, width: 600, height: 800)
+        view = try await Self.view(
             try browser.evaluate(
                 "new Promise(r => requestAnimationFrame(r)).then(() => feedlayout.settled()).then(__test.cards)",
                 in: tab))
@@ -145,14 +145,14 @@ struct ClientInChromiumTests {
             anchorFrame.y < newTop + 800 && anchorFrame.y + anchorFrame.height > newTop,
             "pin \(anchor), at the top before the resize, is out of view after it")
         for offset in [800.0, 1_600, 2_400] {
-            view = try Self.view(try browser.evaluate("__test.step(\(view.originTop + newTop + offset))", in: tab))
+            view = try await Self.view(try browser.evaluate("__test.step(\(view.originTop + newTop + offset))", in: tab))
             Self.check(view, against: served.frames[0], step: "600 px, \(offset) px further")
         }
 
-        let cls = try browser.evaluate("__test.cls", in: tab) as? Double
-        let shifts = try browser.evaluate("__test.shifts", in: tab)
+        let cls = try await browser.evaluate("__test.cls", in: tab) as? Double
+        let shifts = try await browser.evaluate("__test.shifts", in: tab)
         #expect(cls == 0, "cumulative layout shift \(cls ?? -1): \(shifts ?? "")")
-        let maxCards = try browser.evaluate("__test.maxCards", in: tab) as? Int ?? .max
+        let maxCards = try await browser.evaluate("__test.maxCards", in: tab) as? Int ?? .max
         #expect(maxCards <= 300, "the DOM held \(maxCards) cards at once")
         Self.checkRequests(browser, served: served, id: id)
 
@@ -170,38 +170,38 @@ struct ClientInChromiumTests {
     /// The sample feed (English, German, Japanese and Arabic captions, emoji) at both breakpoints: every text
     /// wraps into the lines the service measured, in the fonts its style sheet names, each fallback font loaded
     /// only for the texts that need it. Its screenshot is the README's.
-    @Test func theSampleFeedWrapsAsMeasuredInTheLayoutsFonts() throws {
+    @Test func theSampleFeedWrapsAsMeasuredInTheLayoutsFonts() async throws {
         let store = try CommandRunner.temporaryDirectory().appendingPathComponent("store.sqlite").path
         let sample = CommandRunner.repositoryRoot.appendingPathComponent("sample-feed")
-        let service = try ServeEndToEndTests.ServeProcess(store: store, arguments: ["--image-root", sample.path])
+        let service = try await ServeEndToEndTests.ServeProcess(store: store, arguments: ["--image-root", sample.path])
         defer { _ = service.signal(SIGKILL) }
         let feed = try String(contentsOf: sample.appendingPathComponent("feed.xml"), encoding: .utf8)
-        let posted = try service.post(["feedText": feed, "options": ["breakpoints": "600:2,1280:5"]])
+        let posted = try await service.post(["feedText": feed, "options": ["breakpoints": "600:2,1280:5"]])
         let id = try #require((try JSONSerialization.jsonObject(with: posted.body) as? [String: Any])?["id"] as? String)
-        let served = try Self.served(service, id: id, status: try service.waitUntilDone(id))
+        let served = try await Self.served(service, id: id, status: try service.waitUntilDone(id))
 
         let browser = try DevToolsBrowser()
         defer { browser.quit() }
-        let tab = try browser.openTab(width: 1280, height: 800, script: Self.observers)
-        try browser.navigate(tab, to: "http://127.0.0.1:\(service.port)/view/\(id)")
+        let tab = try await browser.openTab(width: 1280, height: 800, script: Self.observers)
+        try await browser.navigate(tab, to: "http://127.0.0.1:\(service.port)/view/\(id)")
         for (width, part) in [(1280, 1), (600, 0)] {
-            try browser.resize(tab, width: width, height: 800)
-            var view = try Self.view(try browser.evaluate(
+            try await browser.resize(tab, width: width, height: 800)
+            var view = try await Self.view(try browser.evaluate(
                 "new Promise(r => requestAnimationFrame(r)).then(() => feedlayout.settled()).then(__test.cards)", in: tab))
             #expect(view.breakpoint == width)
             var wrapped: [String: Int] = [:]
             // Down the whole feed, reading how many lines each text takes in the browser.
             var y = 0.0
             repeat {
-                view = try Self.view(try browser.evaluate("__test.step(\(y))", in: tab))
+                view = try await Self.view(try browser.evaluate("__test.step(\(y))", in: tab))
                 Self.check(view, against: served.frames[part], step: "sample at \(width) px, \(y)")
-                let lines = try browser.evaluate(Self.renderedLines, in: tab) as? [String: Int] ?? [:]
+                let lines = try await browser.evaluate(Self.renderedLines, in: tab) as? [String: Int] ?? [:]
                 wrapped.merge(lines) { first, _ in first }
                 if width == 1280 && y == 0 {
                     // The README's picture, once the photos in view have arrived.
-                    _ = try browser.evaluate(
+                    _ = try await browser.evaluate(
                         "Promise.all([...document.images].map(image => image.decode().catch(() => null)))", in: tab)
-                    try Self.keepArtifact("client-sample-1280.jpg", try browser.screenshot(tab, jpegQuality: 85))
+                    try await Self.keepArtifact("client-sample-1280.jpg", try browser.screenshot(tab, jpegQuality: 85))
                 }
                 y += 800
             } while !(view.complete && view.scrollY >= view.scrollMax - 1)
@@ -210,13 +210,13 @@ struct ClientInChromiumTests {
             #expect(differ.isEmpty, "\(width) px: \(differ.sorted())")
             #expect(wrapped.count == served.lines[part].count)
         }
-        let faces = try browser.evaluate(
+        let faces = try await browser.evaluate(
             "[...document.fonts].map(face => face.family + ' ' + face.status)", in: tab) as? [String] ?? []
         // Every font of the lists is declared; the Japanese captions loaded the CJK collection, and no font failed.
         #expect(faces.count >= 6, "\(faces)")
         #expect(!faces.contains { $0.hasSuffix("error") }, "\(faces)")
         #expect(faces.filter { $0.hasSuffix("loaded") }.count >= 4, "\(faces)")
-        #expect(try browser.evaluate("__test.cls", in: tab) as? Double == 0)
+        await #expect(try browser.evaluate("__test.cls", in: tab) as? Double == 0)
         Self.checkRequests(browser, served: served, id: id, scrolledPart: nil)
     }
 
@@ -230,29 +230,29 @@ struct ClientInChromiumTests {
             let gate = ResponseGate(holdingAt: .beforeHead)
             let feed = try ServeEndToEndTests.serveSlowFeed(photos, items: 400, delay: 5, gate: gate, gatedItem: 250)
             let store = try CommandRunner.temporaryDirectory().appendingPathComponent("store.sqlite").path
-            let service = try ServeEndToEndTests.ServeProcess(store: store)
+            let service = try await ServeEndToEndTests.ServeProcess(store: store)
             defer { _ = service.signal(SIGKILL) }
-            let posted = try service.post(["feed": feed, "options": ["width": 1280, "columns": 5, "pageSize": 20]])
+            let posted = try await service.post(["feed": feed, "options": ["width": 1280, "columns": 5, "pageSize": 20]])
             let id = try #require(
                 (try JSONSerialization.jsonObject(with: posted.body) as? [String: Any])?["id"] as? String)
 
             let browser = try DevToolsBrowser()
             defer { browser.quit() }
-            let tab = try browser.openTab(width: 1280, height: 800, script: Self.observers)
-            try browser.navigate(tab, to: "http://127.0.0.1:\(service.port)/view/\(id)")
-            var view = try Self.view(try browser.evaluate("feedlayout.settled().then(__test.cards)", in: tab))
-            #expect(try browser.evaluate("feedlayout.layoutStatus", in: tab) as? String == "running")
+            let tab = try await browser.openTab(width: 1280, height: 800, script: Self.observers)
+            try await browser.navigate(tab, to: "http://127.0.0.1:\(service.port)/view/\(id)")
+            var view = try await Self.view(try browser.evaluate("feedlayout.settled().then(__test.cards)", in: tab))
+            await #expect(try browser.evaluate("feedlayout.layoutStatus", in: tab) as? String == "running")
             #expect(!view.cards.isEmpty, "the pages made so far are not shown")
             gate.open()
             var steps = 0
             while !(view.complete && view.scrollY >= view.scrollMax - 1), steps < 400 {
-                view = try Self.view(try browser.evaluate("__test.step(\(view.scrollY + 800))", in: tab))
+                view = try await Self.view(try browser.evaluate("__test.step(\(view.scrollY + 800))", in: tab))
                 steps += 1
             }
             #expect(view.complete, "the view never reached the layout's end in \(steps) steps")
-            let served = try Self.served(service, id: id, status: try service.waitUntilDone(id))
+            let served = try await Self.served(service, id: id, status: try service.waitUntilDone(id))
             Self.check(view, against: served.frames[0], step: "the end of the finished layout")
-            #expect(try browser.evaluate("__test.cls", in: tab) as? Double == 0)
+            await #expect(try browser.evaluate("__test.cls", in: tab) as? Double == 0)
             Self.checkRequests(browser, served: served, id: id, scrolledPart: 0)
         }
     }
@@ -366,7 +366,7 @@ struct ClientInChromiumTests {
     // MARK: Inputs and artifacts
 
     /// The pages of every breakpoint of a finished layout, as the service serves them.
-    static func served(_ service: ServeEndToEndTests.ServeProcess, id: String, status: [String: Any]) throws
+    static func served(_ service: ServeEndToEndTests.ServeProcess, id: String, status: [String: Any]) async throws
         -> ServedLayout
     {
         var served = ServedLayout()
@@ -376,7 +376,7 @@ struct ClientInChromiumTests {
             var frames: [Int: Frame] = [:]
             var lines: [String: Int] = [:]
             for index in 0..<pages {
-                let page = try service.json("/v1/layouts/\(id)/pages/\(index)?layout=\(partIndex)")
+                let page = try await service.json("/v1/layouts/\(id)/pages/\(index)?layout=\(partIndex)")
                 for item in page["items"] as? [[String: Any]] ?? [] {
                     let frame = item["frame"] as? [String: Any] ?? [:]
                     frames[item["index"] as? Int ?? -1] = Frame(

@@ -1,4 +1,6 @@
+import FeedLayoutTestSupport
 import Foundation
+import Synchronization
 
 /// Runs the built `feedlayout` binary, as a user would (swift-argument-parser's TestHelpers do the same).
 struct CommandRunner {
@@ -6,6 +8,8 @@ struct CommandRunner {
         var status: Int32
         var stdout: Data
         var stderr: String
+        /// From the start of the command to its exit (not counting the wait for a free slot before it).
+        var duration: Duration = .zero
         var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
     }
 
@@ -38,14 +42,61 @@ struct CommandRunner {
     ///   reports it), for commands that could hang; `nil` waits for as long as it takes.
     static func run(
         _ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:], timeout: Double? = nil
-    ) throws -> Output {
-        try runTool(binary.path, arguments, stdin: stdin, environment: environment, timeout: timeout)
+    ) async throws -> Output {
+        try await runTool(binary.path, arguments, stdin: stdin, environment: environment, timeout: timeout)
     }
 
-    /// Runs any program (a script of the repository, say) the same way.
+    /// Runs any program (a script of the repository, say) the same way, waiting on a thread of its own.
+    ///
+    /// At most two commands run at once, one per core: more only share the cores, and slow down the suites that
+    /// run in this process meanwhile.
     static func runTool(
-        _ path: String, _ arguments: [String], stdin: Data? = nil, environment extra: [String: String] = [:],
+        _ path: String, _ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:],
         timeout: Double? = nil
+    ) async throws -> Output {
+        await slots.acquire()
+        defer { slots.release() }
+        return try await onOwnThread {
+            try runBlocking(path, arguments, stdin: stdin, environment: environment, timeout: timeout)
+        }
+    }
+
+    private static let slots = Slots(count: 2)
+
+    /// A counting semaphore whose waiters suspend instead of blocking a thread.
+    private final class Slots: Sendable {
+        private let state: Mutex<(free: Int, waiters: [CheckedContinuation<Void, Never>])>
+
+        init(count: Int) { state = Mutex((count, [])) }
+
+        func acquire() async {
+            await withCheckedContinuation { continuation in
+                let granted = state.withLock { state in
+                    guard state.free > 0 else {
+                        state.waiters.append(continuation)
+                        return false
+                    }
+                    state.free -= 1
+                    return true
+                }
+                if granted { continuation.resume() }
+            }
+        }
+
+        func release() {
+            let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard !state.waiters.isEmpty else {
+                    state.free += 1
+                    return nil
+                }
+                return state.waiters.removeFirst()
+            }
+            next?.resume()
+        }
+    }
+
+    private static func runBlocking(
+        _ path: String, _ arguments: [String], stdin: Data?, environment extra: [String: String], timeout: Double?
     ) throws -> Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
@@ -66,6 +117,7 @@ struct CommandRunner {
         process.standardError = errorHandle
         let input = Pipe()
         process.standardInput = input
+        let started = ContinuousClock.now
         try process.run()
         if let timeout {
             let pid = process.processIdentifier
@@ -79,7 +131,9 @@ struct CommandRunner {
         let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let stderrData = try Data(contentsOf: errorFile)
-        return Output(status: process.terminationStatus, stdout: stdoutData, stderr: String(decoding: stderrData, as: UTF8.self))
+        return Output(
+            status: process.terminationStatus, stdout: stdoutData, stderr: String(decoding: stderrData, as: UTF8.self),
+            duration: ContinuousClock.now - started)
     }
 
     /// A copy of the sample feed, in a folder of its own, with FeedLayout's namespace declared (prefix `fl`) and

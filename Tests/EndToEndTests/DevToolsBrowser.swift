@@ -1,3 +1,4 @@
+import FeedLayoutTestSupport
 import Foundation
 import Testing
 
@@ -8,7 +9,8 @@ import Testing
 /// Headless Chromium (Debian's chromium package) driven through the DevTools protocol over a pipe
 /// (`--remote-debugging-pipe`): commands go to the browser's file descriptor 3, answers and events come from its
 /// descriptor 4, each message a JSON object ended by a NUL byte. No WebSocket and no port: nothing else can talk
-/// to the browser, and nothing is left listening when a test fails.
+/// to the browser, and nothing is left listening when a test fails. Waits for the browser happen on a thread of
+/// their own (``onOwnThread(_:)``), never on the cooperative pool the other suites need.
 final class DevToolsBrowser {
     struct ProtocolError: Error, CustomStringConvertible {
         var description: String
@@ -77,32 +79,39 @@ final class DevToolsBrowser {
         try? FileManager.default.removeItem(at: profile)
     }
 
-    /// Closes the browser the polite way.
+    /// Asks the browser to close, without waiting (it is killed when this object goes, whatever it answered).
     func quit() {
-        _ = try? send("Browser.close", timeout: 10)
+        lastID += 1
+        _ = try? write(["id": lastID, "method": "Browser.close"])
+    }
+
+    private func write(_ message: [String: Any]) throws {
+        var bytes = [UInt8](try JSONSerialization.data(withJSONObject: message))
+        bytes.append(0)
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { Glibc.write(commands, $0.baseAddress, $0.count) }
+            guard count > 0 else {
+                throw ProtocolError(description: "the browser closed its pipe (\(message["method"] ?? ""))")
+            }
+            written += count
+        }
     }
 
     /// Sends a command and waits for its answer; events that arrive meanwhile are kept in ``events``.
     /// - Throws: `ProtocolError` with the browser's error, or when no answer comes within `timeout` seconds.
     @discardableResult
     func send(_ method: String, _ parameters: [String: Any] = [:], session: String? = nil, timeout: Double = 60)
-        throws -> [String: Any]
+        async throws -> [String: Any]
     {
         lastID += 1
         let id = lastID
         var message: [String: Any] = ["id": id, "method": method, "params": parameters]
         if let session { message["sessionId"] = session }
-        var bytes = [UInt8](try JSONSerialization.data(withJSONObject: message))
-        bytes.append(0)
-        var written = 0
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { write(commands, $0.baseAddress, $0.count) }
-            guard count > 0 else { throw ProtocolError(description: "the browser closed its pipe (\(method))") }
-            written += count
-        }
+        try write(message)
         let deadline = Date().addingTimeInterval(timeout)
         while true {
-            let answer = try nextMessage(until: deadline, waitingFor: method)
+            let answer = try await nextMessage(until: deadline, waitingFor: method)
             if answer["id"] as? Int == id {
                 if let error = answer["error"] as? [String: Any] {
                     throw ProtocolError(description: "\(method): \(error["message"] ?? error)")
@@ -113,7 +122,7 @@ final class DevToolsBrowser {
         }
     }
 
-    private func nextMessage(until deadline: Date, waitingFor method: String) throws -> [String: Any] {
+    private func nextMessage(until deadline: Date, waitingFor method: String) async throws -> [String: Any] {
         while true {
             if let end = received.firstIndex(of: 0) {
                 let message = Array(received[..<end])
@@ -125,9 +134,15 @@ final class DevToolsBrowser {
             }
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { throw ProtocolError(description: "no answer to \(method) in time") }
-            var poller = pollfd(fd: answers, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Int32(min(remaining, 1) * 1000)) >= 0 else { continue }
-            guard poller.revents != 0 else { continue }
+            let descriptor = answers
+            @Sendable func readable(within milliseconds: Int32) -> Bool {
+                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                return poll(&poller, 1, milliseconds) > 0 && poller.revents != 0
+            }
+            guard readable(within: 0) else {
+                _ = try await onOwnThread { readable(within: Int32(min(remaining, 1) * 1000)) }
+                continue
+            }
             var chunk = [UInt8](repeating: 0, count: 1 << 20)
             let count = chunk.withUnsafeMutableBytes { read(answers, $0.baseAddress, $0.count) }
             guard count > 0 else { throw ProtocolError(description: "the browser exited (waiting for \(method))") }
@@ -136,31 +151,31 @@ final class DevToolsBrowser {
     }
 
     /// Navigates the tab and waits for the new document's `load` event.
-    func navigate(_ session: String, to url: String, timeout: Double = 60) throws {
+    func navigate(_ session: String, to url: String, timeout: Double = 60) async throws {
         let seen = events.count
-        try send("Page.navigate", ["url": url], session: session)
+        try await send("Page.navigate", ["url": url], session: session)
         let deadline = Date().addingTimeInterval(timeout)
         while !events[seen...].contains(where: { $0["method"] as? String == "Page.loadEventFired" }) {
-            let message = try nextMessage(until: deadline, waitingFor: "the load of \(url)")
+            let message = try await nextMessage(until: deadline, waitingFor: "the load of \(url)")
             if message["method"] != nil { events.append(message) }
         }
     }
 
     /// A new tab of `width` × `height` CSS pixels at scale 1, with the page, network, runtime and log events on;
     /// `script` runs in every document it loads, before the document's own scripts.
-    func openTab(width: Int, height: Int, script: String) throws -> String {
-        let target = try send("Target.createTarget", ["url": "about:blank"])
+    func openTab(width: Int, height: Int, script: String) async throws -> String {
+        let target = try await send("Target.createTarget", ["url": "about:blank"])
         guard let targetID = target["targetId"] as? String else { throw ProtocolError(description: "no target id") }
-        let attached = try send("Target.attachToTarget", ["targetId": targetID, "flatten": true])
+        let attached = try await send("Target.attachToTarget", ["targetId": targetID, "flatten": true])
         guard let session = attached["sessionId"] as? String else { throw ProtocolError(description: "no session") }
-        for domain in ["Page", "Network", "Runtime", "Log"] { try send("\(domain).enable", session: session) }
-        try resize(session, width: width, height: height)
-        try send("Page.addScriptToEvaluateOnNewDocument", ["source": script], session: session)
+        for domain in ["Page", "Network", "Runtime", "Log"] { try await send("\(domain).enable", session: session) }
+        try await resize(session, width: width, height: height)
+        try await send("Page.addScriptToEvaluateOnNewDocument", ["source": script], session: session)
         return session
     }
 
-    func resize(_ session: String, width: Int, height: Int) throws {
-        try send(
+    func resize(_ session: String, width: Int, height: Int) async throws {
+        try await send(
             "Emulation.setDeviceMetricsOverride",
             ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false], session: session)
     }
@@ -168,8 +183,8 @@ final class DevToolsBrowser {
     /// Evaluates an expression in the page, waiting for the promise it gives, and returns its value as JSON
     /// values (`[Any]`, `[String: Any]`, `NSNumber`, `String`).
     /// - Throws: `ProtocolError` with the page's exception.
-    func evaluate(_ expression: String, in session: String, timeout: Double = 60) throws -> Any? {
-        let result = try send(
+    func evaluate(_ expression: String, in session: String, timeout: Double = 60) async throws -> Any? {
+        let result = try await send(
             "Runtime.evaluate", ["expression": expression, "awaitPromise": true, "returnByValue": true],
             session: session, timeout: timeout)
         if let exception = result["exceptionDetails"] as? [String: Any] {
@@ -180,9 +195,9 @@ final class DevToolsBrowser {
     }
 
     /// A picture of what the tab shows: PNG, or JPEG at `jpegQuality` (1–100).
-    func screenshot(_ session: String, jpegQuality: Int? = nil) throws -> Data {
+    func screenshot(_ session: String, jpegQuality: Int? = nil) async throws -> Data {
         let format: [String: Any] = jpegQuality.map { ["format": "jpeg", "quality": $0] } ?? ["format": "png"]
-        let shot = try send("Page.captureScreenshot", format, session: session)
+        let shot = try await send("Page.captureScreenshot", format, session: session)
         guard let text = shot["data"] as? String, let data = Data(base64Encoded: text) else {
             throw ProtocolError(description: "no screenshot")
         }

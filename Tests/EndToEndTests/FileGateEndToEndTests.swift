@@ -151,28 +151,28 @@ struct FileGateEndToEndTests {
 
     /// Serves the feed naming `reference` (and its good photo) on 127.0.0.1 while `body` runs with its URL.
     static func withRemoteFeed(
-        _ reference: String, scene: Scene, _ body: (String) throws -> Void
+        _ reference: String, scene: Scene, _ body: (String) async throws -> Void
     ) async throws {
         try await TestHTTPServer.with { server in
             server.serve("/feed.xml", .init(body: Array(Scene.feed(reference).utf8), contentType: "application/rss+xml"))
             let photo = try Data(contentsOf: scene.feedFolder.appendingPathComponent("photos/good.jpg"))
             server.serve("/photos/good.jpg", .init(body: [UInt8](photo), contentType: "image/jpeg"))
-            try body(server.url("/feed.xml"))
+            try await body(server.url("/feed.xml"))
         }
     }
 
     // MARK: Tests
 
     @Test(arguments: LocalReference.allCases)
-    func localFeedReadsNothingOutsideItsFolder(_ kind: LocalReference) throws {
+    func localFeedReadsNothingOutsideItsFolder(_ kind: LocalReference) async throws {
         let scene = try Scene()
         defer { scene.remove() }
         let reference = kind.text(scene)
         let feed = try scene.writeFeed(reference)
-        let layout = try CommandRunner.run(["layout", feed, "--no-cache", "--quiet"], timeout: Self.timeout)
+        let layout = try await CommandRunner.run(["layout", feed, "--no-cache", "--quiet"], timeout: Self.timeout)
         try Self.expectRefusedInLayout(layout, reference: reference)
         let folder = scene.base.appendingPathComponent("preview")
-        let preview = try CommandRunner.run(
+        let preview = try await CommandRunner.run(
             ["preview", feed, "--out", folder.path, "--no-cache"], timeout: Self.timeout)
         try Self.expectRefusedInPreviews(
             preview, folder: folder, reference: reference, forbiddenInLinks: Self.forbiddenInLinks)
@@ -184,11 +184,11 @@ struct FileGateEndToEndTests {
         defer { scene.remove() }
         let reference = kind.text(scene)
         try await Self.withRemoteFeed(reference, scene: scene) { feed in
-            let layout = try CommandRunner.run(
+            let layout = try await CommandRunner.run(
                 ["layout", feed, "--allow-private-network", "--no-cache", "--quiet"], timeout: Self.timeout)
             try Self.expectRefusedInLayout(layout, reference: reference)
             let folder = scene.base.appendingPathComponent("preview")
-            let preview = try CommandRunner.run(
+            let preview = try await CommandRunner.run(
                 ["preview", feed, "--out", folder.path, "--allow-private-network", "--no-cache"],
                 timeout: Self.timeout)
             try Self.expectRefusedInPreviews(
@@ -198,17 +198,17 @@ struct FileGateEndToEndTests {
 
     /// `--image-root` is where `layout` finds a relative reference that is not beside the feed, as the preview
     /// does; a FIFO there is refused, not waited on.
-    @Test func imageRootServesRelativeReferencesInLayoutAndPreviews() throws {
+    @Test func imageRootServesRelativeReferencesInLayoutAndPreviews() async throws {
         let scene = try Scene()
         defer { scene.remove() }
         let feed = try scene.writeFeed("only-in-root.jpg")
-        let layout = try CommandRunner.run(
+        let layout = try await CommandRunner.run(
             ["layout", feed, "--image-root", scene.imageRoot.path, "--no-cache", "--quiet"], timeout: Self.timeout)
         #expect(layout.status == 0, "\(layout.stderr)")
         let items = try layout.stdoutText.split(separator: "\n").flatMap { try PageFile(Data($0.utf8)).items }
         #expect(items.map { ($0["photo"] as! [String: Any])["sizeFrom"] as? String } == ["header", "header"])
         let folder = scene.base.appendingPathComponent("preview")
-        let preview = try CommandRunner.run(
+        let preview = try await CommandRunner.run(
             ["preview", feed, "--out", folder.path, "--image-root", scene.imageRoot.path, "--no-cache"],
             timeout: Self.timeout)
         #expect(preview.status == 0, "\(preview.stderr)")
@@ -217,7 +217,7 @@ struct FileGateEndToEndTests {
         #expect(html.contains("src=\"../root/only-in-root.jpg\""), "\(html)")
 
         let fifoFeed = try scene.writeFeed("../root/fifo.jpg")
-        let fifo = try CommandRunner.run(
+        let fifo = try await CommandRunner.run(
             ["layout", fifoFeed, "--image-root", scene.imageRoot.path, "--no-cache", "--quiet"],
             timeout: Self.timeout)
         // Inside the image root, the reference is named relative to it, as pages name it.
@@ -226,17 +226,17 @@ struct FileGateEndToEndTests {
     }
 
     /// A device inside an allowed folder is still not read: only regular files are.
-    @Test func deviceInsideAnAllowedFolderIsRefused() throws {
+    @Test func deviceInsideAnAllowedFolderIsRefused() async throws {
         let scene = try Scene()
         defer { scene.remove() }
         let feed = try scene.writeFeed("/dev/zero")
-        let layout = try CommandRunner.run(
+        let layout = try await CommandRunner.run(
             ["layout", feed, "--image-root", "/dev", "--no-cache", "--quiet"], timeout: Self.timeout)
         // Inside the image root, the reference is named relative to it, as pages name it.
         try Self.expectRefusedInLayout(layout, reference: "zero")
         #expect(layout.stdoutText.contains("a character device, not a regular file"), "\(layout.stdoutText)")
         let folder = scene.base.appendingPathComponent("preview")
-        let preview = try CommandRunner.run(
+        let preview = try await CommandRunner.run(
             ["preview", feed, "--out", folder.path, "--image-root", "/dev", "--no-cache"], timeout: Self.timeout)
         try Self.expectRefusedInPreviews(
             preview, folder: folder, reference: "zero", forbiddenInLinks: Self.forbiddenInLinks)
@@ -248,14 +248,14 @@ struct FileGateEndToEndTests {
         defer { scene.remove() }
         let reference = "file://" + scene.imageRoot.appendingPathComponent("only-in-root.jpg").path
         try await Self.withRemoteFeed(reference, scene: scene) { feed in
-            let layout = try CommandRunner.run(
+            let layout = try await CommandRunner.run(
                 ["layout", feed, "--image-root", scene.imageRoot.path, "--allow-private-network", "--no-cache", "--quiet"],
                 timeout: Self.timeout)
             #expect(layout.status == 0, "\(layout.stderr)")
             let items = try layout.stdoutText.split(separator: "\n").flatMap { try PageFile(Data($0.utf8)).items }
             #expect(items.map { ($0["photo"] as! [String: Any])["sizeFrom"] as? String } == ["header", "header"])
             let folder = scene.base.appendingPathComponent("preview")
-            let preview = try CommandRunner.run(
+            let preview = try await CommandRunner.run(
                 [
                     "preview", feed, "--out", folder.path, "--image-root", scene.imageRoot.path,
                     "--allow-private-network", "--no-cache",
@@ -266,12 +266,12 @@ struct FileGateEndToEndTests {
     }
 
     /// A FIFO named as the font stops the run with a clear error instead of blocking it.
-    @Test func fifoAsFontIsRefused() throws {
+    @Test func fifoAsFontIsRefused() async throws {
         let scene = try Scene()
         defer { scene.remove() }
         let feed = try scene.writeFeed("photos/good.jpg")
         let fifo = scene.imageRoot.appendingPathComponent("fifo.jpg").path
-        let output = try CommandRunner.run(
+        let output = try await CommandRunner.run(
             ["layout", feed, "--font", fifo, "--no-cache", "--quiet"], timeout: Self.timeout)
         #expect(output.status == 2, "\(output.stderr)")
         #expect(output.stderr.contains("named pipe (FIFO), not a regular file"), "\(output.stderr)")

@@ -69,8 +69,8 @@ import Testing
     }
 
     /// The layout of the spanned feed under these options, and its grid as the pages state it.
-    static func layOut(_ set: OptionSet, placement: String) throws -> (cells: [Cell], columns: Int, columnWidth: Double) {
-        let output = try CommandRunner.run(
+    static func layOut(_ set: OptionSet, placement: String) async throws -> (cells: [Cell], columns: Int, columnWidth: Double) {
+        let output = try await CommandRunner.run(
             ["layout", spannedFeed, "--quiet", "--placement", placement, "--page-size", "20", "--image-root", sampleFolder]
                 + set.arguments)
         #expect(output.status == 1, "the sample has a missing and a corrupt image; stderr: \(output.stderr)")
@@ -135,14 +135,14 @@ import Testing
     }
 
     /// Lays the page out in headless Chromium with CSS Grid Lanes enabled and reads every cell's box back.
-    static func renderInChromium(_ html: String) throws -> [PlacedSet] {
-        let json = try dumpDOM(html, in: CommandRunner.temporaryDirectory())
+    static func renderInChromium(_ html: String) async throws -> [PlacedSet] {
+        let json = try await dumpDOM(html, in: CommandRunner.temporaryDirectory())
         return try JSONDecoder().decode([PlacedSet].self, from: Data(json.utf8))
     }
 
     /// What the page's script found, with CSS Grid Lanes enabled (`[]` when Chromium printed nothing).
-    static func dumpDOM(_ html: String, in directory: URL) throws -> String {
-        try HeadlessChromium.checkResult(
+    static func dumpDOM(_ html: String, in directory: URL) async throws -> String {
+        try await HeadlessChromium.checkResult(
             of: html, in: directory,
             flags: ["--enable-experimental-web-platform-features", "--window-size=1400,1000"]) ?? "[]"
     }
@@ -163,19 +163,19 @@ import Testing
     /// Every option set in one page, one Chromium run. Shortest-first lays out the same cells (their heights
     /// depend on their span only), so the same run shows where the CHT/masonry.js convention parts from the
     /// browser's.
-    @Test func gridLanesPlacesEveryCellWhereChromiumDoes() throws {
+    @Test func gridLanesPlacesEveryCellWhereChromiumDoes() async throws {
         var layouts: [(set: OptionSet, cells: [Cell], columns: Int, columnWidth: Double)] = []
         var shortestFirst: [[Cell]] = []
         for set in Self.optionSets {
-            let layout = try Self.layOut(set, placement: "grid-lanes")
+            let layout = try await Self.layOut(set, placement: "grid-lanes")
             #expect(layout.cells.count == LayoutEndToEndTests.sampleItemCount, "\(set)")
             #expect(layout.cells.contains { $0.span > 1 }, "\(set): the feed has spanning pins")
             layouts.append((set, layout.cells, layout.columns, layout.columnWidth))
-            let other = try Self.layOut(set, placement: "shortest-first").cells
+            let other = try await Self.layOut(set, placement: "shortest-first").cells
             #expect(other.map(\.frame.height) == layout.cells.map(\.frame.height), "\(set): same cells")
             shortestFirst.append(other)
         }
-        let placed = try Self.renderInChromium(Self.page(layouts))
+        let placed = try await Self.renderInChromium(Self.page(layouts))
         try #require(placed.count == layouts.count)
         var shortestFirstDiffers: [String] = []
         for (position, layout) in layouts.enumerated() {
@@ -226,15 +226,15 @@ extension GridLanesInChromiumTests {
         ["--width", "1024", "--inset", "24,8,0,40", "--gutter", "20", "--row-gap", "6", "--order-tolerance", "30",
          "--section-inset", "0,10,0,6"],
     ])
-    func thePreviewsNativeGridLanesViewPutsEveryCardAtItsFrame(options: [String]) throws {
+    func thePreviewsNativeGridLanesViewPutsEveryCardAtItsFrame(options: [String]) async throws {
         let directory = try CommandRunner.temporaryDirectory()
-        let preview = try CommandRunner.run(
+        let preview = try await CommandRunner.run(
             ["preview", Self.spannedFeed, "--out", directory.path, "--placement", "grid-lanes", "--image-root",
              Self.sampleFolder] + options)
         #expect(preview.status == 1, "the sample has a missing and a corrupt image; stderr: \(preview.stderr)")
         var html = try String(contentsOf: directory.appendingPathComponent("index.html"), encoding: .utf8)
         html = html.replacingOccurrences(of: "</body>", with: Self.nativeViewScript + "</body>")
-        let dom = try Self.dumpDOM(html, in: directory)
+        let dom = try await Self.dumpDOM(html, in: directory)
         let view = try JSONDecoder().decode(NativeView.self, from: Data(dom.utf8))
         #expect(view.toggle == true, "the toggle is offered and enabled")
         #expect(view.positioned.count == LayoutEndToEndTests.sampleItemCount)

@@ -9,10 +9,10 @@ enum HeadlessChromium {
     /// - Parameter flags: Chromium flags beside the headless basics (`--no-sandbox`, `--disable-gpu`,
     ///   `--force-device-scale-factor=1`, `--dump-dom`).
     /// - Returns: The JSON text, or `nil` (with a recorded issue) when Chromium printed none.
-    static func checkResult(of html: String, in directory: URL, flags: [String]) throws -> String? {
+    static func checkResult(of html: String, in directory: URL, flags: [String]) async throws -> String? {
         let page = directory.appendingPathComponent("check.html")
         try html.write(to: page, atomically: true, encoding: .utf8)
-        let chromium = try CommandRunner.runTool(
+        let chromium = try await CommandRunner.runTool(
             "/usr/bin/chromium",
             ["--headless", "--no-sandbox", "--disable-gpu", "--force-device-scale-factor=1"] + flags
                 + ["--dump-dom", page.absoluteString])

@@ -10,8 +10,8 @@ import Testing
     static let peakLimitKiB = 64 * 1024
 
     /// Runs `feedlayout ARGUMENTS` under `/usr/bin/time` and returns its output and peak resident memory.
-    static func runMeasured(_ arguments: [String]) throws -> (output: CommandRunner.Output, peakKiB: Int) {
-        var output = try CommandRunner.runTool(
+    static func runMeasured(_ arguments: [String]) async throws -> (output: CommandRunner.Output, peakKiB: Int) {
+        var output = try await CommandRunner.runTool(
             "/usr/bin/time", ["-f", "peak-kib=%M"] + [CommandRunner.binary.path] + arguments)
         let lines = output.stderr.split(separator: "\n", omittingEmptySubsequences: false)
         let marker = try #require(lines.last(where: { $0.hasPrefix("peak-kib=") }))
@@ -57,12 +57,12 @@ import Testing
     /// 16 MB of a control character inside one caption: each dropped byte was once kept as a 40-byte record
     /// until the parser reached the next tag (8.2 GB for 200 MB). Both items come out, the first with one
     /// warning that counts every byte.
-    @Test func aRunOfControlCharactersInsideAnItem() throws {
+    @Test func aRunOfControlCharactersInsideAnItem() async throws {
         let count = 16 << 20
         let path = try Self.writeFeed(named: "controls.xml", head: Self.itemHead, count: count, tail: Self.itemTail) {
             _ in [UInt8](repeating: 0x01, count: 1 << 16)
         }
-        let (output, peak) = try Self.runMeasured(["ingest", path, "--quiet"])
+        let (output, peak) = try await Self.runMeasured(["ingest", path, "--quiet"])
         #expect(output.status == 0, "\(output.stderr)")
         let items = Self.items(output)
         #expect(items.map { $0["id"] as? String } == ["first", "second"])
@@ -72,12 +72,12 @@ import Testing
     }
 
     /// 8 MB of "& " (a bare ampersand every other byte, so no two repairs touch).
-    @Test func bareAmpersandsInsideAnItem() throws {
+    @Test func bareAmpersandsInsideAnItem() async throws {
         let pattern = [UInt8]("& ".utf8)
         let path = try Self.writeFeed(named: "ampersands.xml", head: Self.itemHead, count: 8 << 20, tail: Self.itemTail) {
             _ in Array(repeatElement(pattern, count: 1 << 15).joined())
         }
-        let (output, peak) = try Self.runMeasured(["ingest", path, "--quiet"])
+        let (output, peak) = try await Self.runMeasured(["ingest", path, "--quiet"])
         #expect(output.status == 0, "\(output.stderr)")
         #expect(Self.items(output).map { $0["id"] as? String } == ["first", "second"])
         #expect(peak < Self.peakLimitKiB, "peak \(peak) KiB")
@@ -85,19 +85,19 @@ import Testing
 
     /// A root, then 8 MB of random bytes: whatever libxml2 recovers, memory stays flat and the run ends
     /// with a result or a clear error, never a crash.
-    @Test func randomBytesAfterARoot() throws {
+    @Test func randomBytesAfterARoot() async throws {
         var random = SplitMix64(seed: 18)
         let path = try Self.writeFeed(named: "random.xml", head: "<rss><channel>", count: 8 << 20, tail: "") { _ in
             (0..<(1 << 16)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
         }
-        let (output, peak) = try Self.runMeasured(["ingest", path, "--quiet"])
+        let (output, peak) = try await Self.runMeasured(["ingest", path, "--quiet"])
         #expect(output.status == 0 || output.status == 1, "status \(output.status): \(output.stderr)")
         #expect(peak < Self.peakLimitKiB, "peak \(peak) KiB")
     }
 
     /// A JSON Feed of 40,000 items (about 40 MB) is read entry by entry: held whole it cost about 13 times
     /// its size.
-    @Test func aLargeJSONFeedStreams() throws {
+    @Test func aLargeJSONFeedStreams() async throws {
         let filler = String(repeating: "words in a caption ", count: 48)
         let entries = (0..<40_000).lazy.map { index in
             """
@@ -112,7 +112,7 @@ import Testing
         for (index, entry) in entries.enumerated() { handle.write(Data(((index > 0 ? "," : "") + entry).utf8)) }
         handle.write(Data("]}".utf8))
         try handle.close()
-        let (output, peak) = try Self.runMeasured(["ingest", path, "--quiet"])
+        let (output, peak) = try await Self.runMeasured(["ingest", path, "--quiet"])
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stdoutText.split(separator: "\n").count == 40_000)
         #expect(peak < Self.peakLimitKiB, "peak \(peak) KiB")
@@ -124,7 +124,7 @@ import Testing
         ("zeros", "binary data"), ("random", "no XML or JSON"), ("elf", "an ELF program"),
         ("gzip", "gzip-compressed"), ("png", "a PNG image"), ("/dev/zero", "binary data"),
     ])
-    func nonFeedInputIsRefusedEarly(kind: String, expected: String) throws {
+    func nonFeedInputIsRefusedEarly(kind: String, expected: String) async throws {
         let path: String
         switch kind {
         case "zeros":
@@ -142,12 +142,12 @@ import Testing
             let folder = try CommandRunner.temporaryDirectory()
             let copy = folder.appendingPathComponent("feed.xml")
             try FileManager.default.copyItem(atPath: CommandRunner.sampleFeed, toPath: copy.path)
-            _ = try CommandRunner.runTool("/bin/gzip", ["-k", copy.path])
+            _ = try await CommandRunner.runTool("/bin/gzip", ["-k", copy.path])
             path = copy.path + ".gz"
         case "png": path = CommandRunner.repositoryRoot.appendingPathComponent("sample-feed/photos/pompeii-coins.png").path
         default: path = kind
         }
-        let (output, peak) = try Self.runMeasured(["ingest", path, "--quiet"])
+        let (output, peak) = try await Self.runMeasured(["ingest", path, "--quiet"])
         #expect(output.status != 0)
         #expect(output.stderr.contains("notAFeed") && output.stderr.contains(expected), "\(output.stderr)")
         #expect(output.stdout.isEmpty)

@@ -27,8 +27,8 @@ import WaterfallLayout
         (["--fallback-aspect-ratio", "1e-300"], "invalid --fallback-aspect-ratio"),
         (["--breakpoints", "375:2,768:1001"], "--breakpoints 768:1001: invalid --columns"),
     ])
-    func layoutRefusesOptionsOutOfBounds(arguments: [String], message: String) throws {
-        let output = try CommandRunner.run(["layout", CommandRunner.sampleFeed, "--no-cache"] + arguments)
+    func layoutRefusesOptionsOutOfBounds(arguments: [String], message: String) async throws {
+        let output = try await CommandRunner.run(["layout", CommandRunner.sampleFeed, "--no-cache"] + arguments)
         #expect(output.status == 2, "\(arguments): \(output.stderr)")
         #expect(output.stderr.contains(message), "\(arguments): \(output.stderr)")
         #expect(output.stdout.isEmpty)
@@ -44,24 +44,24 @@ import WaterfallLayout
             "invalid --png-max-height"
         ),
     ])
-    func otherCommandsRefuseOptionsOutOfBounds(arguments: [String], message: String) throws {
-        let output = try CommandRunner.run(arguments)
+    func otherCommandsRefuseOptionsOutOfBounds(arguments: [String], message: String) async throws {
+        let output = try await CommandRunner.run(arguments)
         #expect(output.status == 2, "\(arguments): \(output.stderr)")
         #expect(output.stderr.contains(message), "\(arguments): \(output.stderr)")
     }
 
     /// The help says what each option allows.
-    @Test func helpShowsTheBounds() throws {
-        let output = try CommandRunner.run(["layout", "--help"])
+    @Test func helpShowsTheBounds() async throws {
+        let output = try await CommandRunner.run(["layout", "--help"])
         #expect(output.stdoutText.contains("from 0 to 1,000,000 px"))
         #expect(output.stdoutText.contains("from 1 to 100,000"))
     }
 
     /// A cursor of the sample feed re-encoded with hostile fields and a valid checksum: exit 2, a message that
     /// says which field does not fit the run.
-    @Test func hostileCursorsExitWithTwo() throws {
+    @Test func hostileCursorsExitWithTwo() async throws {
         let options = ["--width", "1024", "--columns", "4", "--page-size", "5", "--no-cache"]
-        let first = try CommandRunner.run(["layout", CommandRunner.sampleFeed, "--max-pages", "2"] + options)
+        let first = try await CommandRunner.run(["layout", CommandRunner.sampleFeed, "--max-pages", "2"] + options)
         let line = first.stdoutText.split(separator: "\n")[1]
         let valid = try LayoutCursor(decoding: try #require(try PageFile(Data(line.utf8)).cursor))
         guard case .waterfall(let state) = valid.state else { throw CursorError.notAWaterfall }
@@ -81,7 +81,7 @@ import WaterfallLayout
             (pageIndex, "cannot follow 10 items"), (columnCursor, "has 5 columns; this layout has 4"),
             (heightCursor, "content bottom"),
         ] {
-            let output = try CommandRunner.run(
+            let output = try await CommandRunner.run(
                 ["layout", CommandRunner.sampleFeed, "--resume", cursor.encoded()] + options)
             #expect(output.status == 2, "\(output.stderr)")
             #expect(output.stderr.contains(message), "\(output.stderr)")
@@ -92,14 +92,14 @@ import WaterfallLayout
     /// Replays `FuzzRegressions/options/`: argument lists the `OptionFuzzer` (FuzzTesting/) found interesting, split at
     /// NUL and newline bytes as it splits them, through the real `layout` command: each ends in pages (exit 0, or 1 for
     /// the sample's broken photos) or a message and exit 2, never a trap or a signal.
-    @Test func fuzzedOptionInputsStayFixed() throws {
+    @Test func fuzzedOptionInputsStayFixed() async throws {
         let folder = CommandRunner.repositoryRoot.appendingPathComponent("Tests/EndToEndTests/FuzzRegressions/options").path
         let inputs = try TestInputs.files(in: folder)
         // An empty folder would let this test pass without checking anything.
         try #require(inputs.count >= 10, "\(folder) holds the option fuzzer's inputs to replay")
         for (name, bytes) in inputs {
             let arguments = bytes.split(whereSeparator: { $0 == 0 || $0 == 0x0A }).map { String(decoding: $0, as: UTF8.self) }
-            let output = try CommandRunner.run(
+            let output = try await CommandRunner.run(
                 ["layout", CommandRunner.sampleFeed, "--no-cache", "--max-pages", "2"] + arguments)
             // Exit 1 is the sample feed's own broken photos (reported, laid out); never a trap or a signal.
             #expect([0, 1, 2].contains(output.status), "\(name) \(arguments): exit \(output.status), \(output.stderr)")

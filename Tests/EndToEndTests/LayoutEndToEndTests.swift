@@ -13,14 +13,14 @@ import Testing
         return text.components(separatedBy: "<item>").count - 1
     }
 
-    func layOutSample(extra: [String] = []) throws -> (CommandRunner.Output, [PageFile], URL) {
+    func layOutSample(extra: [String] = []) async throws -> (CommandRunner.Output, [PageFile], URL) {
         let directory = try CommandRunner.temporaryDirectory()
-        let output = try CommandRunner.run(["layout", CommandRunner.sampleFeed, "--out", directory.path] + Self.options + extra)
+        let output = try await CommandRunner.run(["layout", CommandRunner.sampleFeed, "--out", directory.path] + Self.options + extra)
         return (output, try PageFile.readAll(in: directory), directory)
     }
 
-    @Test func everyItemIsPlacedExactlyOnceWithoutOverlap() throws {
-        let (output, pages, _) = try layOutSample()
+    @Test func everyItemIsPlacedExactlyOnceWithoutOverlap() async throws {
+        let (output, pages, _) = try await layOutSample()
         // The sample feed has a missing and a corrupt image on purpose: exit 1, both still laid out.
         #expect(output.status == 1, "stderr: \(output.stderr)")
         #expect(output.stderr.contains("laid out \(Self.sampleItemCount) items"))
@@ -37,8 +37,8 @@ import Testing
         for frame in frames { #expect(frame.x >= 16 && frame.maxX <= 1024 - 16) }
     }
 
-    @Test func eachItemSitsInTheColumnThatWasShortestWhenItWasPlaced() throws {
-        let (_, pages, _) = try layOutSample()
+    @Test func eachItemSitsInTheColumnThatWasShortestWhenItWasPlaced() async throws {
+        let (_, pages, _) = try await layOutSample()
         let layout = pages[0].layout
         let columns = layout["columns"] as! Int
         let columnWidth = number(layout["columnWidth"])
@@ -55,8 +55,8 @@ import Testing
         #expect(pages.last!.json["columnHeights"] as! [Double] == heights)
     }
 
-    @Test func photoFramesKeepTheDisplayAspectRatioAndSitInsideTheirCells() throws {
-        let (_, pages, _) = try layOutSample()
+    @Test func photoFramesKeepTheDisplayAspectRatioAndSitInsideTheirCells() async throws {
+        let (_, pages, _) = try await layOutSample()
         for item in pages.flatMap(\.items) {
             let photo = item["photo"] as! [String: Any]
             let frame = Frame(photo["frame"])
@@ -71,8 +71,8 @@ import Testing
     }
 
     /// Ground truth from sample-feed/SOURCES.md, checked independently with Pillow when the feed was made.
-    @Test func realHeaderSizesWinOverDeclaredOnesAndOrientationIsApplied() throws {
-        let (_, pages, _) = try layOutSample()
+    @Test func realHeaderSizesWinOverDeclaredOnesAndOrientationIsApplied() async throws {
+        let (_, pages, _) = try await layOutSample()
         let byURL = Dictionary(
             pages.flatMap(\.items).compactMap { item -> (String, [String: Any])? in
                 let photo = item["photo"] as! [String: Any]
@@ -91,8 +91,8 @@ import Testing
         #expect(size("photos/yellow-flower-rounded.png") == [600, 400])
     }
 
-    @Test func missingAndCorruptImagesAreLaidOutWithWarnings() throws {
-        let (_, pages, _) = try layOutSample()
+    @Test func missingAndCorruptImagesAreLaidOutWithWarnings() async throws {
+        let (_, pages, _) = try await layOutSample()
         let items = pages.flatMap(\.items)
         func item(_ url: String) -> [String: Any]? {
             items.first { (($0["photo"] as! [String: Any])["url"] as? String) == url }
@@ -111,9 +111,9 @@ import Testing
         #expect([number(corruptPhoto["width"]), number(corruptPhoto["height"])] == [640, 480])
     }
 
-    @Test func outputIsByteIdenticalAcrossRuns() throws {
-        let (_, _, first) = try layOutSample()
-        let (_, _, second) = try layOutSample()
+    @Test func outputIsByteIdenticalAcrossRuns() async throws {
+        let (_, _, first) = try await layOutSample()
+        let (_, _, second) = try await layOutSample()
         let names = try FileManager.default.contentsOfDirectory(atPath: first.path).sorted()
         #expect(names == (try FileManager.default.contentsOfDirectory(atPath: second.path).sorted()))
         #expect(names.count == (Self.sampleItemCount + 11) / 12)
@@ -125,12 +125,12 @@ import Testing
     }
 
     /// DESIGN.md promises the same bytes on every machine: nothing in a page may depend on where the feed lives.
-    @Test func outputDoesNotDependOnWhereTheFeedLives() throws {
+    @Test func outputDoesNotDependOnWhereTheFeedLives() async throws {
         let copy = try CommandRunner.temporaryDirectory().appendingPathComponent("elsewhere")
         try FileManager.default.copyItem(
             at: CommandRunner.repositoryRoot.appendingPathComponent("sample-feed"), to: copy)
-        let original = try CommandRunner.run(["layout", CommandRunner.sampleFeed] + Self.options)
-        let moved = try CommandRunner.run(["layout", copy.appendingPathComponent("feed.xml").path] + Self.options)
+        let original = try await CommandRunner.run(["layout", CommandRunner.sampleFeed] + Self.options)
+        let moved = try await CommandRunner.run(["layout", copy.appendingPathComponent("feed.xml").path] + Self.options)
         #expect(!original.stdout.isEmpty)
         #expect(moved.stdout == original.stdout)
         #expect(!original.stdoutText.contains(CommandRunner.repositoryRoot.path))
@@ -144,15 +144,15 @@ import Testing
         ["--order-tolerance", "40", "--scale", "3"],
         ["--placement", "grid-lanes", "--order-tolerance", "normal", "--right-to-left"],
     ])
-    func pageByPageThroughCursorsEqualsOneRun(extra: [String]) throws {
+    func pageByPageThroughCursorsEqualsOneRun(extra: [String]) async throws {
         let options = Self.options + extra
-        let whole = try CommandRunner.run(["layout", CommandRunner.sampleFeed] + options)
+        let whole = try await CommandRunner.run(["layout", CommandRunner.sampleFeed] + options)
         let wholePages = whole.stdoutText.split(separator: "\n").map { String($0) }
         #expect(wholePages.count == (Self.sampleItemCount + 11) / 12)
         var resumed: [String] = []
         var cursor: String?
         repeat {
-            let output = try CommandRunner.run(
+            let output = try await CommandRunner.run(
                 ["layout", CommandRunner.sampleFeed, "--max-pages", "1", "--quiet"] + options
                     + (cursor.map { ["--resume", $0] } ?? []))
             let line = output.stdoutText.trimmingCharacters(in: .newlines)
@@ -165,10 +165,10 @@ import Testing
 
     /// The sample feed's pages, byte for byte. Any change to parsing, probing, measuring or placement shows up
     /// here; when the change is intended, re-record with FEEDLAYOUT_RECORD_GOLDEN=1 and review the diff.
-    @Test func samplePagesMatchTheGoldenFiles() throws {
+    @Test func samplePagesMatchTheGoldenFiles() async throws {
         let golden = CommandRunner.repositoryRoot.appendingPathComponent("Tests/EndToEndTests/Golden")
         let directory = try CommandRunner.temporaryDirectory()
-        _ = try CommandRunner.run(
+        _ = try await CommandRunner.run(
             ["layout", CommandRunner.sampleFeed, "--out", directory.path, "--pretty", "--quiet"] + Self.options)
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
         if ProcessInfo.processInfo.environment["FEEDLAYOUT_RECORD_GOLDEN"] == "1" {
@@ -192,25 +192,25 @@ import Testing
         ["--title-lines", "0", "--text-lines", "0", "--order-tolerance", "30"],
         ["--placement", "grid-lanes", "--order-tolerance", "12.5"],
     ])
-    func pagesMatchTheJSONSchema(extra: [String]) throws {
-        let output = try CommandRunner.run(["layout", CommandRunner.sampleFeed] + Self.options + extra)
+    func pagesMatchTheJSONSchema(extra: [String]) async throws {
+        let output = try await CommandRunner.run(["layout", CommandRunner.sampleFeed] + Self.options + extra)
         #expect(!output.stdout.isEmpty)
-        let validation = try CommandRunner.runTool(
+        let validation = try await CommandRunner.runTool(
             CommandRunner.repositoryRoot.appendingPathComponent("scripts/validate-pages").path, ["-"], stdin: output.stdout)
         #expect(validation.status == 0, "\(validation.stderr)")
         #expect(validation.stderr.contains(" 0 schema errors"))
     }
 
-    @Test func aCursorFromOtherOptionsIsRefused() throws {
-        let first = try CommandRunner.run(["layout", CommandRunner.sampleFeed, "--max-pages", "1"] + Self.options)
+    @Test func aCursorFromOtherOptionsIsRefused() async throws {
+        let first = try await CommandRunner.run(["layout", CommandRunner.sampleFeed, "--max-pages", "1"] + Self.options)
         let cursor = try #require(try PageFile(Data(first.stdoutText.split(separator: "\n")[0].utf8)).cursor)
-        let other = try CommandRunner.run(
+        let other = try await CommandRunner.run(
             ["layout", CommandRunner.sampleFeed, "--resume", cursor] + Self.options + ["--columns", "3"])
         #expect(other.status == 2)
         #expect(other.stderr.contains("--resume"))
         var damaged = cursor
         damaged.removeLast(3)
-        let broken = try CommandRunner.run(["layout", CommandRunner.sampleFeed, "--resume", damaged] + Self.options)
+        let broken = try await CommandRunner.run(["layout", CommandRunner.sampleFeed, "--resume", damaged] + Self.options)
         #expect(broken.status == 2)
         #expect(broken.stderr.contains("cursor is not valid"))
     }
@@ -226,8 +226,8 @@ import Testing
         ["measure", "hello"],
         ["frobnicate"],
     ])
-    func badUsageExitsWithTwoAndSaysWhy(arguments: [String]) throws {
-        let output = try CommandRunner.run(arguments)
+    func badUsageExitsWithTwoAndSaysWhy(arguments: [String]) async throws {
+        let output = try await CommandRunner.run(arguments)
         #expect(output.status == 2, "\(arguments): \(output.stderr)")
         #expect(!output.stderr.isEmpty)
         #expect(output.stdout.isEmpty)
@@ -235,8 +235,8 @@ import Testing
 
     /// Every subcommand's help shows how to use it, with lines that fit a terminal.
     @Test(arguments: ["layout", "ingest", "probe", "measure", "preview"])
-    func helpHasExamples(subcommand: String) throws {
-        let output = try CommandRunner.run([subcommand, "--help"])
+    func helpHasExamples(subcommand: String) async throws {
+        let output = try await CommandRunner.run([subcommand, "--help"])
         #expect(output.status == 0)
         let text = output.stdoutText
         #expect(text.contains("Example"), "\(subcommand) --help has no examples")
@@ -245,15 +245,15 @@ import Testing
         #expect(examples.split(separator: "\n").allSatisfy { $0.count <= 80 }, "\(subcommand)'s examples wrap")
     }
 
-    @Test func aMissingFeedIsAnInputFailureNamingThePath() throws {
-        let output = try CommandRunner.run(["layout", "no/such/feed.xml"])
+    @Test func aMissingFeedIsAnInputFailureNamingThePath() async throws {
+        let output = try await CommandRunner.run(["layout", "no/such/feed.xml"])
         #expect(output.status == 1)
         #expect(output.stderr.contains("no/such/feed.xml"))
     }
 
     /// An image path escaping the feed's folder is refused by the feed reader, which drops the image: the item is
     /// still laid out (fallback aspect ratio) and its warnings say what happened and where.
-    @Test func aRefusedImagePathStillLaysTheItemOut() throws {
+    @Test func aRefusedImagePathStillLaysTheItemOut() async throws {
         let directory = try CommandRunner.temporaryDirectory()
         let feed = directory.appendingPathComponent("feed.xml")
         try """
@@ -262,7 +262,7 @@ import Testing
             <media:content url="../../../etc/hostname.jpg" medium="image" width="400" height="300"/></item>
             </channel></rss>
             """.write(to: feed, atomically: true, encoding: .utf8)
-        let output = try CommandRunner.run(["layout", feed.path, "--no-cache"])
+        let output = try await CommandRunner.run(["layout", feed.path, "--no-cache"])
         // The refused photo is an unread image: a failed input, though its item is laid out.
         #expect(output.status == 1, "\(output.stderr)")
         let item = try #require(try PageFile(Data(output.stdoutText.split(separator: "\n")[0].utf8)).items.first)
@@ -277,8 +277,8 @@ import Testing
         #expect(!warnings.contains { $0["code"] as? String == "noImage" })
     }
 
-    @Test func ingestPrintsOneRecordPerItem() throws {
-        let output = try CommandRunner.run(["ingest", CommandRunner.sampleFeed])
+    @Test func ingestPrintsOneRecordPerItem() async throws {
+        let output = try await CommandRunner.run(["ingest", CommandRunner.sampleFeed])
         #expect(output.status == 0, "\(output.stderr)")
         let lines = output.stdoutText.split(separator: "\n")
         #expect(lines.count == LayoutEndToEndTests.sampleItemCount)
@@ -288,8 +288,8 @@ import Testing
         #expect((first["image"] as? [String: Any])?["url"] as? String == "photos/espresso.jpg")
     }
 
-    @Test func probeReportsEachImageAndFailsForBrokenOnes() throws {
-        let output = try CommandRunner.run([
+    @Test func probeReportsEachImageAndFailsForBrokenOnes() async throws {
+        let output = try await CommandRunner.run([
             "probe", "sample-feed/photos/djembe-and-wine.jpg", "sample-feed/photos/corrupt.jpg",
             "sample-feed/photos/hubble-deep-field.png",
         ])
@@ -304,8 +304,8 @@ import Testing
         #expect(records[2]["interlaced"] as? Bool == true)
     }
 
-    @Test func measureReadsStdinLinesAndGivesEmptyLinesZeroHeight() throws {
-        let output = try CommandRunner.run(
+    @Test func measureReadsStdinLinesAndGivesEmptyLinesZeroHeight() async throws {
+        let output = try await CommandRunner.run(
             ["measure", "--width", "120"], stdin: Data("A short caption\n\nA caption long enough that it must wrap onto several lines\n".utf8))
         #expect(output.status == 0, "\(output.stderr)")
         let records = try output.stdoutText.split(separator: "\n").map {
@@ -319,21 +319,21 @@ import Testing
     /// Thousands of texts as arguments, an option among them and dash-led texts after `--`: the same records, in the
     /// same order, as the same texts on standard input (kept under a pipe's 64 KiB: the runner writes all of standard
     /// input before it reads the output).
-    @Test func measureTextsAsArgumentsMatchStandardInputLines() throws {
+    @Test func measureTextsAsArgumentsMatchStandardInputLines() async throws {
         let texts = (0..<1_500).map { "caption \($0) " + String(repeating: "word ", count: $0 % 9) }
         let tail = ["-5 degrees", "after the dash", "-", "last"]
-        let fromArguments = try CommandRunner.run(
+        let fromArguments = try await CommandRunner.run(
             ["measure"] + texts[..<500] + ["--width", "120"] + texts[500...] + ["--"] + tail)
-        let fromStdin = try CommandRunner.run(
+        let fromStdin = try await CommandRunner.run(
             ["measure", "--width", "120"], stdin: Data((texts + tail).joined(separator: "\n").utf8))
         #expect(fromArguments.status == 0, "\(fromArguments.stderr.prefix(500))")
         #expect(fromArguments.stdoutText.split(separator: "\n").count == texts.count + tail.count)
         #expect(fromArguments.stdout == fromStdin.stdout)
     }
 
-    @Test func previewWritesCardsWithTheAnnotationContract() throws {
+    @Test func previewWritesCardsWithTheAnnotationContract() async throws {
         let directory = try CommandRunner.temporaryDirectory()
-        let output = try CommandRunner.run(["preview", CommandRunner.sampleFeed, "--out", directory.path, "--width", "800"])
+        let output = try await CommandRunner.run(["preview", CommandRunner.sampleFeed, "--out", directory.path, "--width", "800"])
         #expect(output.status == 1, "\(output.stderr)")
         let html = try String(contentsOf: directory.appendingPathComponent("index.html"), encoding: .utf8)
         #expect(html.components(separatedBy: "data-index=").count - 1 == LayoutEndToEndTests.sampleItemCount)

@@ -44,21 +44,21 @@ import Testing
         let feed = feeds.appendingPathComponent("feed.xml").path
         let work = try CommandRunner.temporaryDirectory()
         let out = work.appendingPathComponent("pages")
-        func layout(pageSize: Int, into folder: URL) throws {
-            let run = try CommandRunner.run(
+        @discardableResult
+        func layout(pageSize: Int, into folder: URL) async throws -> Duration {
+            let run = try await CommandRunner.run(
                 ["layout", feed, "--out", folder.path, "--page-size", String(pageSize), "--quiet", "--no-cache"])
             #expect(run.status == 0, "\(run.stderr)")
+            return run.duration
         }
-        try layout(pageSize: 20, into: work.appendingPathComponent("new"))
+        try await layout(pageSize: 20, into: work.appendingPathComponent("new"))
         let new = Self.snapshot(work.appendingPathComponent("new"))
-        try layout(pageSize: 25, into: out)
+        try await layout(pageSize: 25, into: out)
         let old = Self.snapshot(out)
         #expect(new.count == 150 && old.count == 120)
 
         // How long a whole run takes here, so the kills spread over all of it.
-        let started = ContinuousClock.now
-        try layout(pageSize: 25, into: work.appendingPathComponent("timing"))
-        let runTime = ContinuousClock.now - started
+        let runTime = try await layout(pageSize: 25, into: work.appendingPathComponent("timing"))
         var random = SplitMix64(seed: 20_261_125)
         var outcomes = (old: 0, new: 0)
         for attempt in 0..<20 {
@@ -76,7 +76,7 @@ import Testing
                 outcomes.old += 1
             } else if now == new {
                 outcomes.new += 1
-                try layout(pageSize: 25, into: out)  // back to the old pages for the next attempt
+                try await layout(pageSize: 25, into: out)  // back to the old pages for the next attempt
                 #expect(Self.snapshot(out) == old)
             } else {
                 Issue.record("attempt \(attempt): the folder holds \(now.count) files, neither run's pages")
@@ -84,14 +84,14 @@ import Testing
         }
         #expect(outcomes.old > 0, "some kills must land mid-run: \(outcomes)")
         // What a killed run left beside the folder goes with the next run.
-        try layout(pageSize: 20, into: out)
+        try await layout(pageSize: 20, into: out)
         #expect(Self.snapshot(out) == new)
         let beside = try FileManager.default.contentsOfDirectory(atPath: work.path)
         #expect(beside.sorted() == ["new", "pages", "timing"], "\(beside)")
     }
 
     /// A second run on a folder another run is writing stops at once with a clear message and changes nothing.
-    @Test func aSecondRunOnTheSameFolderIsRefused() throws {
+    @Test func aSecondRunOnTheSameFolderIsRefused() async throws {
         let feeds = try Self.feedFolder(items: 300)
         let out = try CommandRunner.temporaryDirectory().appendingPathComponent("pages")
         // The first run reads its feed from standard input, so it holds the folder until the input ends.
@@ -112,7 +112,7 @@ import Testing
         while !FileManager.default.fileExists(atPath: lock) && first.isRunning && ContinuousClock.now < deadline {
             usleep(10_000)
         }
-        let second = try CommandRunner.run(["layout", CommandRunner.sampleFeed, "--out", out.path, "--quiet"])
+        let second = try await CommandRunner.run(["layout", CommandRunner.sampleFeed, "--out", out.path, "--quiet"])
         input.fileHandleForWriting.write(feed.dropFirst(4096))
         try input.fileHandleForWriting.close()
         first.waitUntilExit()

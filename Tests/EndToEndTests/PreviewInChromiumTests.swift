@@ -64,22 +64,22 @@ import Testing
     }
 
     /// Renders the preview of the sample feed with these options in Chromium.
-    func renderInChromium(_ options: [String]) throws -> (Check, readableImages: Set<Int>) {
+    func renderInChromium(_ options: [String]) async throws -> (Check, readableImages: Set<Int>) {
         let directory = try CommandRunner.temporaryDirectory()
-        let preview = try CommandRunner.run(["preview", CommandRunner.sampleFeed, "--out", directory.path] + options)
+        let preview = try await CommandRunner.run(["preview", CommandRunner.sampleFeed, "--out", directory.path] + options)
         #expect(preview.status == 1, "the sample has a missing and a corrupt image; stderr: \(preview.stderr)")
         var html = try String(contentsOf: directory.appendingPathComponent("index.html"), encoding: .utf8)
         let declaredFaces = html.components(separatedBy: "@font-face").count - 1
         html = html.replacingOccurrences(of: "</body>", with: Self.checkScript + "</body>")
         guard
-            let json = try HeadlessChromium.checkResult(
+            let json = try await HeadlessChromium.checkResult(
                 of: html, in: directory, flags: ["--allow-file-access-from-files", "--virtual-time-budget=20000"])
         else { return (Check(annotations: [], images: [], fonts: [], declaredFaces: declaredFaces), []) }
         var check = try JSONDecoder().decode(Check.self, from: Data(json.utf8))
         check.declaredFaces = declaredFaces
 
         // Which items have an image our prober could read: exactly those must load in the browser too.
-        let layout = try CommandRunner.run(["layout", CommandRunner.sampleFeed, "--quiet"] + options)
+        let layout = try await CommandRunner.run(["layout", CommandRunner.sampleFeed, "--quiet"] + options)
         var readable = Set<Int>()
         for line in String(decoding: layout.stdout, as: UTF8.self).split(separator: "\n") {
             for item in try PageFile(Data(line.utf8)).items {
@@ -99,8 +99,8 @@ import Testing
         // as a font file of its own, which the browser must load and measure with.
         ["--width", "600", "--columns", "3", "--fallback-font", "Noto Sans CJK KR", "--fallback-font", "Noto Color Emoji"],
     ])
-    func annotationsRenderAtTheirPrecomputedHeightsAndImagesLoad(options: [String]) throws {
-        let (check, readable) = try renderInChromium(options + ["--placeholders"])
+    func annotationsRenderAtTheirPrecomputedHeightsAndImagesLoad(options: [String]) async throws {
+        let (check, readable) = try await renderInChromium(options + ["--placeholders"])
         #expect(check.annotations.count == LayoutEndToEndTests.sampleItemCount)
         // Every font of both lists is declared, and every one loads.
         #expect(check.declaredFaces >= 4 && check.fonts.count == check.declaredFaces, "\(check.fonts)")

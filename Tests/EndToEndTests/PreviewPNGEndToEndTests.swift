@@ -13,10 +13,10 @@ import Testing
         return (bigEndian(16), bigEndian(20))
     }
 
-    @Test func previewWritesAPNGOfTheFirstPages() throws {
+    @Test func previewWritesAPNGOfTheFirstPages() async throws {
         let directory = try CommandRunner.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let output = try CommandRunner.run([
+        let output = try await CommandRunner.run([
             "preview", CommandRunner.sampleFeed, "--out", directory.path, "--page-size", "20", "--png-max-pages", "2",
         ])
         // corrupt.jpg and the missing photo make the run exit 1, as `layout` does; the preview is still written.
@@ -33,10 +33,10 @@ import Testing
         #expect(names == ["fonts", "index.html", "preview.png"])
     }
 
-    @Test func heightCapAndDeviceScaleApply() throws {
+    @Test func heightCapAndDeviceScaleApply() async throws {
         let directory = try CommandRunner.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let output = try CommandRunner.run([
+        let output = try await CommandRunner.run([
             "preview", CommandRunner.sampleFeed, "--out", directory.path, "--width", "400", "--scale", "2",
             "--png-max-height", "900",
         ])
@@ -47,10 +47,10 @@ import Testing
         #expect(size.height == 900)
     }
 
-    @Test func badLimitIsRefusedByName() throws {
+    @Test func badLimitIsRefusedByName() async throws {
         let directory = try CommandRunner.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let output = try CommandRunner.run([
+        let output = try await CommandRunner.run([
             "preview", CommandRunner.sampleFeed, "--out", directory.path, "--png-max-height", "0",
         ])
         #expect(output.status != 0)

@@ -37,7 +37,7 @@ struct ProbeEndToEndTests {
                 inputs.append(Self.fixtures + "/" + name)
             }
             inputs.append(server.url("/img/missing.jpg"))
-            let output = try CommandRunner.run(
+            let output = try await CommandRunner.run(
                 ["probe", "--no-cache", "--allow-private-network", "--concurrency", "4"] + inputs)
             #expect(output.status == 1, "one input is missing")
             let records = try Self.records(output)
@@ -61,7 +61,7 @@ struct ProbeEndToEndTests {
     @Test func privateAddressesNeedTheFlag() async throws {
         try await TestHTTPServer.with { server in
             _ = try Self.serveFixtures(server)
-            let output = try CommandRunner.run(["probe", "--no-cache", server.url("/img/jpeg-baseline.jpg")])
+            let output = try await CommandRunner.run(["probe", "--no-cache", server.url("/img/jpeg-baseline.jpg")])
             #expect(output.status == 1)
             let error = try #require(try Self.records(output).first?["error"] as? [String: Any])
             #expect(error["code"] as? String == "refused")
@@ -78,9 +78,9 @@ struct ProbeEndToEndTests {
             _ = try Self.serveFixtures(server, honoursRange: false)
             let url = server.url("/img/jpeg-gradient-orientation-6.jpg")
             let arguments = ["probe", "--cache", cachePath, "--allow-private-network", "--placeholders", url]
-            let first = try CommandRunner.run(arguments)
+            let first = try await CommandRunner.run(arguments)
             #expect(first.status == 0, "\(first.stderr)")
-            let second = try CommandRunner.run(arguments)
+            let second = try await CommandRunner.run(arguments)
             #expect(second.stdout == first.stdout)
             let placeholder = try #require(try Self.records(second).first?["placeholder"] as? [String: Any])
             #expect((placeholder["color"] as? String)?.hasPrefix("#") == true)
@@ -92,40 +92,40 @@ struct ProbeEndToEndTests {
         }
     }
 
-    @Test func aCorruptCacheIsAUsageErrorNamingTheFile() throws {
+    @Test func aCorruptCacheIsAUsageErrorNamingTheFile() async throws {
         let folder = try CommandRunner.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let cachePath = folder.appendingPathComponent("probe.sqlite").path
         try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: cachePath))
-        let output = try CommandRunner.run(["probe", "--cache", cachePath, Self.fixtures + "/jpeg-baseline.jpg"])
+        let output = try await CommandRunner.run(["probe", "--cache", cachePath, Self.fixtures + "/jpeg-baseline.jpg"])
         #expect(output.status == 2)
         #expect(output.stderr.contains(cachePath))
-        let bypassed = try CommandRunner.run(["probe", "--no-cache", Self.fixtures + "/jpeg-baseline.jpg"])
+        let bypassed = try await CommandRunner.run(["probe", "--no-cache", Self.fixtures + "/jpeg-baseline.jpg"])
         #expect(bypassed.status == 0)
     }
 
-    @Test func anInputListGivesTheSameRecordsAsArguments() throws {
+    @Test func anInputListGivesTheSameRecordsAsArguments() async throws {
         let folder = try CommandRunner.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let paths = Self.images.map { Self.fixtures + "/" + $0 } + ["missing.jpg"]
         let list = folder.appendingPathComponent("inputs.txt")
         try (paths.joined(separator: "\n") + "\n\n").write(to: list, atomically: true, encoding: .utf8)
-        let fromArguments = try CommandRunner.run(["probe", "--no-cache"] + paths)
-        let fromFile = try CommandRunner.run(["probe", "--no-cache", "--input-list", list.path])
-        let fromStdin = try CommandRunner.run(
+        let fromArguments = try await CommandRunner.run(["probe", "--no-cache"] + paths)
+        let fromFile = try await CommandRunner.run(["probe", "--no-cache", "--input-list", list.path])
+        let fromStdin = try await CommandRunner.run(
             ["probe", "--no-cache", "--input-list", "-"], stdin: Data(paths.joined(separator: "\n").utf8))
         #expect(fromArguments.status == 1)
         #expect(fromFile.status == 1 && fromStdin.status == 1)
         #expect(fromFile.stdout == fromArguments.stdout)
         #expect(fromStdin.stdout == fromArguments.stdout)
-        let unreadable = try CommandRunner.run([
+        let unreadable = try await CommandRunner.run([
             "probe", "--no-cache", "--input-list", folder.appendingPathComponent("nope").path,
         ])
         #expect(unreadable.status == 2)
         #expect(unreadable.stderr.contains("--input-list"))
         #expect(unreadable.stderr.contains("No such file or directory"))
         // A pipe, as bash's <(…) gives: read with plain reads (Foundation refuses /dev/fd paths).
-        let fromPipe = try CommandRunner.runTool(
+        let fromPipe = try await CommandRunner.runTool(
             "/bin/bash",
             ["-c", "\"$0\" probe --no-cache --input-list <(cat \"$1\")", CommandRunner.binary.path, list.path])
         #expect(fromPipe.stdout == fromArguments.stdout, "stderr: \(fromPipe.stderr)")
@@ -133,16 +133,16 @@ struct ProbeEndToEndTests {
 
     /// As `probe *.jpg` over a big folder gives them: 10,000 paths, with options among them. Their records come out
     /// in argument order, the same as from an input list (which swift-argument-parser never sees).
-    @Test func tenThousandArgumentsComeOutInOrderAsFromAnInputList() throws {
+    @Test func tenThousandArgumentsComeOutInOrderAsFromAnInputList() async throws {
         let folder = try CommandRunner.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let names = Self.images + ["missing.jpg"]
         let paths = (0..<10_000).map { Self.fixtures + "/" + names[($0 * 7) % names.count] }
         let list = folder.appendingPathComponent("inputs.txt")
         try paths.joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
-        let fromArguments = try CommandRunner.run(
+        let fromArguments = try await CommandRunner.run(
             ["probe"] + paths[..<4_000] + ["--concurrency", "3"] + paths[4_000...] + ["--no-cache"])
-        let fromFile = try CommandRunner.run(["probe", "--no-cache", "--concurrency", "3", "--input-list", list.path])
+        let fromFile = try await CommandRunner.run(["probe", "--no-cache", "--concurrency", "3", "--input-list", list.path])
         #expect(fromArguments.status == 1, "missing.jpg fails: \(fromArguments.stderr.prefix(500))")
         let records = try Self.records(fromArguments)
         #expect(records.map { $0["source"] as? String } == paths)
@@ -152,8 +152,8 @@ struct ProbeEndToEndTests {
         #expect(fromArguments.stdout == fromFile.stdout)
     }
 
-    @Test func verifyReportsDecodability() throws {
-        let output = try CommandRunner.run([
+    @Test func verifyReportsDecodability() async throws {
+        let output = try await CommandRunner.run([
             "probe", "--no-cache", "--verify", Self.fixtures + "/jpeg-baseline.jpg",
             Self.fixtures + "/png-bad-idat-crc.png",
             Self.fixtures + "/gif-animated.gif", "--pixel-budget", "1000000",
@@ -174,13 +174,13 @@ struct LayoutPlaceholderEndToEndTests {
         }
     }
 
-    @Test func placeholdersReachThePageItemsAndTheCacheGivesTheSamePages() throws {
+    @Test func placeholdersReachThePageItemsAndTheCacheGivesTheSamePages() async throws {
         let folder = try CommandRunner.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let cachePath = folder.appendingPathComponent("probe.sqlite").path
-        let plain = try CommandRunner.run(["layout", CommandRunner.sampleFeed, "--no-cache"])
-        let first = try CommandRunner.run(["layout", CommandRunner.sampleFeed, "--placeholders", "--cache", cachePath])
-        let second = try CommandRunner.run(["layout", CommandRunner.sampleFeed, "--placeholders", "--cache", cachePath])
+        let plain = try await CommandRunner.run(["layout", CommandRunner.sampleFeed, "--no-cache"])
+        let first = try await CommandRunner.run(["layout", CommandRunner.sampleFeed, "--placeholders", "--cache", cachePath])
+        let second = try await CommandRunner.run(["layout", CommandRunner.sampleFeed, "--placeholders", "--cache", cachePath])
         #expect(first.status == plain.status)
         #expect(second.stdout == first.stdout, "cached pages are byte-identical")
         let photos = try Self.photos(first)

@@ -28,7 +28,7 @@ struct RemoteFeedEndToEndTests {
     @Test func ingestStreamsAFeedFromAURLAndResolvesAgainstItsFinalURL() async throws {
         try await TestHTTPServer.with { server in
             try Self.serveSampleFeed(server)
-            let output = try CommandRunner.run(["ingest", server.url("/feed"), "--allow-private-network"])
+            let output = try await CommandRunner.run(["ingest", server.url("/feed"), "--allow-private-network"])
             #expect(output.status == 0, "\(output.stderr)")
             let records = try Self.records(output)
             #expect(records.count == LayoutEndToEndTests.sampleItemCount)
@@ -43,7 +43,7 @@ struct RemoteFeedEndToEndTests {
     @Test func layoutReadsTheFeedFromAURLAndProbesItsPhotosThere() async throws {
         try await TestHTTPServer.with { server in
             try Self.serveSampleFeed(server)
-            _ = try RemoteLayoutEndToEndTests.layOutLikeTheLocalSample(server.url("/feed"))
+            _ = try await RemoteLayoutEndToEndTests.layOutLikeTheLocalSample(server.url("/feed"))
             #expect(server.requests.contains { $0.path == "/feeds/photos/espresso.jpg" })
         }
     }
@@ -52,7 +52,7 @@ struct RemoteFeedEndToEndTests {
         try await TestHTTPServer.with { server in
             try Self.serveSampleFeed(server)
             for command in ["ingest", "layout"] {
-                let output = try CommandRunner.run([command, server.url("/feed"), "--quiet"])
+                let output = try await CommandRunner.run([command, server.url("/feed"), "--quiet"])
                 #expect(output.status == 1, "\(command)")
                 #expect(output.stderr.contains(server.url("/feed")), "\(output.stderr)")
                 #expect(output.stderr.contains("--allow-private-network"), "\(output.stderr)")
@@ -70,10 +70,10 @@ struct RemoteFeedEndToEndTests {
                 .init(
                     body: Array("<!DOCTYPE html>\n<html><head><title>Blog</title></head><body>hi</body></html>".utf8),
                     contentType: "text/html; charset=utf-8"))
-            let gone = try CommandRunner.run(["ingest", server.url("/gone.xml"), "--allow-private-network"])
+            let gone = try await CommandRunner.run(["ingest", server.url("/gone.xml"), "--allow-private-network"])
             #expect(gone.status == 1)
             #expect(gone.stderr.contains(server.url("/gone.xml")) && gone.stderr.contains("HTTP 410"), "\(gone.stderr)")
-            let page = try CommandRunner.run(["ingest", server.url("/page.html"), "--allow-private-network"])
+            let page = try await CommandRunner.run(["ingest", server.url("/page.html"), "--allow-private-network"])
             #expect(page.status == 1)
             #expect(
                 page.stderr.contains(server.url("/page.html")) && page.stderr.contains("HTML page"), "\(page.stderr)")
@@ -86,7 +86,7 @@ struct RemoteFeedEndToEndTests {
                 Array("<rss version=\"2.0\"><channel><title>t</title><item><guid>1</guid><title>Caf".utf8) + [0xE9]
                 + Array(" cr".utf8) + [0xE8] + Array("me</title></item></channel></rss>".utf8)
             server.serve("/latin1.xml", .init(body: body, contentType: "text/xml; charset=\"ISO-8859-1\""))
-            let output = try CommandRunner.run(["ingest", server.url("/latin1.xml"), "--allow-private-network"])
+            let output = try await CommandRunner.run(["ingest", server.url("/latin1.xml"), "--allow-private-network"])
             #expect(output.status == 0, "\(output.stderr)")
             let record = try #require(try Self.records(output).first)
             #expect(record["title"] as? String == "Café crème")
@@ -106,7 +106,7 @@ struct RemoteFeedEndToEndTests {
                 """
             server.serve("/f.xml", .init(body: Array(feed.utf8), contentType: "application/rss+xml"))
             // No --image-root: a remote feed names no local file then (FileGateEndToEndTests has the opt-in).
-            let output = try CommandRunner.run(["ingest", server.url("/f.xml"), "--allow-private-network"])
+            let output = try await CommandRunner.run(["ingest", server.url("/f.xml"), "--allow-private-network"])
             #expect(output.status == 0, "\(output.stderr)")
             let records = try Self.records(output)
             #expect(records.count == 2)

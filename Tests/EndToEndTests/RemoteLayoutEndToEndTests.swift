@@ -45,10 +45,10 @@ struct RemoteLayoutEndToEndTests {
     /// - Returns: The remote layout's photos.
     static func layOutLikeTheLocalSample(
         _ source: String, sourceLocation: SourceLocation = #_sourceLocation
-    ) throws -> [String: (width: Double, height: Double, from: String)] {
-        let remote = try CommandRunner.run(
+    ) async throws -> [String: (width: Double, height: Double, from: String)] {
+        let remote = try await CommandRunner.run(
             ["layout", source, "--allow-private-network", "--no-cache", "--quiet"] + LayoutEndToEndTests.options)
-        let local = try CommandRunner.run(
+        let local = try await CommandRunner.run(
             ["layout", CommandRunner.sampleFeed, "--no-cache", "--quiet"] + LayoutEndToEndTests.options)
         #expect(remote.status == 1, "\(remote.stderr)", sourceLocation: sourceLocation)
         let remotePhotos = try photos(remote)
@@ -66,7 +66,7 @@ struct RemoteLayoutEndToEndTests {
     @Test func remotePhotosGetTheSameSizesAsLocalOnes() async throws {
         try await TestHTTPServer.with { server in
             let feed = try Self.remoteSampleFeed(server: server)
-            let remotePhotos = try Self.layOutLikeTheLocalSample(feed.path)
+            let remotePhotos = try await Self.layOutLikeTheLocalSample(feed.path)
             #expect(remotePhotos["djembe-and-wine.jpg"]?.from == "header")
             // One range request per distinct image (no cache here; items that share a photo share its probe).
             let distinct = Set(
@@ -80,7 +80,7 @@ struct RemoteLayoutEndToEndTests {
     @Test func privateAddressesAreRefusedUnlessAllowed() async throws {
         try await TestHTTPServer.with { server in
             let feed = try Self.remoteSampleFeed(server: server)
-            let output = try CommandRunner.run(
+            let output = try await CommandRunner.run(
                 ["layout", feed.path, "--no-cache", "--quiet"] + LayoutEndToEndTests.options)
             #expect(output.status == 1)
             #expect(server.requests.count == 0)

@@ -13,7 +13,7 @@ struct ServeEndToEndTests {
         let port: Int
         let logFile: URL
 
-        init(store: String, arguments extra: [String] = []) throws {
+        init(store: String, arguments extra: [String] = []) async throws {
             logFile = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-serve-\(UUID()).log")
             _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
             process.executableURL = CommandRunner.binary
@@ -34,7 +34,7 @@ struct ServeEndToEndTests {
                 if let range = text.range(of: "http://127.0.0.1:") {
                     found = Int(text[range.upperBound...].prefix { $0.isNumber })
                 } else {
-                    Thread.sleep(forTimeInterval: 0.05)
+                    try await Task.sleep(for: .milliseconds(50))
                 }
             }
             guard let found else {
@@ -47,16 +47,16 @@ struct ServeEndToEndTests {
 
         func log() -> String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
-        func get(_ path: String) throws -> (status: Int, body: Data) {
-            try Self.http("GET", "http://127.0.0.1:\(port)\(path)")
+        func get(_ path: String) async throws -> (status: Int, body: Data) {
+            try await Self.http("GET", "http://127.0.0.1:\(port)\(path)")
         }
 
-        func post(_ json: [String: Any]) throws -> (status: Int, body: Data) {
-            try Self.http("POST", "http://127.0.0.1:\(port)/v1/layouts", body: try JSONSerialization.data(withJSONObject: json))
+        func post(_ json: [String: Any]) async throws -> (status: Int, body: Data) {
+            try await Self.http("POST", "http://127.0.0.1:\(port)/v1/layouts", body: try JSONSerialization.data(withJSONObject: json))
         }
 
         /// One request through curl (a real client, as a user would).
-        static func http(_ method: String, _ url: String, body: Data? = nil) throws -> (status: Int, body: Data) {
+        static func http(_ method: String, _ url: String, body: Data? = nil) async throws -> (status: Int, body: Data) {
             let bodyFile = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-body-\(UUID())")
             defer { try? FileManager.default.removeItem(at: bodyFile) }
             var arguments = ["-s", "-o", bodyFile.path, "-w", "%{http_code}", "-X", method, url]
@@ -65,20 +65,21 @@ struct ServeEndToEndTests {
                 arguments += ["-H", "Content-Type: application/json", "--data-binary", "@-"]
                 stdin = body
             }
-            let output = try CommandRunner.runTool("/usr/bin/curl", arguments, stdin: stdin, timeout: 60)
+            let output = try await CommandRunner.runTool("/usr/bin/curl", arguments, stdin: stdin, timeout: 60)
             return (Int(output.stdoutText) ?? 0, (try? Data(contentsOf: bodyFile)) ?? Data())
         }
 
-        func json(_ path: String) throws -> [String: Any] {
-            (try JSONSerialization.jsonObject(with: try get(path).body) as? [String: Any]) ?? [:]
+        func json(_ path: String) async throws -> [String: Any] {
+            let body = try await get(path).body
+            return (try JSONSerialization.jsonObject(with: body) as? [String: Any]) ?? [:]
         }
 
-        func waitUntilDone(_ id: String, timeout: TimeInterval = 120) throws -> [String: Any] {
+        func waitUntilDone(_ id: String, timeout: TimeInterval = 120) async throws -> [String: Any] {
             let deadline = Date().addingTimeInterval(timeout)
             while true {
-                let status = try json("/v1/layouts/\(id)")
+                let status = try await json("/v1/layouts/\(id)")
                 if status["status"] as? String != "running" || Date() > deadline { return status }
-                Thread.sleep(forTimeInterval: 0.1)
+                try await Task.sleep(for: .milliseconds(100))
             }
         }
 
@@ -114,9 +115,9 @@ struct ServeEndToEndTests {
     }
 
     /// The pages `feedlayout layout` writes for a feed URL with these options, by file name.
-    static func cliPages(_ url: String, options: [String]) throws -> [Data] {
+    static func cliPages(_ url: String, options: [String]) async throws -> [Data] {
         let out = try CommandRunner.temporaryDirectory()
-        let result = try CommandRunner.run(
+        let result = try await CommandRunner.run(
             ["layout", url, "--out", out.path, "--allow-private-network", "--no-cache", "--quiet"] + options)
         // 1: some photos failed (the sample feed has a missing and a corrupt one on purpose); pages are written.
         #expect(result.status == 0 || result.status == 1, "\(result.stderr)")
@@ -125,32 +126,34 @@ struct ServeEndToEndTests {
         return try names.map { try Data(contentsOf: out.appendingPathComponent($0)) }
     }
 
-    static func servicePages(_ service: ServeProcess, _ id: String, count: Int) throws -> [Data] {
-        try (0..<count).map { index in
-            let page = try service.get("/v1/layouts/\(id)/pages/\(index)")
+    static func servicePages(_ service: ServeProcess, _ id: String, count: Int) async throws -> [Data] {
+        var pages: [Data] = []
+        for index in 0..<count {
+            let page = try await service.get("/v1/layouts/\(id)/pages/\(index)")
             #expect(page.status == 200)
-            return page.body
+            pages.append(page.body)
         }
+        return pages
     }
 
     @Test func theServicesPagesAreTheCommandsPagesByteForByte() async throws {
         try await TestHTTPServer.with { server in
             try RemoteFeedEndToEndTests.serveSampleFeed(server)
             let store = try CommandRunner.temporaryDirectory().appendingPathComponent("store.sqlite").path
-            let service = try ServeProcess(store: store)
+            let service = try await ServeProcess(store: store)
             defer { _ = service.signal(SIGTERM) }
-            let posted = try service.post([
+            let posted = try await service.post([
                 "feed": server.url("/feed"), "options": ["width": 800, "columns": 3, "pageSize": 12, "placeholders": true],
             ])
             #expect(posted.status == 202, "\(String(decoding: posted.body, as: UTF8.self))")
             let id = try #require(
                 (try JSONSerialization.jsonObject(with: posted.body) as? [String: Any])?["id"] as? String)
-            let done = try service.waitUntilDone(id)
+            let done = try await service.waitUntilDone(id)
             #expect(done["status"] as? String == "done")
-            let expected = try Self.cliPages(
+            let expected = try await Self.cliPages(
                 server.url("/feed"), options: ["--width", "800", "--columns", "3", "--page-size", "12", "--placeholders"])
             #expect(expected.count == 5)
-            #expect(try Self.servicePages(service, id, count: expected.count) == expected)
+            await #expect(try Self.servicePages(service, id, count: expected.count) == expected)
         }
     }
 
@@ -163,13 +166,13 @@ struct ServeEndToEndTests {
             let feed = try Self.serveSlowFeed(server, items: 600, delay: 5, gate: gate, gatedItem: 300)
             let store = try CommandRunner.temporaryDirectory().appendingPathComponent("store.sqlite").path
             let options = ["pageSize": 20, "width": 600, "columns": 3]
-            var service = try ServeProcess(store: store, arguments: ["--max-concurrent-layouts", "1"])
-            let posted = try service.post(["feed": feed, "options": options])
+            var service = try await ServeProcess(store: store, arguments: ["--max-concurrent-layouts", "1"])
+            let posted = try await service.post(["feed": feed, "options": options])
             let id = try #require(
                 (try JSONSerialization.jsonObject(with: posted.body) as? [String: Any])?["id"] as? String)
             // Stop it while it waits for the held photo, with the pages before it stored.
             _ = await gate.waitUntilHeld()
-            let stoppedAt = try service.json("/v1/layouts/\(id)")
+            let stoppedAt = try await service.json("/v1/layouts/\(id)")
             let status = service.signal(signal)
             gate.open()
             if signal == SIGTERM {
@@ -178,25 +181,25 @@ struct ServeEndToEndTests {
             #expect(stoppedAt["status"] as? String == "running", "the layout ended before the signal: \(stoppedAt)")
             #expect((stoppedAt["pages"] as? Int ?? 0) < 30)
 
-            service = try ServeProcess(store: store, arguments: ["--max-concurrent-layouts", "1"])
+            service = try await ServeProcess(store: store, arguments: ["--max-concurrent-layouts", "1"])
             defer { _ = service.signal(SIGTERM) }
-            let done = try service.waitUntilDone(id)
+            let done = try await service.waitUntilDone(id)
             #expect(done["status"] as? String == "done", "\(done)\n\(service.log())")
             #expect(done["items"] as? Int == 600, "items are counted once across the restart")
-            let expected = try Self.cliPages(feed, options: ["--page-size", "20", "--width", "600", "--columns", "3"])
+            let expected = try await Self.cliPages(feed, options: ["--page-size", "20", "--width", "600", "--columns", "3"])
             #expect(expected.count == 30)
             #expect(done["pages"] as? Int == 30)
-            #expect(try Self.servicePages(service, id, count: expected.count) == expected)
-            #expect(try service.get("/v1/layouts/\(id)/pages/30").status == 404)
+            await #expect(try Self.servicePages(service, id, count: expected.count) == expected)
+            await #expect(try service.get("/v1/layouts/\(id)/pages/30").status == 404)
         }
     }
 
-    @Test func aStoreHeldByAnotherProcessIsRefusedAtStart() throws {
+    @Test func aStoreHeldByAnotherProcessIsRefusedAtStart() async throws {
         let folder = try CommandRunner.temporaryDirectory()
         let store = folder.appendingPathComponent("store.sqlite").path
-        let first = try ServeProcess(store: store)
+        let first = try await ServeProcess(store: store)
         defer { _ = first.signal(SIGTERM) }
-        let second = try CommandRunner.run(["serve", "--port", "0", "--store", store], timeout: 60)
+        let second = try await CommandRunner.run(["serve", "--port", "0", "--store", store], timeout: 60)
         #expect(second.status == 1)
         #expect(second.stderr.contains(store) && second.stderr.contains("another process is using this store"), "\(second.stderr)")
 
@@ -215,7 +218,7 @@ struct ServeEndToEndTests {
         try holder.run()
         defer { holder.terminate() }
         _ = ready.fileHandleForReading.availableData
-        let refused = try CommandRunner.run(["serve", "--port", "0", "--store", other], timeout: 60)
+        let refused = try await CommandRunner.run(["serve", "--port", "0", "--store", other], timeout: 60)
         #expect(refused.status == 1)
         #expect(refused.stderr.contains(other) && refused.stderr.contains("locked"), "\(refused.stderr)")
     }

@@ -67,17 +67,8 @@ struct ServiceContractTests {
 
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("exchanges-\(UUID().uuidString).jsonl")
         try service.recordedExchanges.write(to: file, atomically: true, encoding: .utf8)
-        let checker = ServiceFeeds.repositoryRoot.appendingPathComponent("scripts/check-openapi").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", checker, "responses", file.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "the OpenAPI check failed:\n\(text)")
+        let (status, text) = try await OpenAPICheckerTests.check(["responses", file.path])
+        #expect(status == 0, "the OpenAPI check failed:\n\(text)")
         #expect(text.contains("0 failed"), "\(text)")
     }
 }
@@ -86,32 +77,35 @@ struct ServiceContractTests {
 /// it in one way (a missing header, a wrong status, a body off its schema, …), so a green contract test means
 /// something.
 @Suite struct OpenAPICheckerTests {
-    static func check(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", ServiceFeeds.repositoryRoot.appendingPathComponent("scripts/check-openapi").path]
-            + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
+    static func check(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        try await onOwnThread {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments =
+                ["python3", ServiceFeeds.repositoryRoot.appendingPathComponent("scripts/check-openapi").path]
+                + arguments
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, output)
+        }
     }
 
     static let fixtures = ServiceFeeds.repositoryRoot.appendingPathComponent("Tests/LayoutServiceTests/Fixtures/openapi")
 
-    @Test func theDocumentIsValidOpenAPI() throws {
-        let (status, output) = try Self.check(["spec"])
+    @Test func theDocumentIsValidOpenAPI() async throws {
+        let (status, output) = try await Self.check(["spec"])
         #expect(status == 0, "\(output)")
     }
 
-    @Test func goodExchangesPassAndEveryBrokenOneFails() throws {
-        let good = try Self.check(["responses", Self.fixtures.appendingPathComponent("sample-exchanges.jsonl").path])
+    @Test func goodExchangesPassAndEveryBrokenOneFails() async throws {
+        let good = try await Self.check(["responses", Self.fixtures.appendingPathComponent("sample-exchanges.jsonl").path])
         #expect(good.status == 0, "\(good.output)")
         #expect(good.output.contains("34 passed, 0 failed"), "\(good.output)")
-        let broken = try Self.check(["responses", Self.fixtures.appendingPathComponent("broken-exchanges.jsonl").path])
+        let broken = try await Self.check(["responses", Self.fixtures.appendingPathComponent("broken-exchanges.jsonl").path])
         #expect(broken.status == 1)
         #expect(broken.output.contains("0 passed, 42 failed"), "\(broken.output)")
     }
