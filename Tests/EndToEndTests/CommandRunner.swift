@@ -98,42 +98,22 @@ struct CommandRunner {
     private static func runBlocking(
         _ path: String, _ arguments: [String], stdin: Data?, environment extra: [String: String], timeout: Double?
     ) throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
         // The probe cache goes to a folder of this test run, never the user's own cache.
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CACHE_HOME"] = testCacheHome.path
         environment.merge(extra) { _, new in new }
-        process.environment = environment
-        process.arguments = arguments
-        process.currentDirectoryURL = repositoryRoot
-        let out = Pipe()
-        process.standardOutput = out
         // stderr goes to a file, so only one pipe needs draining while the child runs.
         let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-stderr-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: errorFile) }
-        let errorHandle = try FileHandle(forWritingTo: errorFile)
-        process.standardError = errorHandle
-        let input = Pipe()
-        process.standardInput = input
         let started = ContinuousClock.now
-        try process.run()
-        if let timeout {
-            let pid = process.processIdentifier
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [process] in
-                if process.isRunning { kill(pid, SIGKILL) }
-            }
-        }
-        try errorHandle.close()
-        if let stdin { input.fileHandleForWriting.write(stdin) }
-        try input.fileHandleForWriting.close()
-        let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let stderrData = try Data(contentsOf: errorFile)
+        let result = try ChildProcess.run(
+            path, arguments, environment: environment, directory: repositoryRoot.path, stdin: stdin,
+            stderrPath: errorFile.path, timeout: timeout)
+        let duration = ContinuousClock.now - started
+        let stderrData = (try? Data(contentsOf: errorFile)) ?? Data()
         return Output(
-            status: process.terminationStatus, stdout: stdoutData, stderr: String(decoding: stderrData, as: UTF8.self),
-            duration: ContinuousClock.now - started)
+            status: result.status, stdout: result.stdout, stderr: String(decoding: stderrData, as: UTF8.self),
+            duration: duration)
     }
 
     /// A copy of the sample feed, in a folder of its own, with FeedLayout's namespace declared (prefix `fl`) and
