@@ -1,6 +1,7 @@
 import FeedIngest
 import FeedLayout
 import Foundation
+import HTTPTypes
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -13,7 +14,7 @@ import TextMeasure
 /// each continues from its last stored page's cursor), and on graceful shutdown cancels the running ones: what they
 /// stored is their checkpoint, and the next start finishes them.
 actor LayoutRunner: Service {
-    private let store: LayoutStore
+    private let store: any LayoutStore
     private let resources: LayoutResources
     private let settings: ServiceSettings
     private let metrics: ServiceMetrics
@@ -23,7 +24,7 @@ actor LayoutRunner: Service {
     private var running: [String: Task<Void, Never>] = [:]
     private var isStopping = false
 
-    init(store: LayoutStore, resources: LayoutResources, settings: ServiceSettings, metrics: ServiceMetrics, logger: Logger) {
+    init(store: any LayoutStore, resources: LayoutResources, settings: ServiceSettings, metrics: ServiceMetrics, logger: Logger) {
         self.store = store
         self.resources = resources
         self.settings = settings
@@ -55,11 +56,19 @@ actor LayoutRunner: Service {
     }
 
     func run() async throws {
-        for id in try await store.runningLayouts() {
+        for id in try await store.claimableLayouts() {
             logger.info("resuming an interrupted layout", metadata: ["layout": "\(id)"])
             enqueue(id)
         }
+        // A shared store: other instances' pages wake this one's waiting requests, and the layouts of an instance
+        // that stopped (its lease expired) are taken over.
+        let store = self.store
+        let events = self.events
+        let watcher = Task { await store.watchChanges { id in await events.changed(id) } }
+        let takeover = Task { await self.takeOverAbandonedLayouts() }
         try? await gracefulShutdown()
+        watcher.cancel()
+        takeover.cancel()
         isStopping = true
         queue.removeAll()
         let tasks = Array(running.values)
@@ -69,11 +78,39 @@ actor LayoutRunner: Service {
         metrics.setLayoutsRunning(0, queued: 0)
     }
 
-    /// Lays out one stored layout, from its last stored page on.
+    private func takeOverAbandonedLayouts() async {
+        guard let interval = store.takeoverInterval else { return }
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            guard !Task.isCancelled, let ids = try? await store.claimableLayouts() else { continue }
+            for id in ids where running[id] == nil && !queue.contains(id) {
+                logger.info("taking over a layout whose instance stopped", metadata: ["layout": "\(id)"])
+                enqueue(id)
+            }
+        }
+    }
+
+    /// Runs a store operation until it succeeds: while the store is unavailable (PostgreSQL restarting), the
+    /// layout waits, every second, instead of failing; cancelling the layout ends the wait.
+    private nonisolated func patiently<Result: Sendable>(_ operation: () async throws -> Result) async throws -> Result {
+        while true {
+            do {
+                return try await operation()
+            } catch let problem as ServiceProblem where problem.status == .serviceUnavailable {
+                logger.debug("the store is unavailable; trying again in 1 s")
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    /// Lays out one stored layout, from its last stored page on, if no other instance computes it.
     private nonisolated func compute(_ id: String) async {
         do {
-            guard let record = try await store.layout(id), record.status == "running" else { return }
-            guard let feed = try await store.feed(of: id) else {
+            guard try await patiently({ try await store.claim(id) }) else { return }
+            guard let record = try await patiently({ try await store.layout(id) }), record.status == "running" else {
+                return
+            }
+            guard let feed = try await patiently({ try await store.feed(of: id) }) else {
                 try await store.failLayout(id, code: "storeDamaged", message: "the stored feed cannot be read")
                 return
             }
@@ -90,19 +127,24 @@ actor LayoutRunner: Service {
                 .bytes(feed, name: record.feedName, baseURL: record.baseURL), resume: resume, logger: logger
             ) { page in
                 let write = PageEncoding.write(for: page)
-                try await store.storePage(write, layoutId: id)
+                try await patiently { try await store.storePage(write, layoutId: id) }
                 metrics.addItemsLaidOut(write.itemCount)
                 await events.changed(id)
             }
             var feedWarnings: [String: Int] = [:]
             for warning in summary.feedWarnings { feedWarnings[warning.code, default: 0] += 1 }
-            try await store.finishLayout(id, feedWarnings: feedWarnings)
+            try await patiently { try await store.finishLayout(id, feedWarnings: feedWarnings) }
             metrics.layoutEnded(failed: false)
             logger.info(
                 "layout done", metadata: ["layout": "\(id)", "items": "\(summary.items)", "pages": "\(summary.pages)"])
         } catch {
             if Task.isCancelled {
                 logger.info("layout interrupted; it resumes at the next start", metadata: ["layout": "\(id)"])
+                await store.release(id)
+                return
+            }
+            if let lost = error as? LeaseLost {
+                logger.warning("layout left to another instance", metadata: ["layout": "\(id)", "reason": "\(lost)"])
                 return
             }
             let (code, message): (String, String) =
@@ -113,7 +155,7 @@ actor LayoutRunner: Service {
                 }
             logger.warning("layout failed", metadata: ["layout": "\(id)", "code": "\(code)", "error": "\(message)"])
             do {
-                try await store.failLayout(id, code: code, message: message)
+                try await patiently { try await store.failLayout(id, code: code, message: message) }
             } catch {
                 logger.error("cannot record a failed layout", metadata: ["layout": "\(id)", "error": "\(error)"])
             }
@@ -132,7 +174,12 @@ actor LayoutEvents {
 
     func version(of id: String) -> Int { versions[id, default: 0] }
 
-    func changed(_ id: String) {
+    /// A layout changed; `nil`: any may have (every waiter looks at the store again).
+    func changed(_ id: String?) {
+        guard let id else {
+            for id in Array(waiters.keys) { changed(id) }
+            return
+        }
         versions[id, default: 0] += 1
         if let waiting = waiters.removeValue(forKey: id) {
             for continuation in waiting.values { continuation.resume() }

@@ -26,16 +26,30 @@ public struct LayoutServer: Sendable {
     /// Opens the store and makes the resources; nothing listens yet.
     /// - Throws: An error whose description names the store and says what to do (another process holds it, it is
     ///   not a store, it cannot be created).
-    public init(settings: ServiceSettings, logger: Logger) throws {
+    public init(settings: ServiceSettings, logger: Logger) async throws {
         self.settings = settings
         self.logger = logger
-        let store = try LayoutStore(path: settings.storePath)
-        // The probe cache lives in the store's file too: one file holds everything the service keeps.
+        let store: any LayoutStore
         let probeCache: ProbeCache
-        do {
-            probeCache = try ProbeCache(sharing: store.database, path: settings.storePath)
-        } catch {
-            throw StoreError("\(settings.storePath): the probe cache in the store cannot be opened: \(error.reason)")
+        if PostgresLayoutStore.isURL(settings.storePath) {
+            store = try await PostgresLayoutStore.open(
+                url: settings.storePath, leaseDuration: settings.leaseDuration, logger: logger)
+            // Probes are this machine's cache, as the command's are: a photo probed twice costs a request.
+            do {
+                probeCache = try ProbeCache(path: ProbeCache.defaultPath())
+            } catch {
+                store.close()
+                throw StoreError("\(ProbeCache.defaultPath()): the probe cache cannot be opened: \(error.reason)")
+            }
+        } else {
+            let file = try SQLiteLayoutStore(path: settings.storePath)
+            store = file
+            // The probe cache lives in the store's file too: one file holds everything the service keeps.
+            do {
+                probeCache = try ProbeCache(sharing: file.database, path: settings.storePath)
+            } catch {
+                throw StoreError("\(settings.storePath): the probe cache in the store cannot be opened: \(error.reason)")
+            }
         }
         let resources = LayoutResources(
             fetch: RemoteFetchConfiguration(
@@ -103,6 +117,7 @@ public struct LayoutServer: Sendable {
                     .init(service: StoppingFlag(service: service)),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        defer { service.store.close() }
         try await group.run()
     }
 }

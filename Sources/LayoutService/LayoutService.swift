@@ -18,7 +18,7 @@ import WaterfallLayout
 /// from a bounded cache of recent pages in memory.
 final class LayoutService: Sendable {
     let settings: ServiceSettings
-    let store: LayoutStore
+    let store: any LayoutStore
     let runner: LayoutRunner
     let resources: LayoutResources
     let metrics: ServiceMetrics
@@ -33,7 +33,7 @@ final class LayoutService: Sendable {
     let isStopping = Atomic<Bool>(false)
 
     init(
-        settings: ServiceSettings, store: LayoutStore, runner: LayoutRunner, resources: LayoutResources,
+        settings: ServiceSettings, store: any LayoutStore, runner: LayoutRunner, resources: LayoutResources,
         metrics: ServiceMetrics, client: ClientFiles, logger: Logger
     ) {
         self.client = client

@@ -8,20 +8,20 @@ import WaterfallLayout
 /// newline), their gzip form, and each pin's place, with where its JSON sits in the page's bytes (viewport
 /// queries answer with those slices, so no pin is written twice).
 enum PageEncoding {
-    static func write(for page: LayoutPage) -> LayoutStore.PageWrite {
+    static func write(for page: LayoutPage) -> PageWrite {
         var json = JSONWriter(indentWidth: 0, reservingCapacity: 1 << 16)
         Records.write(page, into: &json)
         json.appendRaw("\n")
         let bytes = json.takeBytes()
         let ranges = itemRanges(in: bytes)
         precondition(ranges.count == page.items.count, "the page's items array holds \(ranges.count) of \(page.items.count) items")
-        var pins: [LayoutStore.PinRecord] = []
+        var pins: [PinRecord] = []
         pins.reserveCapacity(page.items.count)
         var warnings: [String: Int] = [:]
         for (item, range) in zip(page.items, ranges) {
             let frame = item.placed.frame
             pins.append(
-                LayoutStore.PinRecord(
+                PinRecord(
                     itemIndex: item.index, column: item.placed.column, columnSpan: item.placed.columnSpan,
                     x: frame.x, y: frame.y, width: frame.width, height: frame.height, pageIndex: page.index,
                     jsonOffset: range.lowerBound, jsonLength: range.count))
@@ -29,7 +29,7 @@ enum PageEncoding {
                 for warning in item.warnings { warnings[warning.code, default: 0] += 1 }
             }
         }
-        return LayoutStore.PageWrite(
+        return PageWrite(
             layoutIndex: page.layoutIndex, pageIndex: page.index, json: bytes, gzip: Gzip.compress(bytes),
             cursor: page.cursor, contentHeight: Double(page.contentHeight) / page.grid.scale, pins: pins,
             itemCount: page.layoutIndex == 0 ? page.items.count : 0, warnings: warnings)

@@ -19,14 +19,14 @@ struct PinIndex: Sendable {
     /// The next item index to load from the store.
     var loadedThrough = 0
     /// The pins as stored, from the first one indexed on (where each one's JSON sits in its page).
-    var pins: [LayoutStore.PinRecord] = []
+    var pins: [PinRecord] = []
     /// Whether the layout was done when the index was last brought up to date (no pin will join it).
     var isComplete = false
 
     func items(intersecting rect: DeviceRect) -> [Int] { index.items(intersecting: rect) }
 
     /// The stored pin of an item index, if indexed.
-    func pin(forItem item: Int) -> LayoutStore.PinRecord? {
+    func pin(forItem item: Int) -> PinRecord? {
         guard let first = pins.first, item >= first.itemIndex, item - first.itemIndex < pins.count else { return nil }
         return pins[item - first.itemIndex]
     }
@@ -55,7 +55,7 @@ struct PinIndex: Sendable {
         }
     }
 
-    mutating func insert(_ pin: LayoutStore.PinRecord) {
+    mutating func insert(_ pin: PinRecord) {
         loadedThrough = pin.itemIndex + 1
         pins.append(pin)
         let frame = DeviceRect(x: pin.x, y: pin.y, width: pin.width, height: pin.height)
@@ -87,7 +87,7 @@ final class LayoutIndexes: Sendable {
     private static let limit = 32
 
     func index(
-        id: String, layoutIndex: Int, record: LayoutStore.LayoutRecord, store: LayoutStore, settings: ServiceSettings,
+        id: String, layoutIndex: Int, record: LayoutRecord, store: any LayoutStore, settings: ServiceSettings,
         resources: LayoutResources
     ) async throws -> PinIndex {
         let key = id + "/" + String(layoutIndex)

@@ -5,70 +5,18 @@ import GRDB
     import Glibc
 #endif
 
-/// Where the service keeps what it computed: each layout's request and feed, its pages (as served, and gzipped),
-/// and the frame of every pin for viewport queries. SQLite through GRDB, in WAL mode: requests read while a layout
-/// writes.
+/// The store of one process: SQLite through GRDB, in WAL mode (requests read while a layout writes), in a file a
+/// lock keeps to one process.
 ///
 /// Every page is stored in one transaction with its pins and the layout's running counts, so a reader sees a page
 /// whole or not at all, and a process killed at any moment leaves a store whose pages are a prefix of the layout:
 /// the next start resumes from the last stored page's cursor.
-final class LayoutStore: Sendable {
+final class SQLiteLayoutStore: LayoutStore {
     let path: String
     /// The store's database; the probe cache shares it (one writer for the whole file).
     let database: DatabasePool
     /// The lock file that keeps a second process off the same store (its descriptor stays open for our life).
     private let lockDescriptor: Int32
-
-    /// A layout as stored.
-    struct LayoutRecord: Sendable {
-        var id: String
-        var status: String
-        /// The request's layout options as `feedlayout layout` arguments.
-        var arguments: [String]
-        var feedName: String
-        var baseURL: String?
-        var itemCount: Int
-        var warnings: [String: Int]
-        var errorCode: String?
-        var errorMessage: String?
-        var parts: [PartRecord]
-    }
-
-    /// One of a layout's layouts (one per breakpoint).
-    struct PartRecord: Sendable {
-        var layoutIndex: Int
-        var width: Double
-        var columns: Int
-        var pageCount: Int
-        var contentHeight: Double
-        var lastCursor: String?
-    }
-
-    /// A pin's place, for viewport queries and snapping, and where its JSON sits in its page's bytes.
-    struct PinRecord: Sendable {
-        var itemIndex: Int
-        var column: Int
-        var columnSpan: Int
-        var x: Int, y: Int, width: Int, height: Int
-        var pageIndex: Int
-        var jsonOffset: Int
-        var jsonLength: Int
-    }
-
-    /// A page about to be stored: its bytes in both forms, its pins, and what it adds to the layout's counts.
-    struct PageWrite: Sendable {
-        var layoutIndex: Int
-        var pageIndex: Int
-        var json: [UInt8]
-        var gzip: [UInt8]
-        var cursor: String?
-        var contentHeight: Double
-        var pins: [PinRecord]
-        /// Items and warnings by code: counted from the first layout's pages only, so breakpoints count each item
-        /// once (as the command's summary does).
-        var itemCount: Int
-        var warnings: [String: Int]
-    }
 
     /// Opens (or creates) the store.
     /// - Throws: ``StoreError`` naming the path: another process holds it, it is not a database, or it cannot be
@@ -91,7 +39,7 @@ final class LayoutStore: Sendable {
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let holder = (try? String(contentsOfFile: lockPath, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-            close(descriptor)
+            Glibc.close(descriptor)
             throw StoreError(
                 "\(path): another process is using this store (feedlayout serve\(holder.map { ", process \($0)" } ?? ""))"
                     + "; stop it or pass another --store")
@@ -109,7 +57,7 @@ final class LayoutStore: Sendable {
             database = try DatabasePool(path: path, configuration: configuration)
             try Self.migrator.migrate(database)
         } catch let error as DatabaseError {
-            close(descriptor)
+            Glibc.close(descriptor)
             if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
                 throw StoreError("\(path): the database is locked by another program; close it and start again")
             }
@@ -118,12 +66,12 @@ final class LayoutStore: Sendable {
             }
             throw StoreError("\(path): cannot open the store: \(error.message ?? "\(error.resultCode)")")
         } catch {
-            close(descriptor)
+            Glibc.close(descriptor)
             throw StoreError("\(path): cannot open the store: \(error)")
         }
     }
 
-    deinit { close(lockDescriptor) }
+    deinit { Glibc.close(lockDescriptor) }
 
     /// The schema, in versioned steps; GRDB records which ran, so each runs once per store.
     private static var migrator: DatabaseMigrator {
@@ -188,8 +136,6 @@ final class LayoutStore: Sendable {
 
     // MARK: Layouts
 
-    /// Stores a new layout, unless one with this id exists.
-    /// - Returns: Whether it was new (the caller then starts computing it).
     func insertLayout(
         id: String, arguments: [String], feedName: String, baseURL: String?, feed: [UInt8],
         parts: [(width: Double, columns: Int)]
@@ -236,22 +182,18 @@ final class LayoutStore: Sendable {
         }
     }
 
-    /// A layout's feed, as it was posted.
     func feed(of id: String) async throws -> [UInt8]? {
         try await database.read { db in
             try Data.fetchOne(db, sql: "SELECT bytes FROM feed WHERE layoutId = ?", arguments: [id]).map { [UInt8]($0) }
         }
     }
 
-    /// The ids of layouts still being computed (after a crash or a shutdown: the ones to resume), oldest first.
-    func runningLayouts() async throws -> [String] {
+    func claimableLayouts() async throws -> [String] {
         try await database.read { db in
             try String.fetchAll(db, sql: "SELECT id FROM layout WHERE status = 'running' ORDER BY createdAt, id")
         }
     }
 
-    /// Stores a page, its pins and the counts it adds, in one transaction. A page stored before (a layout with
-    /// breakpoints restarted from its beginning) is left as it is: the same options and feed give the same bytes.
     func storePage(_ write: PageWrite, layoutId id: String) async throws {
         try await database.write { db in
             let exists =
@@ -301,7 +243,6 @@ final class LayoutStore: Sendable {
             arguments: [items, String(decoding: try encoder.encode(merged), as: UTF8.self), id])
     }
 
-    /// Marks a layout done, adding the feed-wide warnings (they are known only at the end of the feed).
     func finishLayout(_ id: String, feedWarnings: [String: Int]) async throws {
         try await database.write { db in
             if !feedWarnings.isEmpty { try Self.addCounts(db, id: id, items: 0, warnings: feedWarnings) }
@@ -309,7 +250,6 @@ final class LayoutStore: Sendable {
         }
     }
 
-    /// Marks a layout failed; the pages it stored stay.
     func failLayout(_ id: String, code: String, message: String) async throws {
         try await database.write { db in
             try db.execute(
@@ -318,9 +258,19 @@ final class LayoutStore: Sendable {
         }
     }
 
+    /// The store's lock file keeps other processes off: every layout is this process's.
+    func claim(_ id: String) async throws -> Bool { true }
+
+    func release(_ id: String) async {}
+
+    var takeoverInterval: Duration? { nil }
+
+    func watchChanges(_ changed: @escaping @Sendable (String?) async -> Void) async {}
+
+    func close() {}
+
     // MARK: Pages and pins
 
-    /// One stored form of a page: as served plainly, or gzipped.
     func page(_ id: String, layoutIndex: Int, pageIndex: Int, gzip: Bool) async throws -> Data? {
         try await database.read { db in
             try Data.fetchOne(
@@ -330,8 +280,6 @@ final class LayoutStore: Sendable {
         }
     }
 
-    /// The page whose cursor this is: its layout, layout index and page index. With several layouts holding the
-    /// same cursor (two feeds that begin alike), `layoutId` picks one, else the newest.
     func pageWithCursor(_ cursor: String, layoutId: String?) async throws -> (id: String, layoutIndex: Int, pageIndex: Int)? {
         try await database.read { db in
             let row: Row?
@@ -352,7 +300,6 @@ final class LayoutStore: Sendable {
         }
     }
 
-    /// The pins of a layout from `itemIndex` on, in index order.
     func pins(_ id: String, layoutIndex: Int, from itemIndex: Int) async throws -> [PinRecord] {
         try await database.read { db in
             try Row.fetchAll(
@@ -370,7 +317,6 @@ final class LayoutStore: Sendable {
         }
     }
 
-    /// The JSON of these pins, exactly as their pages hold them, in the order given: sliced out of the pages.
     func pinJSON(_ id: String, layoutIndex: Int, pins: [PinRecord]) async throws -> [[UInt8]] {
         guard !pins.isEmpty else { return [] }
         return try await database.read { db in
@@ -388,11 +334,4 @@ final class LayoutStore: Sendable {
             return result
         }
     }
-}
-
-/// The store cannot be opened or used; the message names it and says what to do.
-struct StoreError: Error, Sendable, CustomStringConvertible {
-    var message: String
-    init(_ message: String) { self.message = message }
-    var description: String { message }
 }

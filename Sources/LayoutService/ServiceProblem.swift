@@ -42,6 +42,15 @@ struct ServiceProblem: Error, Sendable {
         ServiceProblem(.notFound, "not-found", "Not found", detail: detail)
     }
 
+    /// The shared store does not answer (PostgreSQL restarting, say): try again in a moment.
+    static func storeUnavailable(retryAfterSeconds: Int = 2) -> ServiceProblem {
+        var problem = ServiceProblem(
+            .serviceUnavailable, "store-unavailable", "The store is unavailable",
+            detail: "the service cannot reach its store at the moment; try again in \(retryAfterSeconds) s")
+        problem.headers[.retryAfter] = "\(retryAfterSeconds)"
+        return problem
+    }
+
     /// The response: the problem as JSON, with its headers.
     func response() -> Response {
         var json = JSONWriter()

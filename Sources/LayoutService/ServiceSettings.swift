@@ -6,8 +6,12 @@ public struct ServiceSettings: Sendable {
     public var host: String
     /// The port; 0 picks a free one (its number is logged and given to `onListening`).
     public var port: Int
-    /// The SQLite store of layouts, pages and the probe cache.
+    /// The store: an SQLite file (layouts, pages and the probe cache), or a `postgres://` URL shared by several
+    /// instances (layouts and pages; each machine keeps its probe cache in its own cache folder).
     public var storePath: String
+    /// With a shared store: how long a layout stays with an instance that stopped renewing its lease (killed, cut
+    /// off) before another takes it over.
+    public var leaseDuration: Duration = .seconds(30)
     /// Whether feeds and photos at private, loopback and link-local addresses may be fetched.
     public var allowPrivateNetwork: Bool
     /// The largest request body and the largest feed, in bytes (413 beyond).

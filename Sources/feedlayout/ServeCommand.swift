@@ -8,13 +8,16 @@ extension FeedLayoutCommand {
         static let configuration = CommandConfiguration(
             abstract: "Serve layouts over HTTP: post a feed, get its pages by index, by cursor or by viewport.",
             discussion: """
-                Layouts are computed once and kept in the store (SQLite) with the probe cache; pages are the bytes \
-                feedlayout layout writes, served with strong ETags, gzip and immutable caching. A layout cut short \
-                by a crash or a shutdown is finished at the next start. SIGTERM or SIGINT stops the service \
-                gracefully (exit 0). The routes and their JSON are in schemas/feedlayout-service.openapi.yaml.
+                Layouts are computed once and kept in the store (an SQLite file, with the probe cache; or \
+                PostgreSQL, shared by several instances); pages are the bytes feedlayout layout writes, served with \
+                strong ETags, gzip and immutable caching. A layout cut short by a crash or a shutdown is finished at \
+                the next start, or with PostgreSQL by another instance once its lease expires. SIGTERM or SIGINT \
+                stops the service gracefully (exit 0). The routes and their JSON are in \
+                schemas/feedlayout-service.openapi.yaml.
 
                 Examples:
                   feedlayout serve --port 8080 --store /var/lib/feedlayout/service.sqlite
+                  feedlayout serve --port 8081 --store postgres://feedlayout@127.0.0.1:5432/feedlayout
                   curl -s localhost:8080/v1/layouts -d '{"feed": "https://example.org/feed.xml", \\
                     "options": {"width": 375, "columns": 2}}'
                   open http://127.0.0.1:8080/ (the web client: post a feed, see its layout)
@@ -26,8 +29,11 @@ extension FeedLayoutCommand {
         @Option(help: "The port to listen on (0: any free port, logged at start).")
         var port = 8080
 
-        @Option(help: "The store of layouts, pages and the probe cache (default: $XDG_DATA_HOME/feedlayout/service.sqlite, else ~/.local/share/…).")
+        @Option(help: "The store of layouts, pages and the probe cache: an SQLite file (default: $XDG_DATA_HOME/feedlayout/service.sqlite, else ~/.local/share/…), or postgres://USER[:PASSWORD]@HOST:PORT/DB shared by several instances.")
         var store: String?
+
+        @Option(help: "With a PostgreSQL store: seconds a layout stays with an instance that stopped renewing its lease, before another takes it over.")
+        var lease = 30.0
 
         @Flag(help: "Also fetch feeds and photos from private, loopback and link-local addresses (refused by default).")
         var allowPrivateNetwork = false
@@ -57,6 +63,9 @@ extension FeedLayoutCommand {
             guard (1...64).contains(maxConcurrentLayouts) else {
                 throw ValidationError("--max-concurrent-layouts is from 1 to 64")
             }
+            guard lease.isFinite, (1...3600).contains(lease) else {
+                throw ValidationError("--lease is from 1 to 3600 seconds")
+            }
             guard requestTimeout.isFinite, (0.1...3600).contains(requestTimeout) else {
                 throw ValidationError("--request-timeout is from 0.1 to 3600 seconds")
             }
@@ -76,15 +85,16 @@ extension FeedLayoutCommand {
             LoggingSystem.bootstrap(StreamLogHandler.standardError)
             var logger = Logger(label: "feedlayout.serve")
             logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-            let settings = ServiceSettings(
+            var settings = ServiceSettings(
                 host: host, port: port, storePath: store ?? ServiceSettings.defaultStorePath(),
                 allowPrivateNetwork: allowPrivateNetwork, maximumFeedBytes: maxFeedBytes,
                 maximumConcurrentLayouts: maxConcurrentLayouts,
                 requestTimeout: .milliseconds(Int(requestTimeout * 1000)),
                 imageRoot: imageRoot.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
+            settings.leaseDuration = .milliseconds(Int(lease * 1000))
             let server: LayoutServer
             do {
-                server = try LayoutServer(settings: settings, logger: logger)
+                server = try await LayoutServer(settings: settings, logger: logger)
             } catch {
                 Terminal.error("\(error)")
                 throw ExitCode(CommandLineFailure.someInputsFailed)

@@ -8,7 +8,8 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct ServeEndToEndTests {
     /// A `feedlayout serve` child process and the port it listens on.
-    final class ServeProcess {
+    // Unchecked: every member is a constant set at start, and `Process` is safe to signal and wait for from any task.
+    final class ServeProcess: @unchecked Sendable {
         let process = Process()
         let port: Int
         let logFile: URL

@@ -56,7 +56,7 @@ final class ServiceHarness: Sendable {
         settings.port = 0
         var logger = Logger(label: "feedlayout.serve.test")
         logger.logLevel = .warning
-        let server = try LayoutServer(settings: settings, logger: logger)
+        let server = try await LayoutServer(settings: settings, logger: logger)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let task = Task {
             try await server.run { port in continuation.yield(port) }

@@ -1,0 +1,125 @@
+import Foundation
+
+/// Where the service keeps what it computed: each layout's request and feed, its pages (as served, and gzipped),
+/// and the frame of every pin for viewport queries. ``SQLiteLayoutStore`` is one process's; ``PostgresLayoutStore``
+/// is shared by several instances, which take turns computing a layout through leases.
+///
+/// Every page is stored in one transaction with its pins and the layout's running counts, so a reader sees a page
+/// whole or not at all, and a process killed at any moment leaves pages that are a prefix of the layout: whoever
+/// resumes it starts from the last stored page's cursor.
+protocol LayoutStore: Sendable {
+    /// Stores a new layout, unless one with this id exists.
+    /// - Returns: Whether it was new (the caller then starts computing it).
+    func insertLayout(
+        id: String, arguments: [String], feedName: String, baseURL: String?, feed: [UInt8],
+        parts: [(width: Double, columns: Int)]
+    ) async throws -> Bool
+
+    func layout(_ id: String) async throws -> LayoutRecord?
+
+    /// A layout's feed, as it was posted.
+    func feed(of id: String) async throws -> [UInt8]?
+
+    /// The ids of layouts still running that nobody computes (after a crash or a shutdown: the ones to resume),
+    /// oldest first.
+    func claimableLayouts() async throws -> [String]
+
+    /// Takes the right to compute a running layout; `false` when another instance holds it.
+    func claim(_ id: String) async throws -> Bool
+
+    /// Gives the right up (a layout cancelled by a shutdown), so another instance may take it over at once.
+    func release(_ id: String) async
+
+    /// How often to look for layouts whose computing instance stopped (`claimableLayouts()`); `nil` when no other
+    /// instance shares the store, so only the start has layouts to resume.
+    var takeoverInterval: Duration? { get }
+
+    /// Calls `changed` with a layout's id whenever another instance stores one of its pages or ends it (`nil`:
+    /// any layout may have changed), until the task is cancelled. A store of one process returns at once.
+    func watchChanges(_ changed: @escaping @Sendable (String?) async -> Void) async
+
+    /// Lets go of connections and leases.
+    func close()
+
+    /// Stores a page, its pins and the counts it adds, in one transaction. A page stored before (a layout with
+    /// breakpoints restarted from its beginning) is left as it is: the same options and feed give the same bytes.
+    /// - Throws: ``StoreError`` when this instance no longer holds the layout (another took it over).
+    func storePage(_ write: PageWrite, layoutId id: String) async throws
+
+    /// Marks a layout done, adding the feed-wide warnings (they are known only at the end of the feed).
+    func finishLayout(_ id: String, feedWarnings: [String: Int]) async throws
+
+    /// Marks a layout failed; the pages it stored stay.
+    func failLayout(_ id: String, code: String, message: String) async throws
+
+    /// One stored form of a page: as served plainly, or gzipped.
+    func page(_ id: String, layoutIndex: Int, pageIndex: Int, gzip: Bool) async throws -> Data?
+
+    /// The page whose cursor this is: its layout, layout index and page index. With several layouts holding the
+    /// same cursor (two feeds that begin alike), `layoutId` picks one, else the newest.
+    func pageWithCursor(_ cursor: String, layoutId: String?) async throws -> (id: String, layoutIndex: Int, pageIndex: Int)?
+
+    /// The pins of a layout from `itemIndex` on, in index order.
+    func pins(_ id: String, layoutIndex: Int, from itemIndex: Int) async throws -> [PinRecord]
+
+    /// The JSON of these pins, exactly as their pages hold them, in the order given: sliced out of the pages.
+    func pinJSON(_ id: String, layoutIndex: Int, pins: [PinRecord]) async throws -> [[UInt8]]
+}
+
+/// A layout as stored.
+struct LayoutRecord: Sendable {
+    var id: String
+    var status: String
+    /// The request's layout options as `feedlayout layout` arguments.
+    var arguments: [String]
+    var feedName: String
+    var baseURL: String?
+    var itemCount: Int
+    var warnings: [String: Int]
+    var errorCode: String?
+    var errorMessage: String?
+    var parts: [PartRecord]
+}
+
+/// One of a layout's layouts (one per breakpoint).
+struct PartRecord: Sendable {
+    var layoutIndex: Int
+    var width: Double
+    var columns: Int
+    var pageCount: Int
+    var contentHeight: Double
+    var lastCursor: String?
+}
+
+/// A pin's place, for viewport queries and snapping, and where its JSON sits in its page's bytes.
+struct PinRecord: Sendable {
+    var itemIndex: Int
+    var column: Int
+    var columnSpan: Int
+    var x: Int, y: Int, width: Int, height: Int
+    var pageIndex: Int
+    var jsonOffset: Int
+    var jsonLength: Int
+}
+
+/// A page about to be stored: its bytes in both forms, its pins, and what it adds to the layout's counts.
+struct PageWrite: Sendable {
+    var layoutIndex: Int
+    var pageIndex: Int
+    var json: [UInt8]
+    var gzip: [UInt8]
+    var cursor: String?
+    var contentHeight: Double
+    var pins: [PinRecord]
+    /// Items and warnings by code: counted from the first layout's pages only, so breakpoints count each item
+    /// once (as the command's summary does).
+    var itemCount: Int
+    var warnings: [String: Int]
+}
+
+/// The store cannot be opened or used; the message names it and says what to do.
+struct StoreError: Error, Sendable, CustomStringConvertible {
+    var message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
+}

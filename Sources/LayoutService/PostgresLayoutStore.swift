@@ -1,0 +1,616 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import Synchronization
+
+/// The store several `feedlayout serve` instances share: PostgreSQL through postgres-nio, in the schema
+/// `feedlayout` of the database the URL names.
+///
+/// A layout is computed by one instance at a time, the holder of its lease: a row's owner and expiry, taken with
+/// one conditional `UPDATE` and renewed while the layout runs. Every page is written in a transaction that first
+/// locks the layout's row and checks the lease, so an instance that lost its lease (paused past the expiry while
+/// another took over) can never add a page. An instance killed mid-layout stops renewing; once the lease expires,
+/// another claims it and resumes from the last stored page's cursor. Each page's commit sends a notification
+/// (`NOTIFY feedlayout`), which every instance listens for to wake the requests waiting for that layout.
+///
+/// When PostgreSQL does not answer (restarting, say), requests fail with ``ServiceProblem/storeUnavailable(retryAfterSeconds:)``
+/// and the layouts being computed wait and try again: nothing is lost, and a page is never stored twice.
+final class PostgresLayoutStore: LayoutStore {
+    /// The URL without its password, for messages.
+    let displayURL: String
+    private let client: PostgresClient
+    private let clientTask: Task<Void, Never>
+    /// Who holds a lease: this process, unique across hosts and restarts.
+    private let owner: String
+    private let leaseDuration: Duration
+    /// How long one store operation may wait for PostgreSQL before the request gets a 503.
+    private let operationTimeout: Duration
+    private let logger: Logger
+    private let renewals = Mutex<[String: Task<Void, Never>]>([:])
+    private static let channel = "feedlayout"
+
+    /// Whether a `--store` value names a PostgreSQL database rather than a file.
+    static func isURL(_ store: String) -> Bool {
+        store.hasPrefix("postgres://") || store.hasPrefix("postgresql://")
+    }
+
+    /// Connects and brings the schema up to date.
+    /// - Parameters:
+    ///   - url: `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (also `postgresql://`).
+    ///   - leaseDuration: How long a layout stays with an instance that stopped renewing its lease.
+    /// - Throws: ``StoreError`` naming the URL: it is not a PostgreSQL URL, the server does not answer, or the
+    ///   schema cannot be created.
+    static func open(url: String, leaseDuration: Duration, logger: Logger) async throws(StoreError) -> PostgresLayoutStore {
+        let store = try PostgresLayoutStore(url: url, leaseDuration: leaseDuration, logger: logger)
+        do {
+            try await store.migrate()
+        } catch {
+            store.close()
+            throw StoreError("\(store.displayURL): cannot open the store: \(Self.describe(error))")
+        }
+        return store
+    }
+
+    private init(url: String, leaseDuration: Duration, logger: Logger) throws(StoreError) {
+        guard let parts = URLComponents(string: url), ["postgres", "postgresql"].contains(parts.scheme ?? ""),
+            let host = parts.host, !host.isEmpty, let user = parts.user, !user.isEmpty
+        else {
+            throw StoreError("\(url): not a PostgreSQL URL; write postgres://USER@HOST:PORT/DATABASE")
+        }
+        let database = String(parts.path.drop { $0 == "/" })
+        var display = parts
+        display.password = nil
+        displayURL = display.string ?? url
+        var configuration = PostgresClient.Configuration(
+            host: host, port: parts.port ?? 5432, username: user, password: parts.password,
+            database: database.isEmpty ? nil : database, tls: .disable)
+        configuration.options.connectTimeout = .seconds(3)
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let client = self.client
+        clientTask = Task { await client.run() }
+        owner = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(UUID().uuidString.prefix(8))"
+        self.leaseDuration = leaseDuration
+        operationTimeout = .seconds(5)
+        self.logger = logger
+    }
+
+    var takeoverInterval: Duration? { leaseDuration / 2 }
+
+    /// Stops renewing leases and closes the connections.
+    func close() {
+        renewals.withLock { tasks in
+            for task in tasks.values { task.cancel() }
+            tasks.removeAll()
+        }
+        clientTask.cancel()
+    }
+
+    deinit { close() }
+
+    // MARK: Schema
+
+    /// The schema, in versioned steps, each run once per database. The steps run in one transaction that holds an
+    /// advisory lock, so instances that start together apply them once, one after the other.
+    private static let migrations: [(version: Int, statements: [String])] = [
+        (
+            1,
+            [
+                """
+                CREATE TABLE feedlayout.layout (
+                    id TEXT PRIMARY KEY,
+                    status TEXT NOT NULL,
+                    arguments TEXT NOT NULL,
+                    feed_name TEXT NOT NULL,
+                    base_url TEXT,
+                    item_count BIGINT NOT NULL DEFAULT 0,
+                    warnings TEXT NOT NULL DEFAULT '{}',
+                    error_code TEXT,
+                    error_message TEXT,
+                    created_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+                    lease_owner TEXT,
+                    lease_expires TIMESTAMPTZ
+                )
+                """,
+                """
+                CREATE TABLE feedlayout.feed (
+                    layout_id TEXT PRIMARY KEY REFERENCES feedlayout.layout(id) ON DELETE CASCADE,
+                    bytes BYTEA NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE feedlayout.part (
+                    layout_id TEXT NOT NULL REFERENCES feedlayout.layout(id) ON DELETE CASCADE,
+                    layout_index BIGINT NOT NULL,
+                    width DOUBLE PRECISION NOT NULL,
+                    columns BIGINT NOT NULL,
+                    page_count BIGINT NOT NULL DEFAULT 0,
+                    content_height DOUBLE PRECISION NOT NULL DEFAULT 0,
+                    last_cursor TEXT,
+                    PRIMARY KEY (layout_id, layout_index)
+                )
+                """,
+                """
+                CREATE TABLE feedlayout.page (
+                    layout_id TEXT NOT NULL REFERENCES feedlayout.layout(id) ON DELETE CASCADE,
+                    layout_index BIGINT NOT NULL,
+                    page_index BIGINT NOT NULL,
+                    json BYTEA NOT NULL,
+                    gzip BYTEA NOT NULL,
+                    cursor TEXT,
+                    PRIMARY KEY (layout_id, layout_index, page_index)
+                )
+                """,
+                "CREATE INDEX page_by_cursor ON feedlayout.page (cursor)",
+                """
+                CREATE TABLE feedlayout.pin (
+                    layout_id TEXT NOT NULL REFERENCES feedlayout.layout(id) ON DELETE CASCADE,
+                    layout_index BIGINT NOT NULL,
+                    item_index BIGINT NOT NULL,
+                    column_index BIGINT NOT NULL,
+                    column_span BIGINT NOT NULL,
+                    x BIGINT NOT NULL, y BIGINT NOT NULL, width BIGINT NOT NULL, height BIGINT NOT NULL,
+                    page_index BIGINT NOT NULL,
+                    json_offset BIGINT NOT NULL,
+                    json_length BIGINT NOT NULL,
+                    PRIMARY KEY (layout_id, layout_index, item_index)
+                )
+                """,
+            ]
+        )
+    ]
+
+    private func migrate() async throws {
+        try await withTimeout(.seconds(15)) { [client, logger] in
+            try await client.withTransaction(logger: logger) { connection in
+                // Any fixed number: the lock only has to be the same for every instance.
+                try await connection.query("SELECT pg_advisory_xact_lock(4242017)", logger: logger)
+                try await connection.query("CREATE SCHEMA IF NOT EXISTS feedlayout", logger: logger)
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS feedlayout.migration (
+                        version BIGINT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
+                    """, logger: logger)
+                var applied: Set<Int> = []
+                for try await version in try await connection.query(
+                    "SELECT version FROM feedlayout.migration", logger: logger
+                ).decode(Int.self) {
+                    applied.insert(version)
+                }
+                for migration in Self.migrations where !applied.contains(migration.version) {
+                    for statement in migration.statements {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                    try await connection.query(
+                        "INSERT INTO feedlayout.migration (version) VALUES (\(migration.version))", logger: logger)
+                }
+            }
+        }
+    }
+
+    // MARK: Layouts
+
+    func insertLayout(
+        id: String, arguments: [String], feedName: String, baseURL: String?, feed: [UInt8],
+        parts: [(width: Double, columns: Int)]
+    ) async throws -> Bool {
+        let argumentsJSON = String(decoding: try JSONEncoder().encode(arguments), as: UTF8.self)
+        let widths = parts.map(\.width)
+        let columns = parts.map(\.columns)
+        return try await operation { [client, logger] in
+            try await client.withTransaction(logger: logger) { connection in
+                let inserted = try await connection.query(
+                    """
+                    INSERT INTO feedlayout.layout (id, status, arguments, feed_name, base_url)
+                    VALUES (\(id), 'running', \(argumentsJSON), \(feedName), \(baseURL))
+                    ON CONFLICT (id) DO NOTHING RETURNING id
+                    """, logger: logger
+                ).collect()
+                guard !inserted.isEmpty else { return false }
+                try await connection.query(
+                    "INSERT INTO feedlayout.feed (layout_id, bytes) VALUES (\(id), \(Data(feed)))", logger: logger)
+                try await connection.query(
+                    """
+                    INSERT INTO feedlayout.part (layout_id, layout_index, width, columns)
+                    SELECT \(id), ordinality - 1, width, columns
+                    FROM UNNEST(\(widths)::float8[], \(columns)::int8[]) WITH ORDINALITY AS p(width, columns, ordinality)
+                    """, logger: logger)
+                return true
+            }
+        }
+    }
+
+    func layout(_ id: String) async throws -> LayoutRecord? {
+        try await operation { [client, logger] in
+            let rows = try await client.query(
+                """
+                SELECT status, arguments, feed_name, base_url, item_count, warnings, error_code, error_message
+                FROM feedlayout.layout WHERE id = \(id)
+                """, logger: logger
+            ).collect()
+            guard let row = rows.first else { return nil }
+            let (status, arguments, feedName, baseURL, itemCount, warnings, errorCode, errorMessage) = try row.decode(
+                (String, String, String, String?, Int, String, String?, String?).self)
+            var parts: [PartRecord] = []
+            for try await (index, width, columns, pageCount, height, cursor) in try await client.query(
+                """
+                SELECT layout_index, width, columns, page_count, content_height, last_cursor
+                FROM feedlayout.part WHERE layout_id = \(id) ORDER BY layout_index
+                """, logger: logger
+            ).decode((Int, Double, Int, Int, Double, String?).self) {
+                parts.append(
+                    PartRecord(
+                        layoutIndex: index, width: width, columns: columns, pageCount: pageCount,
+                        contentHeight: height, lastCursor: cursor))
+            }
+            return LayoutRecord(
+                id: id, status: status,
+                arguments: try JSONDecoder().decode([String].self, from: Data(arguments.utf8)), feedName: feedName,
+                baseURL: baseURL, itemCount: itemCount,
+                warnings: try JSONDecoder().decode([String: Int].self, from: Data(warnings.utf8)),
+                errorCode: errorCode, errorMessage: errorMessage, parts: parts)
+        }
+    }
+
+    func feed(of id: String) async throws -> [UInt8]? {
+        try await operation { [client, logger] in
+            for try await bytes in try await client.query(
+                "SELECT bytes FROM feedlayout.feed WHERE layout_id = \(id)", logger: logger
+            ).decode(Data.self) {
+                return [UInt8](bytes)
+            }
+            return nil
+        }
+    }
+
+    func claimableLayouts() async throws -> [String] {
+        try await operation { [client, logger] in
+            var ids: [String] = []
+            for try await id in try await client.query(
+                """
+                SELECT id FROM feedlayout.layout
+                WHERE status = 'running' AND (lease_owner IS NULL OR lease_expires < clock_timestamp())
+                ORDER BY created_at, id
+                """, logger: logger
+            ).decode(String.self) {
+                ids.append(id)
+            }
+            return ids
+        }
+    }
+
+    func claim(_ id: String) async throws -> Bool {
+        let milliseconds = Int(leaseDuration.components.seconds * 1000 + leaseDuration.components.attoseconds / 1_000_000_000_000_000)
+        let claimed = try await operation { [client, logger, owner] in
+            try await !client.query(
+                """
+                UPDATE feedlayout.layout
+                SET lease_owner = \(owner), lease_expires = clock_timestamp() + \(milliseconds) * interval '1 millisecond'
+                WHERE id = \(id) AND status = 'running'
+                    AND (lease_owner IS NULL OR lease_owner = \(owner) OR lease_expires < clock_timestamp())
+                RETURNING id
+                """, logger: logger
+            ).collect().isEmpty
+        }
+        if claimed { startRenewing(id, milliseconds: milliseconds) }
+        return claimed
+    }
+
+    /// Renews the lease three times per lease duration while the layout runs; a renewal that fails (PostgreSQL
+    /// away) is tried again at the next beat, and a lease another instance took is left to it (the next page's
+    /// write then stops this computation).
+    private func startRenewing(_ id: String, milliseconds: Int) {
+        let beat = leaseDuration / 3
+        let task = Task { [client, logger, owner] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: beat)
+                if Task.isCancelled { break }
+                do {
+                    try await client.query(
+                        """
+                        UPDATE feedlayout.layout
+                        SET lease_expires = clock_timestamp() + \(milliseconds) * interval '1 millisecond'
+                        WHERE id = \(id) AND lease_owner = \(owner) AND status = 'running'
+                        """, logger: logger)
+                } catch {
+                    logger.debug("cannot renew a lease", metadata: ["layout": "\(id)", "error": "\(error)"])
+                }
+            }
+        }
+        renewals.withLock { tasks in
+            tasks.removeValue(forKey: id)?.cancel()
+            tasks[id] = task
+        }
+    }
+
+    private func stopRenewing(_ id: String) {
+        renewals.withLock { $0.removeValue(forKey: id)?.cancel() }
+    }
+
+    func release(_ id: String) async {
+        stopRenewing(id)
+        _ = try? await operation { [client, logger, owner] in
+            try await client.query(
+                """
+                UPDATE feedlayout.layout SET lease_owner = NULL, lease_expires = NULL
+                WHERE id = \(id) AND lease_owner = \(owner)
+                """, logger: logger)
+        }
+    }
+
+    func storePage(_ write: PageWrite, layoutId id: String) async throws {
+        try await operation { [client, logger, owner] in
+            try await client.withTransaction(logger: logger) { connection in
+                try await Self.lockHeldLayout(id, owner: owner, connection: connection, logger: logger)
+                let inserted = try await connection.query(
+                    """
+                    INSERT INTO feedlayout.page (layout_id, layout_index, page_index, json, gzip, cursor)
+                    VALUES (\(id), \(write.layoutIndex), \(write.pageIndex), \(Data(write.json)), \(Data(write.gzip)),
+                        \(write.cursor))
+                    ON CONFLICT DO NOTHING RETURNING page_index
+                    """, logger: logger
+                ).collect()
+                // Stored before (a restart of a layout with breakpoints, or a commit whose answer was lost).
+                guard !inserted.isEmpty else { return }
+                let pins = write.pins
+                try await connection.query(
+                    """
+                    INSERT INTO feedlayout.pin (layout_id, layout_index, item_index, column_index, column_span, x, y,
+                        width, height, page_index, json_offset, json_length)
+                    SELECT \(id), \(write.layoutIndex), * FROM UNNEST(
+                        \(pins.map(\.itemIndex))::int8[], \(pins.map(\.column))::int8[], \(pins.map(\.columnSpan))::int8[],
+                        \(pins.map(\.x))::int8[], \(pins.map(\.y))::int8[], \(pins.map(\.width))::int8[],
+                        \(pins.map(\.height))::int8[], \(pins.map(\.pageIndex))::int8[],
+                        \(pins.map(\.jsonOffset))::int8[], \(pins.map(\.jsonLength))::int8[])
+                    ON CONFLICT (layout_id, layout_index, item_index) DO UPDATE SET
+                        column_index = EXCLUDED.column_index, column_span = EXCLUDED.column_span, x = EXCLUDED.x,
+                        y = EXCLUDED.y, width = EXCLUDED.width, height = EXCLUDED.height,
+                        page_index = EXCLUDED.page_index, json_offset = EXCLUDED.json_offset,
+                        json_length = EXCLUDED.json_length
+                    """, logger: logger)
+                try await connection.query(
+                    """
+                    UPDATE feedlayout.part SET page_count = page_count + 1, content_height = \(write.contentHeight),
+                        last_cursor = \(write.cursor)
+                    WHERE layout_id = \(id) AND layout_index = \(write.layoutIndex)
+                    """, logger: logger)
+                if write.itemCount > 0 || !write.warnings.isEmpty {
+                    try await Self.addCounts(
+                        connection, id: id, items: write.itemCount, warnings: write.warnings, logger: logger)
+                }
+                try await connection.query("SELECT pg_notify(\(Self.channel), \(id))", logger: logger)
+            }
+        }
+    }
+
+    /// Locks the layout's row for the transaction and checks that this instance still holds its lease.
+    private static func lockHeldLayout(
+        _ id: String, owner: String, connection: PostgresConnection, logger: Logger
+    ) async throws {
+        for try await holder in try await connection.query(
+            "SELECT lease_owner FROM feedlayout.layout WHERE id = \(id) FOR UPDATE", logger: logger
+        ).decode(String?.self) {
+            guard holder == owner else { throw LeaseLost(id: id) }
+            return
+        }
+        throw LeaseLost(id: id)
+    }
+
+    private static func addCounts(
+        _ connection: PostgresConnection, id: String, items: Int, warnings: [String: Int], logger: Logger
+    ) async throws {
+        var merged: [String: Int] = [:]
+        for try await text in try await connection.query(
+            "SELECT warnings FROM feedlayout.layout WHERE id = \(id)", logger: logger
+        ).decode(String.self) {
+            merged = try JSONDecoder().decode([String: Int].self, from: Data(text.utf8))
+        }
+        for (code, count) in warnings { merged[code, default: 0] += count }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let text = String(decoding: try encoder.encode(merged), as: UTF8.self)
+        try await connection.query(
+            "UPDATE feedlayout.layout SET item_count = item_count + \(items), warnings = \(text) WHERE id = \(id)",
+            logger: logger)
+    }
+
+    func finishLayout(_ id: String, feedWarnings: [String: Int]) async throws {
+        try await operation { [client, logger, owner] in
+            try await client.withTransaction(logger: logger) { connection in
+                try await Self.lockHeldLayout(id, owner: owner, connection: connection, logger: logger)
+                if !feedWarnings.isEmpty {
+                    try await Self.addCounts(connection, id: id, items: 0, warnings: feedWarnings, logger: logger)
+                }
+                try await connection.query(
+                    """
+                    UPDATE feedlayout.layout SET status = 'done', lease_owner = NULL, lease_expires = NULL
+                    WHERE id = \(id)
+                    """, logger: logger)
+                try await connection.query("SELECT pg_notify(\(Self.channel), \(id))", logger: logger)
+            }
+        }
+        stopRenewing(id)
+    }
+
+    func failLayout(_ id: String, code: String, message: String) async throws {
+        try await operation { [client, logger, owner] in
+            try await client.withTransaction(logger: logger) { connection in
+                try await Self.lockHeldLayout(id, owner: owner, connection: connection, logger: logger)
+                try await connection.query(
+                    """
+                    UPDATE feedlayout.layout SET status = 'failed', error_code = \(code), error_message = \(message),
+                        lease_owner = NULL, lease_expires = NULL
+                    WHERE id = \(id)
+                    """, logger: logger)
+                try await connection.query("SELECT pg_notify(\(Self.channel), \(id))", logger: logger)
+            }
+        }
+        stopRenewing(id)
+    }
+
+    /// Listens for the notifications of page commits; a lost connection is opened again, and the layouts that
+    /// changed meanwhile are announced as `nil` (a waiter may have missed them).
+    func watchChanges(_ changed: @escaping @Sendable (String?) async -> Void) async {
+        while !Task.isCancelled {
+            do {
+                try await client.withConnection { connection in
+                    try await connection.listen(on: Self.channel) { notifications in
+                        // Listening: whatever changed while no one listened is looked at again.
+                        await changed(nil)
+                        for try await notification in notifications { await changed(notification.payload) }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { break }
+                logger.debug("listening for layout changes again", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+        }
+    }
+
+    // MARK: Pages and pins
+
+    func page(_ id: String, layoutIndex: Int, pageIndex: Int, gzip: Bool) async throws -> Data? {
+        try await operation { [client, logger] in
+            let query: PostgresQuery =
+                gzip
+                ? """
+                SELECT gzip FROM feedlayout.page
+                WHERE layout_id = \(id) AND layout_index = \(layoutIndex) AND page_index = \(pageIndex)
+                """
+                : """
+                SELECT json FROM feedlayout.page
+                WHERE layout_id = \(id) AND layout_index = \(layoutIndex) AND page_index = \(pageIndex)
+                """
+            for try await bytes in try await client.query(query, logger: logger).decode(Data.self) { return bytes }
+            return nil
+        }
+    }
+
+    func pageWithCursor(_ cursor: String, layoutId: String?) async throws -> (id: String, layoutIndex: Int, pageIndex: Int)? {
+        try await operation { [client, logger] in
+            let query: PostgresQuery =
+                if let layoutId {
+                    """
+                    SELECT layout_id, layout_index, page_index FROM feedlayout.page
+                    WHERE cursor = \(cursor) AND layout_id = \(layoutId)
+                    """
+                } else {
+                    """
+                    SELECT page.layout_id, page.layout_index, page.page_index FROM feedlayout.page
+                    JOIN feedlayout.layout ON layout.id = page.layout_id
+                    WHERE page.cursor = \(cursor) ORDER BY layout.created_at DESC LIMIT 1
+                    """
+                }
+            for try await (id, layoutIndex, pageIndex) in try await client.query(query, logger: logger).decode(
+                (String, Int, Int).self)
+            {
+                return (id, layoutIndex, pageIndex)
+            }
+            return nil
+        }
+    }
+
+    func pins(_ id: String, layoutIndex: Int, from itemIndex: Int) async throws -> [PinRecord] {
+        try await operation { [client, logger] in
+            var pins: [PinRecord] = []
+            for try await (item, column, span, x, y, width, height, page, offset, length) in try await client.query(
+                """
+                SELECT item_index, column_index, column_span, x, y, width, height, page_index, json_offset, json_length
+                FROM feedlayout.pin WHERE layout_id = \(id) AND layout_index = \(layoutIndex) AND item_index >= \(itemIndex)
+                ORDER BY item_index
+                """, logger: logger
+            ).decode((Int, Int, Int, Int, Int, Int, Int, Int, Int, Int).self) {
+                pins.append(
+                    PinRecord(
+                        itemIndex: item, column: column, columnSpan: span, x: x, y: y, width: width, height: height,
+                        pageIndex: page, jsonOffset: offset, jsonLength: length))
+            }
+            return pins
+        }
+    }
+
+    func pinJSON(_ id: String, layoutIndex: Int, pins: [PinRecord]) async throws -> [[UInt8]] {
+        guard !pins.isEmpty else { return [] }
+        var pages: [Int: Data] = [:]
+        var result: [[UInt8]] = []
+        for pin in pins {
+            if pages[pin.pageIndex] == nil {
+                pages[pin.pageIndex] = try await page(id, layoutIndex: layoutIndex, pageIndex: pin.pageIndex, gzip: false)
+            }
+            guard let page = pages[pin.pageIndex], pin.jsonOffset + pin.jsonLength <= page.count else { continue }
+            result.append(
+                [UInt8](page[(page.startIndex + pin.jsonOffset)..<(page.startIndex + pin.jsonOffset + pin.jsonLength)]))
+        }
+        return result
+    }
+
+    // MARK: Availability
+
+    /// Runs one store operation, bounded in time: PostgreSQL that does not answer (down, restarting, unreachable)
+    /// becomes ``ServiceProblem/storeUnavailable(retryAfterSeconds:)``, which requests answer as 503 and running
+    /// layouts wait out.
+    private func operation<Result: Sendable>(_ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
+        do {
+            return try await withTimeout(operationTimeout, body)
+        } catch {
+            if Self.meansUnavailable(error) { throw ServiceProblem.storeUnavailable() }
+            throw Self.cause(error)
+        }
+    }
+
+    private func withTimeout<Result: Sendable>(
+        _ timeout: Duration, _ body: @escaping @Sendable () async throws -> Result
+    ) async throws -> Result {
+        try await withThrowingTaskGroup(of: Result.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw StoreTimeout()
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+
+    private struct StoreTimeout: Error {}
+
+    /// The error inside a transaction's wrapper: the one that made it fail.
+    private static func cause(_ error: any Error) -> any Error {
+        guard let failed = error as? PostgresTransactionError else { return error }
+        return failed.beginError ?? failed.closureError ?? failed.commitError ?? failed.rollbackError ?? error
+    }
+
+    static func meansUnavailable(_ error: any Error) -> Bool {
+        let error = cause(error)
+        if error is StoreTimeout { return true }
+        guard let error = error as? PSQLError else { return false }
+        switch error.code {
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
+            return true
+        case .server:
+            // Class 08: connection exceptions; 57P0x: the server is shutting down or starting.
+            let state = error.serverInfo?[.sqlState] ?? ""
+            return state.hasPrefix("08") || state.hasPrefix("57P")
+        default:
+            return false
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        let error = cause(error)
+        if error is StoreTimeout { return "the server did not answer; is PostgreSQL running there?" }
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] { return message }
+            if error.code == .connectionError { return "cannot connect; is PostgreSQL running there?" }
+            return "\(error.code)"
+        }
+        return "\(error)"
+    }
+}
+
+/// Another instance took the layout over (this one was paused past its lease): this one stops computing it.
+struct LeaseLost: Error, CustomStringConvertible {
+    var id: String
+    var description: String { "the lease of layout \(id) passed to another instance" }
+}

@@ -1,0 +1,184 @@
+import FeedLayoutTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `feedlayout serve` instances sharing one PostgreSQL store, a throwaway cluster of each test's own
+/// (scripts/postgres-cluster, Debian's postgresql run as the postgres user): a layout posted to two instances at
+/// once is computed once and served by both while it runs, a killed instance's layout is taken over when its lease
+/// expires, and a restart of PostgreSQL mid-layout answers 503 for that moment and loses nothing. Pages are
+/// `feedlayout layout`'s, byte for byte.
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct SharedStoreEndToEndTests {
+    /// A PostgreSQL cluster in a temporary folder, on a free port of 127.0.0.1.
+    final class Cluster: Sendable {
+        let folder: URL
+        let port: Int
+        var url: String { "postgres://postgres@127.0.0.1:\(port)/feedlayout" }
+        static let script = CommandRunner.repositoryRoot.appendingPathComponent("scripts/postgres-cluster").path
+
+        init() async throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-pg-\(UUID().uuidString)")
+            port = try Self.freePort()
+            try await start()
+        }
+
+        func start() async throws {
+            let started = try await CommandRunner.runTool(Self.script, ["start", folder.path, "\(port)"], timeout: 120)
+            guard started.status == 0, started.stdoutText.hasPrefix(url) else {
+                throw TestInputError(message: "PostgreSQL did not start: \(started.stderr)")
+            }
+        }
+
+        func stop() async throws {
+            let stopped = try await CommandRunner.runTool(Self.script, ["stop", folder.path], timeout: 120)
+            guard stopped.status == 0 else { throw TestInputError(message: "PostgreSQL did not stop: \(stopped.stderr)") }
+        }
+
+        func remove() async {
+            _ = try? await CommandRunner.runTool(Self.script, ["remove", folder.path], timeout: 120)
+        }
+
+        /// A port nothing listens on now: the kernel's pick for a socket bound to port 0.
+        static func freePort() throws -> Int {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(descriptor) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                    bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+                }
+            }
+            guard bound else { throw TestInputError(message: "no free port: \(String(cString: strerror(errno)))") }
+            return Int(UInt16(bigEndian: address.sin_port))
+        }
+    }
+
+    typealias ServeProcess = ServeEndToEndTests.ServeProcess
+
+    static var options: [String: Any] { ["pageSize": 20, "width": 600, "columns": 3] }
+    static let commandOptions = ["--page-size", "20", "--width", "600", "--columns", "3"]
+
+    static func id(of reply: (status: Int, body: Data)) throws -> String {
+        try #require((try JSONSerialization.jsonObject(with: reply.body) as? [String: Any])?["id"] as? String)
+    }
+
+    /// Two instances started at once on a new database (they apply the schema once, one after the other), the same
+    /// feed posted to both at once: one answers 202 and computes it, the other 200; the other serves its pages as
+    /// they are stored, and wakes a request waiting for a page when the computing instance stores it.
+    @Test func aLayoutPostedToTwoInstancesIsComputedOnceAndServedByBoth() async throws {
+        let cluster = try await Cluster()
+        defer { Task { await cluster.remove() } }
+        try await TestHTTPServer.with { server in
+            // 600 photos, 30 pages; photo 300 is held back, so the layout is mid-way while the test looks.
+            let gate = ResponseGate(holdingAt: .beforeHead)
+            let feed = try ServeEndToEndTests.serveSlowFeed(server, items: 600, delay: 2, gate: gate, gatedItem: 300)
+            async let startingA = ServeProcess(store: cluster.url)
+            async let startingB = ServeProcess(store: cluster.url)
+            let (a, b) = try await (startingA, startingB)
+            defer {
+                _ = a.signal(SIGTERM)
+                _ = b.signal(SIGTERM)
+            }
+            async let postedToA = a.post(["feed": feed, "options": Self.options])
+            async let postedToB = b.post(["feed": feed, "options": Self.options])
+            let posted = try await [postedToA, postedToB]
+            #expect(posted.map(\.status).sorted() == [200, 202], "\(posted.map { String(decoding: $0.body, as: UTF8.self) })")
+            let id = try Self.id(of: posted[0])
+            #expect(try Self.id(of: posted[1]) == id)
+            let (computing, other) = posted[0].status == 202 ? (a, b) : (b, a)
+
+            _ = await gate.waitUntilHeld()
+            let running = try await other.json("/v1/layouts/\(id)")
+            #expect(running["status"] as? String == "running", "\(running)")
+            let firstPage = try await other.get("/v1/layouts/\(id)/pages/0")
+            #expect(firstPage.status == 200)
+            // A page not made yet: the other instance waits for it and is woken by the computing one's commit.
+            async let laterPage = other.get("/v1/layouts/\(id)/pages/20?wait=60")
+            try await Task.sleep(for: .milliseconds(300))
+            gate.open()
+            let later = try await laterPage
+            #expect(later.status == 200, "\(String(decoding: later.body, as: UTF8.self))")
+
+            let done = try await other.waitUntilDone(id)
+            #expect(done["status"] as? String == "done", "\(done)")
+            #expect(done["items"] as? Int == 600)
+            let expected = try await ServeEndToEndTests.cliPages(feed, options: Self.commandOptions)
+            #expect(expected.count == 30)
+            #expect(firstPage.body == expected[0])
+            #expect(later.body == expected[20])
+            await #expect(try ServeEndToEndTests.servicePages(other, id, count: expected.count) == expected)
+            await #expect(try ServeEndToEndTests.servicePages(computing, id, count: expected.count) == expected)
+            #expect(computing.log().contains("layout done"))
+            #expect(!other.log().contains("layout done"), "the layout was computed twice:\n\(other.log())")
+        }
+    }
+
+    /// The computing instance killed with SIGKILL mid-layout: once its lease expires, the other takes the layout
+    /// over and finishes it from the last stored page, with every item counted once.
+    @Test func aKilledInstancesLayoutIsTakenOverWhenItsLeaseExpires() async throws {
+        let cluster = try await Cluster()
+        defer { Task { await cluster.remove() } }
+        try await TestHTTPServer.with { server in
+            let gate = ResponseGate(holdingAt: .beforeHead)
+            let feed = try ServeEndToEndTests.serveSlowFeed(server, items: 600, delay: 2, gate: gate, gatedItem: 300)
+            let a = try await ServeProcess(store: cluster.url, arguments: ["--lease", "2"])
+            let b = try await ServeProcess(store: cluster.url, arguments: ["--lease", "2"])
+            defer { _ = b.signal(SIGTERM) }
+            let id = try Self.id(of: try await a.post(["feed": feed, "options": Self.options]))
+            _ = await gate.waitUntilHeld()
+            let before = try await b.json("/v1/layouts/\(id)")
+            #expect(before["status"] as? String == "running" && (before["pages"] as? Int ?? 0) < 30, "\(before)")
+            _ = a.signal(SIGKILL)
+            gate.open()
+
+            let done = try await b.waitUntilDone(id)
+            #expect(done["status"] as? String == "done", "\(done)\n\(b.log())")
+            #expect(done["items"] as? Int == 600, "items are counted once across the takeover")
+            #expect(b.log().contains("taking over a layout whose instance stopped"), "\(b.log())")
+            let expected = try await ServeEndToEndTests.cliPages(feed, options: Self.commandOptions)
+            #expect(done["pages"] as? Int == expected.count)
+            await #expect(try ServeEndToEndTests.servicePages(b, id, count: expected.count) == expected)
+        }
+    }
+
+    /// PostgreSQL stopped mid-layout: requests get 503 with Retry-After, the layout waits; started again,
+    /// everything resumes, and no page is lost or stored twice.
+    @Test func aRestartOfPostgreSQLMidLayoutLosesNothing() async throws {
+        let cluster = try await Cluster()
+        defer { Task { await cluster.remove() } }
+        try await TestHTTPServer.with { server in
+            let gate = ResponseGate(holdingAt: .beforeHead)
+            let feed = try ServeEndToEndTests.serveSlowFeed(server, items: 600, delay: 2, gate: gate, gatedItem: 300)
+            let service = try await ServeProcess(store: cluster.url, arguments: ["--lease", "2"])
+            defer { _ = service.signal(SIGTERM) }
+            let id = try Self.id(of: try await service.post(["feed": feed, "options": Self.options]))
+            _ = await gate.waitUntilHeld()
+
+            try await cluster.stop()
+            let headers = try await CommandRunner.runTool(
+                "/usr/bin/curl", ["-s", "-D", "-", "-o", "/dev/null", "http://127.0.0.1:\(service.port)/v1/layouts/\(id)"],
+                timeout: 60)
+            #expect(headers.stdoutText.hasPrefix("HTTP/1.1 503"), "\(headers.stdoutText)")
+            #expect(headers.stdoutText.lowercased().contains("retry-after: "), "\(headers.stdoutText)")
+            // The layout goes on to its next page and waits there for the store.
+            gate.open()
+            try await Task.sleep(for: .seconds(1))
+            try await cluster.start()
+
+            let done = try await service.waitUntilDone(id)
+            #expect(done["status"] as? String == "done", "\(done)\n\(service.log())")
+            #expect(done["items"] as? Int == 600, "items are counted once across the restart")
+            let expected = try await ServeEndToEndTests.cliPages(feed, options: Self.commandOptions)
+            #expect(done["pages"] as? Int == expected.count, "no page stored twice")
+            await #expect(try ServeEndToEndTests.servicePages(service, id, count: expected.count) == expected)
+            await #expect(try service.get("/v1/layouts/\(id)/pages/\(expected.count)").status == 404)
+        }
+    }
+}
