@@ -163,19 +163,29 @@ EOF
 # Sets service_pid, service_port, service_url. The service keeps its probe cache in its store, so a fresh store is a
 # fresh probe cache; XDG_CACHE_HOME also points at an empty folder of DIR, so no cache of this machine's (the CLI's
 # default lives under $XDG_CACHE_HOME/feedlayout) can reach it either. Further arguments go to `serve`.
+# STORE=postgres: the service keeps its layouts in a throwaway PostgreSQL cluster (scripts/postgres-cluster) in DIR,
+# removed on exit; otherwise in DIR/store.sqlite.
 start_service() {
-  local dir="$1"
+  local dir="$1" store
   shift
   mkdir -p "$dir/cache"
+  if [[ "${STORE:-sqlite}" == postgres ]]; then
+    install_packages postgresql
+    postgres_folder="$dir/postgres"
+    store="$("$root/scripts/postgres-cluster" start "$postgres_folder" "$(free_port)")" ||
+      die "the PostgreSQL cluster did not start"
+  else
+    store="$dir/store.sqlite"
+  fi
   service_port="$(free_port)"
   service_url="http://127.0.0.1:$service_port"
-  XDG_CACHE_HOME="$dir/cache" "$binary" serve --host 127.0.0.1 --port "$service_port" --store "$dir/store.sqlite" \
+  XDG_CACHE_HOME="$dir/cache" "$binary" serve --host 127.0.0.1 --port "$service_port" --store "$store" \
     --allow-private-network "$@" > "$dir/service.log" 2>&1 &
   service_pid=$!
   started_pids+=("$service_pid")
   wait_for_http "$service_url/healthz" "$service_pid" 60 ||
     die "feedlayout serve did not become healthy: $(tail -20 "$dir/service.log")"
-  log "feedlayout serve (pid $service_pid) on $service_url, store $dir/store.sqlite"
+  log "feedlayout serve (pid $service_pid) on $service_url, store $store"
 }
 
 # Stops one process this script started: TERM, up to 10 s for it to finish, then KILL.
@@ -205,6 +215,10 @@ stop_everything() {
     stop_process "${started_pids[index]}"
   done
   started_pids=()
+  if [[ -n "${postgres_folder:-}" ]]; then
+    "$root/scripts/postgres-cluster" remove "$postgres_folder" || true
+    postgres_folder=""
+  fi
 }
 
 # Memory of a running process in KiB: VmRSS (now) or VmHWM (its peak so far).

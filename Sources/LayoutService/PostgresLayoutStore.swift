@@ -530,21 +530,6 @@ final class PostgresLayoutStore: LayoutStore {
         }
     }
 
-    func pinJSON(_ id: String, layoutIndex: Int, pins: [PinRecord]) async throws -> [[UInt8]] {
-        guard !pins.isEmpty else { return [] }
-        var pages: [Int: Data] = [:]
-        var result: [[UInt8]] = []
-        for pin in pins {
-            if pages[pin.pageIndex] == nil {
-                pages[pin.pageIndex] = try await page(id, layoutIndex: layoutIndex, pageIndex: pin.pageIndex, gzip: false)
-            }
-            guard let page = pages[pin.pageIndex], pin.jsonOffset + pin.jsonLength <= page.count else { continue }
-            result.append(
-                [UInt8](page[(page.startIndex + pin.jsonOffset)..<(page.startIndex + pin.jsonOffset + pin.jsonLength)]))
-        }
-        return result
-    }
-
     // MARK: Availability
 
     /// Runs one store operation, bounded in time: PostgreSQL that does not answer (down, restarting, unreachable)

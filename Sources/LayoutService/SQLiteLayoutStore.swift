@@ -316,22 +316,4 @@ final class SQLiteLayoutStore: LayoutStore {
             }
         }
     }
-
-    func pinJSON(_ id: String, layoutIndex: Int, pins: [PinRecord]) async throws -> [[UInt8]] {
-        guard !pins.isEmpty else { return [] }
-        return try await database.read { db in
-            var pages: [Int: Data] = [:]
-            var result: [[UInt8]] = []
-            for pin in pins {
-                if pages[pin.pageIndex] == nil {
-                    pages[pin.pageIndex] = try Data.fetchOne(
-                        db, sql: "SELECT json FROM page WHERE layoutId = ? AND layoutIndex = ? AND pageIndex = ?",
-                        arguments: [id, layoutIndex, pin.pageIndex])
-                }
-                guard let page = pages[pin.pageIndex], pin.jsonOffset + pin.jsonLength <= page.count else { continue }
-                result.append([UInt8](page[(page.startIndex + pin.jsonOffset)..<(page.startIndex + pin.jsonOffset + pin.jsonLength)]))
-            }
-            return result
-        }
-    }
 }
