@@ -1,6 +1,5 @@
 import FeedLayoutTestSupport
 import Foundation
-import Synchronization
 
 /// Runs the built `feedlayout` binary, as a user would (swift-argument-parser's TestHelpers do the same).
 struct CommandRunner {
@@ -8,7 +7,7 @@ struct CommandRunner {
         var status: Int32
         var stdout: Data
         var stderr: String
-        /// From the start of the command to its exit (not counting the wait for a free slot before it).
+        /// From the start of the command to its exit.
         var duration: Duration = .zero
         var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
     }
@@ -48,50 +47,14 @@ struct CommandRunner {
 
     /// Runs any program (a script of the repository, say) the same way, waiting on a thread of its own.
     ///
-    /// At most two commands run at once, one per core: more only share the cores, and slow down the suites that
-    /// run in this process meanwhile.
+    /// Commands are not queued: a queue shared by the suites would count its wait against each suite's time limit,
+    /// and make a test that holds a server's answer back meanwhile wait behind other suites' layouts.
     static func runTool(
         _ path: String, _ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:],
         timeout: Double? = nil
     ) async throws -> Output {
-        await slots.acquire()
-        defer { slots.release() }
-        return try await onOwnThread {
+        try await onOwnThread {
             try runBlocking(path, arguments, stdin: stdin, environment: environment, timeout: timeout)
-        }
-    }
-
-    private static let slots = Slots(count: 2)
-
-    /// A counting semaphore whose waiters suspend instead of blocking a thread.
-    private final class Slots: Sendable {
-        private let state: Mutex<(free: Int, waiters: [CheckedContinuation<Void, Never>])>
-
-        init(count: Int) { state = Mutex((count, [])) }
-
-        func acquire() async {
-            await withCheckedContinuation { continuation in
-                let granted = state.withLock { state in
-                    guard state.free > 0 else {
-                        state.waiters.append(continuation)
-                        return false
-                    }
-                    state.free -= 1
-                    return true
-                }
-                if granted { continuation.resume() }
-            }
-        }
-
-        func release() {
-            let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                guard !state.waiters.isEmpty else {
-                    state.free += 1
-                    return nil
-                }
-                return state.waiters.removeFirst()
-            }
-            next?.resume()
         }
     }
 

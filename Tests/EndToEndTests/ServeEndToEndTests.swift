@@ -66,7 +66,8 @@ struct ServeEndToEndTests {
                 arguments += ["-H", "Content-Type: application/json", "--data-binary", "@-"]
                 stdin = body
             }
-            let output = try await CommandRunner.runTool("/usr/bin/curl", arguments, stdin: stdin, timeout: 60)
+            let output = try await CommandRunner.runTool(
+                "/usr/bin/curl", arguments, stdin: stdin, timeout: 60)
             return (Int(output.stdoutText) ?? 0, (try? Data(contentsOf: bodyFile)) ?? Data())
         }
 

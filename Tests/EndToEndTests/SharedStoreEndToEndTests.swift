@@ -27,7 +27,8 @@ struct SharedStoreEndToEndTests {
         }
 
         func start() async throws {
-            let started = try await CommandRunner.runTool(Self.script, ["start", folder.path, "\(port)"], timeout: 120)
+            let started = try await CommandRunner.runTool(
+                Self.script, ["start", folder.path, "\(port)"], timeout: 120)
             guard started.status == 0, started.stdoutText.hasPrefix(url) else {
                 throw TestInputError(message: "PostgreSQL did not start: \(started.stderr)")
             }
