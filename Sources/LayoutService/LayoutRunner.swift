@@ -108,6 +108,7 @@ actor LayoutRunner: Service {
         do {
             guard try await patiently({ try await store.claim(id) }) else { return }
             guard let record = try await patiently({ try await store.layout(id) }), record.status == "running" else {
+                await store.release(id)
                 return
             }
             guard let feed = try await patiently({ try await store.feed(of: id) }) else {
@@ -145,6 +146,8 @@ actor LayoutRunner: Service {
             }
             if let lost = error as? LeaseLost {
                 logger.warning("layout left to another instance", metadata: ["layout": "\(id)", "reason": "\(lost)"])
+                // Stops renewing; the lease is the other instance's, so nothing else changes.
+                await store.release(id)
                 return
             }
             let (code, message): (String, String) =

@@ -1,4 +1,5 @@
 import Foundation
+import LayoutPages
 import Logging
 import NIOCore
 import PostgresNIO
@@ -280,27 +281,28 @@ final class PostgresLayoutStore: LayoutStore {
     }
 
     func claim(_ id: String) async throws -> Bool {
-        let milliseconds = Int(leaseDuration.components.seconds * 1000 + leaseDuration.components.attoseconds / 1_000_000_000_000_000)
+        let seconds = leaseDuration.seconds
         let claimed = try await operation { [client, logger, owner] in
             try await !client.query(
                 """
                 UPDATE feedlayout.layout
-                SET lease_owner = \(owner), lease_expires = clock_timestamp() + \(milliseconds) * interval '1 millisecond'
+                SET lease_owner = \(owner), lease_expires = clock_timestamp() + \(seconds) * interval '1 second'
                 WHERE id = \(id) AND status = 'running'
                     AND (lease_owner IS NULL OR lease_owner = \(owner) OR lease_expires < clock_timestamp())
                 RETURNING id
                 """, logger: logger
             ).collect().isEmpty
         }
-        if claimed { startRenewing(id, milliseconds: milliseconds) }
+        if claimed { startRenewing(id) }
         return claimed
     }
 
     /// Renews the lease three times per lease duration while the layout runs; a renewal that fails (PostgreSQL
     /// away) is tried again at the next beat, and a lease another instance took is left to it (the next page's
     /// write then stops this computation).
-    private func startRenewing(_ id: String, milliseconds: Int) {
+    private func startRenewing(_ id: String) {
         let beat = leaseDuration / 3
+        let seconds = leaseDuration.seconds
         let task = Task { [client, logger, owner] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: beat)
@@ -309,7 +311,7 @@ final class PostgresLayoutStore: LayoutStore {
                     try await client.query(
                         """
                         UPDATE feedlayout.layout
-                        SET lease_expires = clock_timestamp() + \(milliseconds) * interval '1 millisecond'
+                        SET lease_expires = clock_timestamp() + \(seconds) * interval '1 second'
                         WHERE id = \(id) AND lease_owner = \(owner) AND status = 'running'
                         """, logger: logger)
                 } catch {
@@ -378,7 +380,7 @@ final class PostgresLayoutStore: LayoutStore {
                     try await Self.addCounts(
                         connection, id: id, items: write.itemCount, warnings: write.warnings, logger: logger)
                 }
-                try await connection.query("SELECT pg_notify(\(Self.channel), \(id))", logger: logger)
+                try await Self.announce(id, connection: connection, logger: logger)
             }
         }
     }
@@ -394,6 +396,11 @@ final class PostgresLayoutStore: LayoutStore {
             return
         }
         throw LeaseLost(id: id)
+    }
+
+    /// Tells every instance listening (``watchChanges(_:)``) that the layout changed, once the transaction commits.
+    private static func announce(_ id: String, connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("SELECT pg_notify(\(channel), \(id))", logger: logger)
     }
 
     private static func addCounts(
@@ -426,7 +433,7 @@ final class PostgresLayoutStore: LayoutStore {
                     UPDATE feedlayout.layout SET status = 'done', lease_owner = NULL, lease_expires = NULL
                     WHERE id = \(id)
                     """, logger: logger)
-                try await connection.query("SELECT pg_notify(\(Self.channel), \(id))", logger: logger)
+                try await Self.announce(id, connection: connection, logger: logger)
             }
         }
         stopRenewing(id)
@@ -442,7 +449,7 @@ final class PostgresLayoutStore: LayoutStore {
                         lease_owner = NULL, lease_expires = NULL
                     WHERE id = \(id)
                     """, logger: logger)
-                try await connection.query("SELECT pg_notify(\(Self.channel), \(id))", logger: logger)
+                try await Self.announce(id, connection: connection, logger: logger)
             }
         }
         stopRenewing(id)
