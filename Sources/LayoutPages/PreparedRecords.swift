@@ -11,7 +11,7 @@ import WaterfallLayout
 /// A record: `{"schema": "feedlayout.prepared/1", "identity": "<digest of the options and fonts>", "index", "id",
 /// "link", "span", "section", "photo": {url, width, height, sizeFrom, image?: {format, width, height,
 /// orientation}, placeholder?: {color, thumbHash}}, "annotations": [{title, text} per layout, each block
-/// {text, lines, height, width, truncated, deviceHeight, lineTexts} or null], "warnings": [{code, message}]}`.
+/// {text, lines, height, width, truncated, deviceHeight, lineTexts} or null], "warnings": [{code, message, line?, column?}]}`.
 /// Numbers are written so that they read back exactly.
 package enum PreparedRecords {
     package static let schema = "feedlayout.prepared/1"
@@ -221,7 +221,12 @@ package enum PreparedRecords {
             guard case .string(let code)? = warning["code"], case .string(let message)? = warning["message"] else {
                 throw invalid("a warning lacks its code or message")
             }
-            warnings.append(FeedWarning(code: code, message: message))
+            // Where in the feed it was found, for the warnings that say so.
+            func place(_ name: String) throws(LayoutError) -> Int? {
+                guard let value = warning[name], value != .null else { return nil }
+                return try int(value, "warnings[].\(name)")
+            }
+            warnings.append(FeedWarning(code: code, message: message, line: try place("line"), column: try place("column")))
         }
         return PreparedItem(item: item, photo: photo, annotations: annotations, warnings: warnings)
     }
