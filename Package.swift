@@ -185,7 +185,7 @@ let package = Package(
         .executableTarget(
             name: "feedlayout",
             dependencies: [
-                "LayoutCommandLine", "LayoutService", "FeedLayout", "LayoutPreview", "TextMeasure", "WaterfallLayout", "ImageProbe", "ProbeCache",
+                "LayoutCommandLine", "LayoutService", "FeedLayout", "FeedIngest", "LayoutPreview", "TextMeasure", "WaterfallLayout", "ImageProbe", "ProbeCache",
                 "RemoteFetch", "CJemalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

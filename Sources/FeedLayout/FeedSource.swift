@@ -30,6 +30,9 @@ final class FeedSource {
         /// Bytes in memory and how many have been handed out.
         case memory([UInt8], offset: Int)
         case chunks(FeedChunks.Iterator)
+        /// A document put together from pieces of a file (a share of a feed split by bytes): the piece being read
+        /// and how far.
+        case pieces(Int32, [FeedByteSplitter.Document.Piece], piece: Int, offset: Int)
     }
 
     /// Opens a feed.
@@ -126,8 +129,28 @@ final class FeedSource {
         directory = Self.localDirectory(of: path)
     }
 
+    /// Opens a share of a feed file split by bytes: its document's pieces read in order, relative references
+    /// resolved against the file's folder as for the whole file.
+    /// - Throws: `LayoutError.feedUnreadable` when the file cannot be opened.
+    init(path: String, document: FeedByteSplitter.Document, chunkSize: Int = 256 * 1024) throws(LayoutError) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw LayoutError(.feedUnreadable, "\(path): cannot be opened for reading; check its permissions")
+        }
+        displayName = path
+        directory = Self.localDirectory(of: path)
+        url = nil
+        charset = nil
+        self.chunkSize = chunkSize
+        prefix = []
+        backing = .pieces(descriptor, document.pieces, piece: 0, offset: 0)
+    }
+
     deinit {
-        if case .descriptor(let descriptor, closeAtEnd: true) = backing { close(descriptor) }
+        switch backing {
+        case .descriptor(let descriptor, closeAtEnd: true), .pieces(let descriptor, _, _, _): close(descriptor)
+        default: break
+        }
     }
 
     /// A reader for this feed: its base URL (remote) or folder (local), and the transport's charset.
@@ -167,6 +190,35 @@ final class FeedSource {
                 }
                 return chunk.isEmpty ? nil : chunk
             }
+        case .pieces(let descriptor, let pieces, var piece, var offset):
+            while piece < pieces.count {
+                switch pieces[piece] {
+                case .bytes(let bytes) where offset < bytes.count:
+                    let end = min(bytes.count, offset + chunkSize)
+                    backing = .pieces(descriptor, pieces, piece: piece, offset: end)
+                    return Array(bytes[offset..<end])
+                case .file(let range) where offset < range.count:
+                    let length = min(chunkSize, range.count - offset)
+                    var failure: Int32 = 0
+                    let chunk = [UInt8](unsafeUninitializedCapacity: length) { buffer, count in
+                        let result = pread(descriptor, buffer.baseAddress, length, off_t(range.lowerBound + offset))
+                        count = max(0, result)
+                        if result < 0 { failure = errno }
+                    }
+                    if failure == EINTR { continue }
+                    if failure != 0 || chunk.isEmpty {
+                        let reason = failure != 0 ? String(cString: strerror(failure)) : "the file got shorter"
+                        throw LayoutError(.feedUnreadable, "\(displayName): read failed: \(reason)")
+                    }
+                    backing = .pieces(descriptor, pieces, piece: piece, offset: offset + chunk.count)
+                    return chunk
+                default:
+                    piece += 1
+                    offset = 0
+                }
+            }
+            backing = .pieces(descriptor, pieces, piece: piece, offset: 0)
+            return nil
         case .memory(let bytes, let offset):
             guard offset < bytes.count else { return nil }
             let end = min(bytes.count, offset + chunkSize)

@@ -29,31 +29,105 @@ extension LayoutPipeline {
         try await RemoteFetcher.withFetcher(
             configuration: RemoteFetchConfiguration(allowPrivateNetwork: options.allowPrivateNetwork), logger: logger
         ) { fetcher in
-            let prober = prober(for: feed, fetcher: fetcher, logger: logger)
-            let source = try await FeedSource(feed, fetcher: fetcher)
-            let end = range?.upperBound ?? Int.max
-            var count = 0
-            var seen = 0
-            var reachedEnd = true
-            _ = try await withPreparedWindows(
-                source, prober: prober, memo: RunProbeMemo(statistics: nil), skippingBefore: range?.lowerBound ?? 0,
-                finishingSkipped: false, clock: ContinuousClock()
-            ) { window in
-                seen += window.skippedCount
-                for item in window.items {
-                    // Past the range, the stages ahead stop at their next window.
-                    guard item.item.index < end else {
-                        reachedEnd = false
-                        return false
-                    }
-                    try await onItem(item)
-                    count += 1
-                    seen += 1
-                }
-                return true
-            }
-            return (count, reachedEnd ? seen : nil)
+            try await prepare(
+                try await FeedSource(feed, fetcher: fetcher), prober: prober(for: feed, fetcher: fetcher, logger: logger),
+                items: range, onItem: onItem)
         }
+    }
+
+    /// Cuts a feed file into about `count` ranges of similar size for ``prepare(file:bytes:logger:onItem:)``, by one
+    /// scan of its markup (see `FeedByteSplitter`).
+    /// - Throws: `LayoutError.feedUnreadable`, or `.feedInvalid` when the feed cannot be split by bytes (naming why).
+    package static func byteRanges(ofFile path: String, count: Int) throws(LayoutError) -> [FeedByteRange] {
+        do {
+            return try FeedByteSplitter.split(path: path, into: count)
+        } catch {
+            throw LayoutError(error.kind == .unreadable ? .feedUnreadable : .feedInvalid, error.message)
+        }
+    }
+
+    /// Prepares the items of a feed file whose start tag begins in `range.bytes` (a range
+    /// `FeedByteSplitter.split(path:into:)` made): only the file's head and that share are read. They are items
+    /// `range.items` of the feed and are prepared as in the whole file, so `place` of every range's items gives
+    /// the pages of the whole feed.
+    ///
+    /// - Returns: How many items were prepared.
+    /// - Throws: `LayoutError`: `.invalidOptions` when the range does not fit the file (it does not begin at an
+    ///   item, or its item count differs from what the file holds there), `.feedInvalid` when the feed cannot be
+    ///   split by bytes, `.feedUnreadable`, or what `onItem` throws.
+    package func prepare(
+        file path: String, bytes range: FeedByteRange,
+        logger: Logger = Logger(label: "feedlayout", factory: { _ in SwiftLogNoOpLogHandler() }),
+        onItem: (PreparedItem) async throws -> Void
+    ) async throws -> Int {
+        let document: FeedByteSplitter.Document
+        do {
+            document = try FeedByteSplitter.document(path: path, range: range)
+        } catch {
+            let code: LayoutError.Code =
+                switch error.kind {
+                case .unreadable: .feedUnreadable
+                case .notSplittable: .feedInvalid
+                case .rangeMismatch: .invalidOptions
+                }
+            throw LayoutError(code, error.message)
+        }
+        let first = range.items.lowerBound
+        let prepared = try await RemoteFetcher.withFetcher(
+            configuration: RemoteFetchConfiguration(allowPrivateNetwork: options.allowPrivateNetwork), logger: logger
+        ) { fetcher in
+            try await prepare(
+                try FeedSource(path: path, document: document),
+                prober: prober(for: .path(path), fetcher: fetcher, logger: logger), items: nil
+            ) { item in
+                var item = item
+                item.item.index += first
+                try await onItem(item)
+            }.prepared
+        }
+        let bytes = "bytes \(range.bytes.lowerBound)..\(range.bytes.upperBound)"
+        if let found = document.itemCount, found != prepared {
+            throw LayoutError(
+                .feedInvalid,
+                "\(path): \(bytes): the parser read \(prepared) items where the markup holds \(found): the feed is not one "
+                    + "that can be split by bytes; prepare it with --items")
+        }
+        if range.items.upperBound != Int.max, range.items.count != prepared {
+            throw LayoutError(
+                .invalidOptions,
+                "\(path): \(bytes) holds \(prepared) items, not \(range.items.count) (--items \(range.items.lowerBound)..\(range.items.upperBound)); "
+                    + "take ranges from prepare --split of this very file")
+        }
+        return prepared
+    }
+
+    /// Prepares the items of `source` in `range` (all when `nil`), handing each to `onItem` in feed order.
+    private func prepare(
+        _ source: sending FeedSource, prober: CachingImageProber, items range: Range<Int>?,
+        onItem: (PreparedItem) async throws -> Void
+    ) async throws -> (prepared: Int, feedItems: Int?) {
+        let end = range?.upperBound ?? Int.max
+        var count = 0
+        var seen = 0
+        var reachedEnd = true
+        _ = try await withPreparedWindows(
+            source, prober: prober, memo: RunProbeMemo(statistics: nil), skippingBefore: range?.lowerBound ?? 0,
+            finishingSkipped: false, clock: ContinuousClock()
+        ) { window in
+            seen += window.skippedCount
+            for item in window.items {
+                // Past the range, the stages ahead stop at their next window.
+                guard item.item.index < end else {
+                    reachedEnd = false
+                    return false
+                }
+                try await onItem(item)
+                count += 1
+                seen += 1
+            }
+            return true
+        }
+        return (count, reachedEnd ? seen : nil)
     }
 
     /// Places prepared items into pages. The items must come in index order from 0, each once: a gap or an

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FeedIngest
 import FeedLayout
 import Foundation
 import LayoutCommandLine
@@ -20,6 +21,15 @@ extension FeedLayoutCommand {
                   feedlayout prepare feed.xml --items 0..50000 --width 375 --columns 2 > part-0.ndjson
                   feedlayout prepare feed.xml --items 50000.. --width 375 --columns 2 > part-1.ndjson
                   feedlayout place part-0.ndjson part-1.ndjson --width 375 --columns 2 --out out/
+
+                With --items alone every run parses the feed up to its range. To have each run read only its share \
+                of a feed file, split it by bytes: `--split N` scans the file's markup once (no parsing) and prints \
+                N ranges, each beginning at an item's line, as `{"bytes", "items", "firstLine"}`; pass each to a run \
+                as --bytes, --items and --first-line:
+                  feedlayout prepare feed.xml --split 2
+                  # {"bytes":"0..52110","items":"0..500","firstLine":1}
+                  # {"bytes":"52110..104220","items":"500..1000","firstLine":5012}
+                  feedlayout prepare feed.xml --bytes 52110..104220 --items 500..1000 --first-line 5012 > part-1.ndjson
                 """)
 
         @Argument(help: "The feed: a file path, an http(s) URL, or - for standard input.")
@@ -33,23 +43,59 @@ extension FeedLayoutCommand {
         @Flag(help: "Only count the feed's items (parsing it, nothing more) and print {\"items\": N}: the cheap first pass that splits a feed into ranges.")
         var count = false
 
+        @Option(help: ArgumentHelp(
+            "Scan a feed file's markup (no parsing) and print about N byte ranges, one JSON line each: {\"bytes\", \"items\", \"firstLine\"} for --bytes, --items and --first-line.",
+            valueName: "N"))
+        var split: Int?
+
+        @Option(help: ArgumentHelp(
+            "Only the items whose start tag begins in bytes [START, END) of the feed file, reading only the head and that share (a range from --split; give its --items and --first-line too).",
+            valueName: "START..END"))
+        var bytes: String?
+
+        @Option(help: ArgumentHelp("With --bytes: the line the range begins on (from --split).", valueName: "LINE"))
+        var firstLine = 1
+
         @OptionGroup var layout: LayoutCommandOptions
 
         func validate() throws {
-            if let items { _ = try Self.range(items) }
-            if count && items != nil { throw ValidationError("--count counts the whole feed: leave out --items") }
+            if let items { _ = try Self.range(items, option: "--items") }
+            if let bytes { _ = try Self.range(bytes, option: "--bytes") }
+            if count && (items != nil || bytes != nil) {
+                throw ValidationError("--count counts the whole feed: leave out --items and --bytes")
+            }
+            if let split {
+                guard split >= 1 else { throw ValidationError("--split takes a number of ranges, 1 or more: not \(split)") }
+                guard items == nil, bytes == nil, !count else {
+                    throw ValidationError("--split scans the whole file: leave out --count, --items and --bytes")
+                }
+            }
+            if bytes != nil {
+                guard items != nil else {
+                    throw ValidationError("--bytes needs the range's --items (and --first-line): take all three from --split")
+                }
+                guard firstLine >= 1 else { throw ValidationError("--first-line is 1 or more: not \(firstLine)") }
+            }
+            if (split != nil || bytes != nil) && (feed == "-" || feed.contains("://")) {
+                throw ValidationError("--split and --bytes read a feed file by bytes: '\(feed)' is not a file path")
+            }
             if layout.pages.resume != nil { throw ValidationError("--resume is for layout; prepare takes --items") }
         }
 
-        /// `START..END` or `START..` as a range of indices.
-        static func range(_ text: String) throws -> Range<Int> {
+        /// `START..END` or `START..` as a range.
+        static func range(_ text: String, option: String = "--items") throws -> Range<Int> {
             let parts = text.components(separatedBy: "..")
             guard parts.count == 2, let start = Int(parts[0]), start >= 0,
                 parts[1].isEmpty || Int(parts[1]).map({ $0 >= start }) == true
             else {
-                throw ValidationError("--items is START..END (0-based, END excluded, END ≥ START) or START..: not '\(text)'")
+                throw ValidationError("\(option) is START..END (0-based, END excluded, END ≥ START) or START..: not '\(text)'")
             }
             return start..<(parts[1].isEmpty ? Int.max : Int(parts[1])!)
+        }
+
+        /// A range as the options write it.
+        static func text(_ range: Range<Int>) -> String {
+            "\(range.lowerBound).." + (range.upperBound == Int.max ? "" : "\(range.upperBound)")
         }
 
         func run() async throws {
@@ -60,16 +106,42 @@ extension FeedLayoutCommand {
                 Terminal.write(Array("{\"items\":\(counted.feedItems ?? 0)}\n".utf8))
                 return
             }
+            if let split {
+                try printRanges(splitting: split)
+                return
+            }
             let identity = pipeline.preparedIdentity
             var json = JSONWriter()
             var failedImages = false
-            _ = try await pipeline.prepare(.path(feed), items: try items.map(Self.range)) { item in
+            func write(_ item: PreparedItem) {
                 PreparedRecords.write(item, identity: identity, into: &json)
                 if item.photo.isUnreadImage { failedImages = true }
                 if json.bytes.count > 1 << 16 { Terminal.write(json.takeBytes()) }
             }
+            if let bytes {
+                let range = FeedByteRange(
+                    bytes: try Self.range(bytes, option: "--bytes"), items: try Self.range(items!), firstLine: firstLine)
+                _ = try await pipeline.prepare(file: feed, bytes: range) { write($0) }
+            } else {
+                _ = try await pipeline.prepare(.path(feed), items: try items.map { try Self.range($0) }) { write($0) }
+            }
             Terminal.write(json.takeBytes())
             if failedImages { throw ExitCode(CommandLineFailure.someInputsFailed) }
+        }
+
+        /// One JSON line per range, with the values of --bytes, --items and --first-line.
+        private func printRanges(splitting count: Int) throws {
+            let ranges = try LayoutPipeline.byteRanges(ofFile: feed, count: count)
+            var json = JSONWriter()
+            for range in ranges {
+                json.beginObject()
+                json.field("bytes", Self.text(range.bytes))
+                json.field("items", Self.text(range.items))
+                json.field("firstLine", range.firstLine)
+                json.endObject()
+                json.appendRaw("\n")
+            }
+            Terminal.write(json.takeBytes())
         }
     }
 

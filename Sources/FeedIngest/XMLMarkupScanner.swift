@@ -1,0 +1,186 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Finds the tags of an XML document in its raw bytes without parsing it: where each start and end tag is and
+/// what it is named, with comments, CDATA sections, processing instructions and the DOCTYPE skipped whole, and
+/// `>` inside quoted attribute values not taken for a tag's end. It is what splits a feed by bytes (see
+/// ``FeedByteSplitter``): a tenth of a parse's work, exact on well-formed markup, and it says where markup stops
+/// being well-formed instead of guessing past it.
+struct XMLMarkupScanner {
+    enum Token {
+        /// `<name …>` or `<name …/>`: the tag starts at `start`, the name's bytes are `name`, and the attributes'
+        /// bytes (between the name and the closing `>` or `/>`) are `attributes`.
+        case start(start: Int, name: Range<Int>, attributes: Range<Int>, selfClosing: Bool)
+        /// `</name>`, starting at `start`.
+        case end(start: Int, name: Range<Int>)
+        /// A comment, CDATA section, processing instruction or DOCTYPE, from `start` to `end`.
+        case other(start: Int, end: Int, isDoctypeWithSubset: Bool)
+    }
+
+    /// Where the markup stops being something the scanner can follow exactly.
+    struct Irregularity: Error {
+        var offset: Int
+        var reason: String
+    }
+
+    let bytes: UnsafeRawBufferPointer
+    /// The next byte to look at; always in character data between tokens.
+    var position: Int
+
+    init(_ bytes: UnsafeRawBufferPointer, from position: Int = 0) {
+        self.bytes = bytes
+        self.position = position
+    }
+
+    /// The next token after `position` (character data before it is passed over), or `nil` at the end.
+    mutating func next() throws(Irregularity) -> Token? {
+        guard let open = find(UInt8(ascii: "<"), from: position) else {
+            position = bytes.count
+            return nil
+        }
+        let start = open
+        guard open + 1 < bytes.count else { throw Irregularity(offset: open, reason: "the document ends inside a tag") }
+        switch bytes[open + 1] {
+        case UInt8(ascii: "/"):
+            let nameStart = open + 2
+            let nameEnd = nameEnd(from: nameStart)
+            guard nameEnd > nameStart else { throw Irregularity(offset: open, reason: "an end tag without a name") }
+            guard let close = find(UInt8(ascii: ">"), from: nameEnd) else {
+                throw Irregularity(offset: open, reason: "the document ends inside an end tag")
+            }
+            position = close + 1
+            return .end(start: start, name: nameStart..<nameEnd)
+        case UInt8(ascii: "!"):
+            if matches("<!--", at: open) {
+                guard let close = find("-->", from: open + 4) else {
+                    throw Irregularity(offset: open, reason: "the document ends inside a comment")
+                }
+                position = close + 3
+            } else if matches("<![CDATA[", at: open) {
+                guard let close = find("]]>", from: open + 9) else {
+                    throw Irregularity(offset: open, reason: "the document ends inside a CDATA section")
+                }
+                position = close + 3
+            } else {
+                return try declaration(from: open)
+            }
+            return .other(start: start, end: position, isDoctypeWithSubset: false)
+        case UInt8(ascii: "?"):
+            guard let close = find("?>", from: open + 2) else {
+                throw Irregularity(offset: open, reason: "the document ends inside a processing instruction")
+            }
+            position = close + 2
+            return .other(start: start, end: position, isDoctypeWithSubset: false)
+        default:
+            let nameStart = open + 1
+            let nameEnd = nameEnd(from: nameStart)
+            guard nameEnd > nameStart else {
+                throw Irregularity(offset: open, reason: "a '<' that starts no tag")
+            }
+            // The tag ends at the first '>' outside a quoted attribute value.
+            var index = nameEnd
+            var quote: UInt8 = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if quote != 0 {
+                    if byte == quote { quote = 0 }
+                } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                    quote = byte
+                } else if byte == UInt8(ascii: ">") {
+                    let selfClosing = bytes[index - 1] == UInt8(ascii: "/") && index - 1 >= nameEnd
+                    position = index + 1
+                    return .start(
+                        start: start, name: nameStart..<nameEnd,
+                        attributes: nameEnd..<(selfClosing ? index - 1 : index), selfClosing: selfClosing)
+                } else if byte == UInt8(ascii: "<") {
+                    throw Irregularity(offset: open, reason: "a tag that is never closed")
+                }
+                index += 1
+            }
+            throw Irregularity(offset: open, reason: "the document ends inside a tag")
+        }
+    }
+
+    /// `<!DOCTYPE …>` with its internal subset (`[…]`, whose declarations hold quoted `>` and brackets).
+    private mutating func declaration(from open: Int) throws(Irregularity) -> Token {
+        var index = open + 2
+        var quote: UInt8 = 0
+        var subsetDepth = 0
+        var hadSubset = false
+        while index < bytes.count {
+            let byte = bytes[index]
+            if quote != 0 {
+                if byte == quote { quote = 0 }
+            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                quote = byte
+            } else if byte == UInt8(ascii: "[") {
+                subsetDepth += 1
+                hadSubset = true
+            } else if byte == UInt8(ascii: "]") {
+                subsetDepth -= 1
+            } else if byte == UInt8(ascii: ">") && subsetDepth <= 0 {
+                position = index + 1
+                return .other(start: open, end: position, isDoctypeWithSubset: hadSubset)
+            }
+            index += 1
+        }
+        throw Irregularity(offset: open, reason: "the document ends inside a declaration")
+    }
+
+    /// The end of a name starting at `start`: the first whitespace, `/`, `>` (or the end).
+    private func nameEnd(from start: Int) -> Int {
+        var index = start
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: "/"), UInt8(ascii: ">"), UInt8(ascii: "<"): return index
+            default: index += 1
+            }
+        }
+        return index
+    }
+
+    func find(_ byte: UInt8, from start: Int) -> Int? {
+        guard start < bytes.count, let base = bytes.baseAddress else { return nil }
+        guard let found = memchr(base + start, Int32(byte), bytes.count - start) else { return nil }
+        return base.distance(to: UnsafeRawPointer(found))
+    }
+
+    private func find(_ text: StaticString, from start: Int) -> Int? {
+        let first = text.utf8Start.pointee
+        var index = start
+        while let candidate = find(first, from: index) {
+            if matches(text, at: candidate) { return candidate }
+            index = candidate + 1
+        }
+        return nil
+    }
+
+    func matches(_ text: StaticString, at offset: Int) -> Bool {
+        let count = text.utf8CodeUnitCount
+        guard offset + count <= bytes.count else { return false }
+        for index in 0..<count where bytes[offset + index] != text.utf8Start[index] { return false }
+        return true
+    }
+
+    /// Whether the bytes at `range` equal those at `other`.
+    func same(_ range: Range<Int>, _ other: Range<Int>) -> Bool {
+        guard range.count == other.count, let base = bytes.baseAddress else { return false }
+        return memcmp(base + range.lowerBound, base + other.lowerBound, range.count) == 0
+    }
+
+    /// How many `\n` bytes are in `range`.
+    func newlines(in range: Range<Int>) -> Int {
+        var count = 0
+        var index = range.lowerBound
+        while index < range.upperBound, let base = bytes.baseAddress,
+            let found = memchr(base + index, 0x0A, range.upperBound - index)
+        {
+            count += 1
+            index = base.distance(to: UnsafeRawPointer(found)) + 1
+        }
+        return count
+    }
+}
