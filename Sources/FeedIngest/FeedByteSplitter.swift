@@ -78,51 +78,25 @@ public enum FeedByteSplitter {
         let target = max(1, count)
         let share = max(1, (bytes.count - first) / target)
         var cuts: [(offset: Int, index: Int, line: Int)] = []
-        var scanner = XMLMarkupScanner(bytes, from: first)
-        var depth = head.itemDepth - 1
         var index = 0
         var nextCut = first + share
         var line = 1
         var lineCounted = 0
         // Whether `index` counts every item: the scan reached the items' end without meeting markup it cannot follow.
         var counted = true
-        var open: [Range<Int>] = []
         do {
-            scan: while let token = try scanner.next() {
-                switch token {
-                case .start(let start, let name, _, let selfClosing):
-                    if depth == head.itemDepth - 1 {
-                        guard head.isItem(name, in: bytes) else {
-                            if !selfClosing {
-                                depth += 1
-                                open.append(name)
-                            }
-                            continue
-                        }
-                        if start >= nextCut, cuts.count < target - 1, !head.declaresEntities,
-                            let lineStart = Self.lineStart(before: start, in: bytes)
-                        {
-                            line += scanner.newlines(in: lineCounted..<lineStart)
-                            lineCounted = lineStart
-                            cuts.append((lineStart, index, line))
-                            nextCut = lineStart + share
-                        }
-                        index += 1
-                    } else if depth >= head.itemDepth, head.isItemName(name, in: bytes) {
-                        throw XMLMarkupScanner.Irregularity(offset: start, reason: "an item inside an item")
-                    }
-                    if !selfClosing {
-                        depth += 1
-                        open.append(name)
-                    }
-                case .end(let start, let name):
-                    depth -= 1
-                    // The items' parent closed: whatever follows belongs to the last range.
-                    if depth < head.itemDepth - 1 { break scan }
-                    try Self.close(name, at: start, of: &open, scanner)
-                case .other:
-                    break
+            _ = try walkItems(in: bytes, head: head, from: first) { start, isItem in
+                guard isItem else { return true }
+                if start >= nextCut, cuts.count < target - 1, !head.declaresEntities,
+                    let lineStart = Self.lineStart(before: start, in: bytes)
+                {
+                    line += XMLMarkupScanner(bytes).newlines(in: lineCounted..<lineStart)
+                    lineCounted = lineStart
+                    cuts.append((lineStart, index, line))
+                    nextCut = lineStart + share
                 }
+                index += 1
+                return true
             }
         } catch {
             // No cut after markup the scan cannot follow, and the last range's items are counted by the parser.
@@ -221,35 +195,47 @@ public enum FeedByteSplitter {
     private static func items(
         in bytes: UnsafeRawBufferPointer, head: Head, from start: Int, before end: Int
     ) throws(XMLMarkupScanner.Irregularity) -> (count: Int, end: Int) {
-        var scanner = XMLMarkupScanner(bytes, from: start)
-        let parentDepth = head.itemDepth - 1
-        var depth = parentDepth
         var count = 0
         var regionEnd = start
+        let closed = try walkItems(in: bytes, head: head, from: start) { offset, isItem in
+            guard offset < end else { return false }
+            if isItem { count += 1 }
+            return true
+        } passed: { regionEnd = $0 }
+        return (count, closed ?? regionEnd)
+    }
+
+    /// Follows the markup from an item's start tag, one level above the items (in their parent): `visit` hears of
+    /// each token that begins there (its offset, and whether it is an item's start tag) and says whether to go on;
+    /// `passed` hears where that level resumes after each. Elements below are checked, not reported: an item inside
+    /// an item, or an end tag that closes another element, is an irregularity.
+    ///
+    /// - Returns: The offset of the parent's end tag when the walk reached it; `nil` when `visit` stopped it or the
+    ///   document ended.
+    private static func walkItems(
+        in bytes: UnsafeRawBufferPointer, head: Head, from start: Int,
+        visit: (_ offset: Int, _ isItem: Bool) -> Bool, passed: (_ offset: Int) -> Void = { _ in }
+    ) throws(XMLMarkupScanner.Irregularity) -> Int? {
+        var scanner = XMLMarkupScanner(bytes, from: start)
         var open: [Range<Int>] = []
         while let token = try scanner.next() {
             switch token {
             case .start(let tagStart, let name, _, let selfClosing):
-                if depth == parentDepth {
-                    if tagStart >= end { return (count, regionEnd) }
-                    if head.isItem(name, in: bytes) { count += 1 }
-                } else if depth > parentDepth, head.isItemName(name, in: bytes) {
+                if open.isEmpty {
+                    if !visit(tagStart, head.isItem(name, in: bytes)) { return nil }
+                } else if head.isItemName(name, in: bytes) {
                     throw XMLMarkupScanner.Irregularity(offset: tagStart, reason: "an item inside an item")
                 }
-                if !selfClosing {
-                    depth += 1
-                    open.append(name)
-                }
+                if !selfClosing { open.append(name) }
             case .end(let tagStart, let name):
-                depth -= 1
-                if depth < parentDepth { return (count, tagStart) }
+                if open.isEmpty { return tagStart }
                 try close(name, at: tagStart, of: &open, scanner)
             case .other(let otherStart, _, _):
-                if depth == parentDepth && otherStart >= end { return (count, regionEnd) }
+                if open.isEmpty && !visit(otherStart, false) { return nil }
             }
-            if depth == parentDepth { regionEnd = scanner.position }
+            if open.isEmpty { passed(scanner.position) }
         }
-        return (count, regionEnd)
+        return nil
     }
 
     /// Pops the element an end tag closes; a name other than the open element's is markup the parser repairs in
@@ -309,13 +295,11 @@ final class MappedFile {
     }
 }
 /// What the scan learns from a feed's beginning, up to its first item: the format (which names items), the
-/// namespaces in scope there, the item's depth, and the tags that close the head.
+/// namespaces in scope there, and the tags that close the head.
 struct Head {
     /// The byte offset of the first item's start tag; `nil` when the feed has none, or the scan met markup it
     /// cannot follow before one.
     private(set) var firstItem: Int?
-    /// How deep items are (the root is 1).
-    private(set) var itemDepth = 0
     /// Whether the scan reached the first item (or the end) through markup it can follow.
     private(set) var isRegular = true
     /// Whether the DOCTYPE has an internal subset (entities whose text may be markup).
@@ -376,7 +360,6 @@ struct Head {
                 } else if isItem(name, in: bytes) {
                     namespaces = outer
                     firstItem = tagStart
-                    itemDepth = stack.count + 1
                     itemName = Array(bytes[name])
                     closing = stack.reversed().map { .bytes(Array("</".utf8) + Array(bytes[$0.name]) + [0x3E]) }
                     return
@@ -391,7 +374,7 @@ struct Head {
         if unknownRoot { throw refuse("its root element is not <rss>, <rdf:RDF> or <feed>") }
     }
 
-    /// Whether a start tag at the items' depth is an item.
+    /// Whether a start tag among the items (a child of their parent) is an item.
     func isItem(_ name: Range<Int>, in bytes: UnsafeRawBufferPointer) -> Bool {
         if !itemName.isEmpty, name.count == itemName.count,
             itemName.withUnsafeBytes({ memcmp($0.baseAddress!, bytes.baseAddress! + name.lowerBound, name.count) == 0 })
@@ -403,6 +386,17 @@ struct Head {
 
     /// Whether a tag name resolves to the format's item element (as the reader decides it).
     func isItemName(_ name: Range<Int>, in bytes: UnsafeRawBufferPointer) -> Bool {
+        // Most names end otherwise: look at the last bytes before resolving anything.
+        let local: StaticString = format == .atom ? "entry" : "item"
+        let length = local.utf8CodeUnitCount
+        guard name.count >= length,
+            name.count == length || bytes[name.upperBound - length - 1] == UInt8(ascii: ":"),
+            memcmp(bytes.baseAddress! + name.upperBound - length, local.utf8Start, length) == 0
+        else { return false }
+        return isResolvedItemName(name, in: bytes)
+    }
+
+    private func isResolvedItemName(_ name: Range<Int>, in bytes: UnsafeRawBufferPointer) -> Bool {
         let (namespace, local) = resolve(name, in: bytes)
         switch format {
         case .atom?: return local == "entry" && (namespace == .atom10 || namespace == .atom03 || namespace == .none)

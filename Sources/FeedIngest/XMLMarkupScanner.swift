@@ -80,7 +80,17 @@ struct XMLMarkupScanner {
             guard nameEnd > nameStart else {
                 throw Irregularity(offset: open, reason: "a '<' that starts no tag")
             }
-            // The tag ends at the first '>' outside a quoted attribute value.
+            // The tag ends at the first '>' outside a quoted attribute value: the first '>' when no quote or '<'
+            // comes before it (most tags), else found byte by byte.
+            if let close = find(UInt8(ascii: ">"), from: nameEnd), !contains(UInt8(ascii: "\""), in: nameEnd..<close),
+                !contains(UInt8(ascii: "'"), in: nameEnd..<close), !contains(UInt8(ascii: "<"), in: nameEnd..<close)
+            {
+                let selfClosing = close > nameEnd && bytes[close - 1] == UInt8(ascii: "/")
+                position = close + 1
+                return .start(
+                    start: start, name: nameStart..<nameEnd, attributes: nameEnd..<(selfClosing ? close - 1 : close),
+                    selfClosing: selfClosing)
+            }
             var index = nameEnd
             var quote: UInt8 = 0
             while index < bytes.count {
@@ -146,6 +156,11 @@ struct XMLMarkupScanner {
         guard start < bytes.count, let base = bytes.baseAddress else { return nil }
         guard let found = memchr(base + start, Int32(byte), bytes.count - start) else { return nil }
         return base.distance(to: UnsafeRawPointer(found))
+    }
+
+    private func contains(_ byte: UInt8, in range: Range<Int>) -> Bool {
+        guard !range.isEmpty, let base = bytes.baseAddress else { return false }
+        return memchr(base + range.lowerBound, Int32(byte), range.count) != nil
     }
 
     private func find(_ text: StaticString, from start: Int) -> Int? {
