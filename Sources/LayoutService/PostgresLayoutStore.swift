@@ -78,6 +78,12 @@ final class PostgresLayoutStore: LayoutStore {
 
     var takeoverInterval: Duration? { leaseDuration / 2 }
 
+    /// The probe cache in this store's database, on the store's connections: every instance sharing the store
+    /// shares its probes.
+    func probeCache() -> PostgresProbeCache {
+        PostgresProbeCache(client: client, displayURL: displayURL, logger: logger)
+    }
+
     /// Stops renewing leases and closes the connections.
     func close() {
         renewals.withLock { tasks in
@@ -158,7 +164,25 @@ final class PostgresLayoutStore: LayoutStore {
                 )
                 """,
             ]
-        )
+        ),
+        (
+            2,
+            [
+                // The probe cache every instance shares (PostgresProbeCache): ProbeCache's SQLite table, column for
+                // column (see ProbeColumns).
+                """
+                CREATE TABLE feedlayout.probe (
+                    source TEXT PRIMARY KEY,
+                    file_size BIGINT, file_modified BIGINT, entity_tag TEXT, last_modified TEXT,
+                    format TEXT NOT NULL, width BIGINT NOT NULL, height BIGINT NOT NULL,
+                    orientation BIGINT NOT NULL, bytes_read BIGINT NOT NULL, flags BIGINT NOT NULL,
+                    bit_depth BIGINT, warnings TEXT NOT NULL,
+                    placeholder_color BIGINT, placeholder_hash BYTEA,
+                    stored_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
+                )
+                """
+            ]
+        ),
     ]
 
     private func migrate() async throws {
@@ -573,7 +597,7 @@ final class PostgresLayoutStore: LayoutStore {
         }
     }
 
-    private static func describe(_ error: any Error) -> String {
+    static func describe(_ error: any Error) -> String {
         let error = cause(error)
         if error is StoreTimeout { return "the server did not answer; is PostgreSQL running there?" }
         if let error = error as? PSQLError {

@@ -3,6 +3,8 @@ import Synchronization
 /// Runs `body` for at most `timeout`. The caller never waits for a body that ignores its cancellation (a query
 /// on a connection that died with the server may never answer): it gets ``StoreTimeout`` on time, and the body is
 /// cancelled and left to end on its own.
+///
+/// The store's operations go through it, and so do the shared probe cache's calls (with a shorter bound).
 func withTimeout<Result: Sendable>(
     _ timeout: Duration, _ body: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
