@@ -13,54 +13,7 @@ import Testing
 /// `feedlayout layout`'s, byte for byte.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct SharedStoreEndToEndTests {
-    /// A PostgreSQL cluster in a temporary folder, on a free port of 127.0.0.1.
-    final class Cluster: Sendable {
-        let folder: URL
-        let port: Int
-        var url: String { "postgres://postgres@127.0.0.1:\(port)/feedlayout" }
-        static let script = CommandRunner.repositoryRoot.appendingPathComponent("scripts/postgres-cluster").path
-
-        init() async throws {
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-pg-\(UUID().uuidString)")
-            port = try Self.freePort()
-            try await start()
-        }
-
-        func start() async throws {
-            let started = try await CommandRunner.runTool(
-                Self.script, ["start", folder.path, "\(port)"], timeout: 120)
-            guard started.status == 0, started.stdoutText.hasPrefix(url) else {
-                throw TestInputError(message: "PostgreSQL did not start: \(started.stderr)")
-            }
-        }
-
-        func stop() async throws {
-            let stopped = try await CommandRunner.runTool(Self.script, ["stop", folder.path], timeout: 120)
-            guard stopped.status == 0 else { throw TestInputError(message: "PostgreSQL did not stop: \(stopped.stderr)") }
-        }
-
-        func remove() async {
-            _ = try? await CommandRunner.runTool(Self.script, ["remove", folder.path], timeout: 120)
-        }
-
-        /// A port nothing listens on now: the kernel's pick for a socket bound to port 0.
-        static func freePort() throws -> Int {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(descriptor) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                    bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
-                }
-            }
-            guard bound else { throw TestInputError(message: "no free port: \(String(cString: strerror(errno)))") }
-            return Int(UInt16(bigEndian: address.sin_port))
-        }
-    }
-
+    typealias Cluster = PostgresTestCluster
     typealias ServeProcess = ServeEndToEndTests.ServeProcess
 
     static var options: [String: Any] { ["pageSize": 20, "width": 600, "columns": 3] }
