@@ -261,7 +261,7 @@ let package = Package(
         .testTarget(
             name: "LayoutServiceTests",
             dependencies: [
-                "LayoutService", "FeedLayout", "FeedLayoutTestSupport",
+                "LayoutService", "FeedLayout", "FeedLayoutTestSupport", "ImageProbe", "ProbeCache", "RemoteFetch",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -93,7 +93,7 @@ struct ItemPreparer: Sendable {
     let textMeasurer: TextMeasurer
     /// The font files both measurers use, as pages record them.
     var fonts: LayoutFonts { LayoutFonts(title: titleMeasurer.fontFaces, caption: textMeasurer.fontFaces) }
-    let cache: ProbeCache?
+    let cache: (any ProbeCacheStorage)?
 
     /// - Parameter resources: A process's shared resources: their probe cache and measurers are used instead of
     ///   opening the cache at `options.probeCachePath` and loading the fonts for this pipeline alone.

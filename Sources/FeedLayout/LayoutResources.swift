@@ -17,7 +17,7 @@ public final class LayoutResources: Sendable {
     /// Fetches remote feeds and photos; its configuration's `allowPrivateNetwork` must be the layouts'.
     public let fetcher: RemoteFetcher
     /// Probe results by source; `nil` probes every photo every time.
-    public let probeCache: ProbeCache?
+    public let probeCache: (any ProbeCacheStorage)?
     /// Text measurers by style: a measurer opens its fonts once and keeps its shaping caches warm across layouts.
     public let measurers: TextMeasurerCatalog
     /// Where layouts run (see ``LayoutThreadPool`` for why not on Swift's cooperative pool).
@@ -33,7 +33,7 @@ public final class LayoutResources: Sendable {
     ///   - threadCount: Threads for layout work (parsing, probing, measuring, placing).
     ///   - logger: Where fetching logs its requests.
     public init(
-        fetch: RemoteFetchConfiguration = RemoteFetchConfiguration(), probeCache: ProbeCache? = nil,
+        fetch: RemoteFetchConfiguration = RemoteFetchConfiguration(), probeCache: (any ProbeCacheStorage)? = nil,
         threadCount: Int = ProcessInfo.processInfo.activeProcessorCount, logger: Logger
     ) {
         fetcher = RemoteFetcher(configuration: fetch, logger: logger)

@@ -30,17 +30,13 @@ public struct LayoutServer: Sendable {
         self.settings = settings
         self.logger = logger
         let store: any LayoutStore
-        let probeCache: ProbeCache
+        let probeCache: any ProbeCacheStorage
         if PostgresLayoutStore.isURL(settings.storePath) {
-            store = try await PostgresLayoutStore.open(
+            let shared = try await PostgresLayoutStore.open(
                 url: settings.storePath, leaseDuration: settings.leaseDuration, logger: logger)
-            // Probes are this machine's cache, as the command's are: a photo probed twice costs a request.
-            do {
-                probeCache = try ProbeCache(path: ProbeCache.defaultPath())
-            } catch {
-                store.close()
-                throw StoreError("\(ProbeCache.defaultPath()): the probe cache cannot be opened: \(error.reason)")
-            }
+            store = shared
+            // Probes live in the shared database too: a photo one instance probed is not probed again by another.
+            probeCache = shared.probeCache()
         } else {
             let file = try SQLiteLayoutStore(path: settings.storePath)
             store = file

@@ -78,6 +78,12 @@ final class PostgresLayoutStore: LayoutStore {
 
     var takeoverInterval: Duration? { leaseDuration / 2 }
 
+    /// The probe cache in this store's database, on the store's connections: every instance sharing the store
+    /// shares its probes.
+    func probeCache() -> PostgresProbeCache {
+        PostgresProbeCache(client: client, displayURL: displayURL, logger: logger)
+    }
+
     /// Stops renewing leases and closes the connections.
     func close() {
         renewals.withLock { tasks in
@@ -158,7 +164,25 @@ final class PostgresLayoutStore: LayoutStore {
                 )
                 """,
             ]
-        )
+        ),
+        (
+            2,
+            [
+                // The probe cache every instance shares (PostgresProbeCache): ProbeCache's SQLite table, column for
+                // column (see ProbeColumns).
+                """
+                CREATE TABLE feedlayout.probe (
+                    source TEXT PRIMARY KEY,
+                    file_size BIGINT, file_modified BIGINT, entity_tag TEXT, last_modified TEXT,
+                    format TEXT NOT NULL, width BIGINT NOT NULL, height BIGINT NOT NULL,
+                    orientation BIGINT NOT NULL, bytes_read BIGINT NOT NULL, flags BIGINT NOT NULL,
+                    bit_depth BIGINT, warnings TEXT NOT NULL,
+                    placeholder_color BIGINT, placeholder_hash BYTEA,
+                    stored_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
+                )
+                """
+            ]
+        ),
     ]
 
     private func migrate() async throws {
@@ -551,41 +575,6 @@ final class PostgresLayoutStore: LayoutStore {
         }
     }
 
-    /// Runs `body` for at most `timeout`. The caller never waits for a body that ignores its cancellation (a query
-    /// on a connection that died with the server may never answer): it gets ``StoreTimeout`` on time, and the body is
-    /// cancelled and left to end on its own.
-    private func withTimeout<Result: Sendable>(
-        _ timeout: Duration, _ body: @escaping @Sendable () async throws -> Result
-    ) async throws -> Result {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
-            let waiting = FirstAnswer(continuation)
-            let work = Task {
-                do { waiting.resume(with: .success(try await body())) } catch { waiting.resume(with: .failure(error)) }
-            }
-            Task {
-                try? await Task.sleep(for: timeout)
-                if waiting.resume(with: .failure(StoreTimeout())) { work.cancel() }
-            }
-        }
-    }
-
-    /// A continuation resumed by the first of two racers; the second finds it taken.
-    private final class FirstAnswer<Value: Sendable>: Sendable {
-        private let continuation: Mutex<CheckedContinuation<Value, any Error>?>
-
-        init(_ continuation: CheckedContinuation<Value, any Error>) { self.continuation = Mutex(continuation) }
-
-        /// Whether this call was the first.
-        @discardableResult
-        func resume(with outcome: Swift.Result<Value, any Error>) -> Bool {
-            guard let continuation = continuation.withLock({ $0.take() }) else { return false }
-            continuation.resume(with: outcome)
-            return true
-        }
-    }
-
-    private struct StoreTimeout: Error {}
-
     /// The error inside a transaction's wrapper: the one that made it fail.
     private static func cause(_ error: any Error) -> any Error {
         guard let failed = error as? PostgresTransactionError else { return error }
@@ -608,7 +597,7 @@ final class PostgresLayoutStore: LayoutStore {
         }
     }
 
-    private static func describe(_ error: any Error) -> String {
+    static func describe(_ error: any Error) -> String {
         let error = cause(error)
         if error is StoreTimeout { return "the server did not answer; is PostgreSQL running there?" }
         if let error = error as? PSQLError {

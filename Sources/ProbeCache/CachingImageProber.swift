@@ -21,19 +21,20 @@ public struct ProbeResult: Sendable {
     public var fromCache: Bool
 }
 
-/// An ``ImageProber`` in front of an optional ``ProbeCache``.
+/// An ``ImageProber`` in front of an optional cache (``ProbeCacheStorage``).
 ///
 /// Files are validated by size and modification time (nanoseconds), without reading a byte when
 /// the entry is current. URLs with a stored ETag or Last-Modified are revalidated with a
 /// conditional range request: a 304 costs one round trip and no body. Standard input is never
 /// cached. A cache that fails while running is logged and bypassed: probing must not fail because
-/// a cache did. Cache reads and writes are synchronous SQLite calls of well under a millisecond
-/// (WAL mode: readers never wait for the writer), so they run inline rather than on another thread.
+/// a cache did. ``ProbeCache``'s reads and writes are synchronous SQLite calls of well under a millisecond
+/// (WAL mode: readers never wait for the writer), so they run inline rather than on another thread; a cache
+/// across the network is awaited, within the time it allows itself.
 public struct CachingImageProber: Sendable {
     /// The prober behind the cache.
     public var prober: ImageProber
     /// The cache, or `nil` to probe every time.
-    public var cache: ProbeCache?
+    public var cache: (any ProbeCacheStorage)?
     /// Limits for placeholder decoding.
     public var decodeOptions: PixelDecodeOptions
     private let logger: Logger
@@ -45,7 +46,7 @@ public struct CachingImageProber: Sendable {
     ///   - decodeOptions: Pixel budget and scan cap for placeholders.
     ///   - logger: Where cache failures are reported.
     public init(
-        prober: ImageProber, cache: ProbeCache?, decodeOptions: PixelDecodeOptions = PixelDecodeOptions(),
+        prober: ImageProber, cache: (any ProbeCacheStorage)?, decodeOptions: PixelDecodeOptions = PixelDecodeOptions(),
         logger: Logger
     ) {
         self.prober = prober
@@ -61,12 +62,12 @@ public struct CachingImageProber: Sendable {
     /// - Returns: The header, the placeholder if asked for, and whether the cache answered.
     public func probe(_ source: String, withPlaceholder: Bool) async -> ProbeResult {
         guard let cache, source != "-" else { return await probeUncached(source, withPlaceholder: withPlaceholder) }
-        let cached = lookup(source, in: cache)
+        let cached = await lookup(source, in: cache)
         if ImageProber.isRemote(source) {
             return await probeRemote(source, cached: cached, cache: cache, withPlaceholder: withPlaceholder)
         }
         let (result, learnt) = await probeFile(source, cached: cached, withPlaceholder: withPlaceholder)
-        if let learnt { save([(source, learnt)], cache) }
+        if let learnt { await save([(source, learnt)], cache) }
         return result
     }
 
@@ -87,7 +88,7 @@ public struct CachingImageProber: Sendable {
             return results
         }
         let files = sources.filter { $0 != "-" && !ImageProber.isRemote($0) }
-        let cached = files.isEmpty ? [:] : lookup(files, in: cache)
+        let cached = files.isEmpty ? [:] : await lookup(files, in: cache)
         var learnt: [(source: String, entry: CachedProbe)] = []
         for source in sources {
             guard source != "-", !ImageProber.isRemote(source) else {
@@ -98,7 +99,7 @@ public struct CachingImageProber: Sendable {
             results.append(result)
             if let entry { learnt.append((source, entry)) }
         }
-        save(learnt, cache)
+        await save(learnt, cache)
         return results
     }
 
@@ -130,9 +131,9 @@ public struct CachingImageProber: Sendable {
         return (result, CachedProbe(validator: validator, info: info, placeholder: try? result.placeholder?.get()))
     }
 
-    private func probeRemote(_ url: String, cached: CachedProbe?, cache: ProbeCache, withPlaceholder: Bool) async
-        -> ProbeResult
-    {
+    private func probeRemote(
+        _ url: String, cached: CachedProbe?, cache: any ProbeCacheStorage, withPlaceholder: Bool
+    ) async -> ProbeResult {
         guard let remote = prober.remote else { return await probeUncached(url, withPlaceholder: withPlaceholder) }
         var revalidating: RemoteValidator?
         if let cached, case .remote(let validator) = cached.validator, !validator.isEmpty { revalidating = validator }
@@ -150,7 +151,7 @@ public struct CachingImageProber: Sendable {
                 placeholder = await makePlaceholder(url, header: cached.info)
                 if case .success(let value) = placeholder {
                     let entry = CachedProbe(validator: cached.validator, info: cached.info, placeholder: value)
-                    save([(url, entry)], cache)
+                    await save([(url, entry)], cache)
                 }
             }
             return ProbeResult(
@@ -160,7 +161,7 @@ public struct CachingImageProber: Sendable {
             if !resource.validator.isEmpty {
                 let entry = CachedProbe(
                     validator: .remote(resource.validator), info: info, placeholder: try? placeholder?.get())
-                save([(url, entry)], cache)
+                await save([(url, entry)], cache)
             }
             return ProbeResult(info: .success(info), placeholder: placeholder, fromCache: false)
         }
@@ -189,28 +190,28 @@ public struct CachingImageProber: Sendable {
         }
     }
 
-    private func lookup(_ source: String, in cache: ProbeCache) -> CachedProbe? {
+    private func lookup(_ source: String, in cache: any ProbeCacheStorage) async -> CachedProbe? {
         do {
-            return try cache.entry(for: source)
+            return try await cache.entry(for: source)
         } catch {
             logger.warning("probe cache read failed; probing without it", metadata: ["error": "\(error.message)"])
             return nil
         }
     }
 
-    private func lookup(_ sources: [String], in cache: ProbeCache) -> [String: CachedProbe] {
+    private func lookup(_ sources: [String], in cache: any ProbeCacheStorage) async -> [String: CachedProbe] {
         do {
-            return try cache.entries(for: sources)
+            return try await cache.entries(for: sources)
         } catch {
             logger.warning("probe cache read failed; probing without it", metadata: ["error": "\(error.message)"])
             return [:]
         }
     }
 
-    private func save(_ entries: [(source: String, entry: CachedProbe)], _ cache: ProbeCache) {
+    private func save(_ entries: [(source: String, entry: CachedProbe)], _ cache: any ProbeCacheStorage) async {
         guard !entries.isEmpty else { return }
         do {
-            try cache.store(entries)
+            try await cache.store(entries)
         } catch {
             logger.warning("probe cache write failed", metadata: ["error": "\(error.message)"])
         }

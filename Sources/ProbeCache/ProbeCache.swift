@@ -28,13 +28,13 @@ public struct CachedProbe: Sendable, Equatable {
     }
 }
 
-/// A SQLite cache of image probes, keyed by source (path or URL) and validator.
+/// A SQLite cache of image probes, keyed by source (path or URL) and validator: one machine's ``ProbeCacheStorage``.
 ///
 /// The file lives wherever the caller says (``defaultPath(environment:)`` is the CLI's default).
 /// It is opened in WAL mode through a GRDB `DatabasePool`, so many tasks and several processes may
 /// read and write it at once. The schema carries a version; a file from a newer, incompatible
 /// version or one that is not a database at all is reported with its path rather than overwritten.
-public final class ProbeCache: Sendable {
+public final class ProbeCache: ProbeCacheStorage {
     /// The schema version this code reads and writes.
     public static let schemaVersion = 1
 
@@ -244,27 +244,11 @@ public final class ProbeCache: Sendable {
     }
 
     private static func arguments(_ entry: CachedProbe, source: String, storedAt: Double) -> StatementArguments {
-        var fileSize: Int?
-        var fileModified: Int64?
-        var entityTag: String?
-        var lastModified: String?
-        switch entry.validator {
-        case .file(let size, let modified): (fileSize, fileModified) = (size, modified)
-        case .remote(let validator): (entityTag, lastModified) = (validator.entityTag, validator.lastModified)
-        }
-        let info = entry.info
-        let flags =
-            (info.isProgressive ? 1 : 0) | (info.isInterlaced ? 2 : 0) | (info.isAnimated ? 4 : 0)
-            | (info.isCMYK ? 8 : 0)
-            | (info.isAppleOptimizedPNG ? 16 : 0)
-        let color = entry.placeholder.map { placeholder -> Int64 in
-            let c = placeholder.averageColor
-            return Int64(c.red) << 24 | Int64(c.green) << 16 | Int64(c.blue) << 8 | Int64(c.alpha)
-        }
+        let row = ProbeColumns(entry)
         return [
-            source, fileSize, fileModified, entityTag, lastModified, info.format.rawValue, info.width, info.height,
-            info.orientation, info.bytesRead, flags, info.bitDepth, info.warnings.joined(separator: "\n"), color,
-            entry.placeholder.map { Data($0.thumbHash) }, storedAt,
+            source, row.fileSize, row.fileModified, row.entityTag, row.lastModified, row.format, row.width, row.height,
+            row.orientation, row.bytesRead, row.flags, row.bitDepth, row.warnings, row.placeholderColor,
+            row.placeholderHash.map { Data($0) }, storedAt,
         ]
     }
 
@@ -278,30 +262,26 @@ public final class ProbeCache: Sendable {
     }
 
     private static func decode(_ row: Row) -> CachedProbe? {
-        guard let format = ImageFormat(rawValue: row["format"]) else { return nil }
-        let validator: ProbeValidator
-        if let size: Int = row["fileSize"], let modified: Int64 = row["fileModified"] {
-            validator = .file(size: size, modifiedNanoseconds: modified)
-        } else {
-            validator = .remote(RemoteValidator(entityTag: row["entityTag"], lastModified: row["lastModified"]))
-        }
+        // Each column's type spelt out: one expression of sixteen generic subscripts is too much for the type checker.
+        let fileSize: Int? = row["fileSize"]
+        let fileModified: Int64? = row["fileModified"]
+        let entityTag: String? = row["entityTag"]
+        let lastModified: String? = row["lastModified"]
+        let format: String = row["format"]
+        let width: Int = row["width"]
+        let height: Int = row["height"]
+        let orientation: Int = row["orientation"]
+        let bytesRead: Int = row["bytesRead"]
         let flags: Int = row["flags"]
+        let bitDepth: Int? = row["bitDepth"]
         let warnings: String = row["warnings"]
-        let info = ImageInfo(
-            format: format, width: row["width"], height: row["height"], orientation: row["orientation"],
-            bytesRead: row["bytesRead"], isProgressive: flags & 1 != 0, isInterlaced: flags & 2 != 0,
-            isAnimated: flags & 4 != 0, isCMYK: flags & 8 != 0, bitDepth: row["bitDepth"],
-            isAppleOptimizedPNG: flags & 16 != 0,
-            warnings: warnings.isEmpty
-                ? [] : warnings.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
-        var placeholder: ImagePlaceholder?
-        if let color: Int64 = row["placeholderColor"], let hash: Data = row["placeholderHash"] {
-            placeholder = ImagePlaceholder(
-                averageColor: PlaceholderColor(
-                    red: UInt8(truncatingIfNeeded: color >> 24), green: UInt8(truncatingIfNeeded: color >> 16),
-                    blue: UInt8(truncatingIfNeeded: color >> 8), alpha: UInt8(truncatingIfNeeded: color)),
-                thumbHash: Array(hash))
-        }
-        return CachedProbe(validator: validator, info: info, placeholder: placeholder)
+        let placeholderColor: Int64? = row["placeholderColor"]
+        let placeholderHash: Data? = row["placeholderHash"]
+        return ProbeColumns(
+            fileSize: fileSize, fileModified: fileModified, entityTag: entityTag, lastModified: lastModified,
+            format: format, width: width, height: height, orientation: orientation, bytesRead: bytesRead, flags: flags,
+            bitDepth: bitDepth, warnings: warnings, placeholderColor: placeholderColor,
+            placeholderHash: placeholderHash.map { Array($0) }
+        ).entry
     }
 }

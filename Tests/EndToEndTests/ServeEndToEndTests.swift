@@ -14,13 +14,14 @@ struct ServeEndToEndTests {
         let port: Int
         let logFile: URL
 
-        init(store: String, arguments extra: [String] = []) async throws {
+        /// - Parameter cacheHome: XDG_CACHE_HOME for the instance (where a local probe cache would go).
+        init(store: String, arguments extra: [String] = [], cacheHome: URL = CommandRunner.testCacheHome) async throws {
             logFile = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-serve-\(UUID()).log")
             _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
             process.executableURL = CommandRunner.binary
             process.arguments = ["serve", "--port", "0", "--store", store, "--allow-private-network"] + extra
             var environment = ProcessInfo.processInfo.environment
-            environment["XDG_CACHE_HOME"] = CommandRunner.testCacheHome.path
+            environment["XDG_CACHE_HOME"] = cacheHome.path
             process.environment = environment
             let logHandle = try FileHandle(forWritingTo: logFile)
             process.standardOutput = logHandle

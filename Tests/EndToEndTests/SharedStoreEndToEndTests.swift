@@ -9,58 +9,11 @@ import Testing
 /// `feedlayout serve` instances sharing one PostgreSQL store, a throwaway cluster of each test's own
 /// (scripts/postgres-cluster, Debian's postgresql run as the postgres user): a layout posted to two instances at
 /// once is computed once and served by both while it runs, a killed instance's layout is taken over when its lease
-/// expires, and a restart of PostgreSQL mid-layout answers 503 for that moment and loses nothing. Pages are
-/// `feedlayout layout`'s, byte for byte.
+/// expires, a restart of PostgreSQL mid-layout answers 503 for that moment and loses nothing, and a photo one instance
+/// probed is only revalidated by another. Pages are `feedlayout layout`'s, byte for byte.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct SharedStoreEndToEndTests {
-    /// A PostgreSQL cluster in a temporary folder, on a free port of 127.0.0.1.
-    final class Cluster: Sendable {
-        let folder: URL
-        let port: Int
-        var url: String { "postgres://postgres@127.0.0.1:\(port)/feedlayout" }
-        static let script = CommandRunner.repositoryRoot.appendingPathComponent("scripts/postgres-cluster").path
-
-        init() async throws {
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-pg-\(UUID().uuidString)")
-            port = try Self.freePort()
-            try await start()
-        }
-
-        func start() async throws {
-            let started = try await CommandRunner.runTool(
-                Self.script, ["start", folder.path, "\(port)"], timeout: 120)
-            guard started.status == 0, started.stdoutText.hasPrefix(url) else {
-                throw TestInputError(message: "PostgreSQL did not start: \(started.stderr)")
-            }
-        }
-
-        func stop() async throws {
-            let stopped = try await CommandRunner.runTool(Self.script, ["stop", folder.path], timeout: 120)
-            guard stopped.status == 0 else { throw TestInputError(message: "PostgreSQL did not stop: \(stopped.stderr)") }
-        }
-
-        func remove() async {
-            _ = try? await CommandRunner.runTool(Self.script, ["remove", folder.path], timeout: 120)
-        }
-
-        /// A port nothing listens on now: the kernel's pick for a socket bound to port 0.
-        static func freePort() throws -> Int {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(descriptor) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                    bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
-                }
-            }
-            guard bound else { throw TestInputError(message: "no free port: \(String(cString: strerror(errno)))") }
-            return Int(UInt16(bigEndian: address.sin_port))
-        }
-    }
-
+    typealias Cluster = PostgresTestCluster
     typealias ServeProcess = ServeEndToEndTests.ServeProcess
 
     static var options: [String: Any] { ["pageSize": 20, "width": 600, "columns": 3] }
@@ -181,5 +134,88 @@ struct SharedStoreEndToEndTests {
             await #expect(try ServeEndToEndTests.servicePages(service, id, count: expected.count) == expected)
             await #expect(try service.get("/v1/layouts/\(id)/pages/\(expected.count)").status == 404)
         }
+    }
+
+    /// A photo one instance probed is not probed again by another. Instance A lays out a feed (every photo's header
+    /// read, every placeholder downloaded) and stops; instance B lays out the same feed at another width, a new
+    /// layout, and finds every photo's header and placeholder in PostgreSQL: the photo server sees one conditional
+    /// request per photo, answered 304 without a body, and nothing else. Each instance has a cache folder of its own,
+    /// so only the database can carry a probe from one to the other. Both layouts' pages are the command's.
+    @Test func aPhotoProbedByOneInstanceIsOnlyRevalidatedByAnother() async throws {
+        let cluster = try await Cluster()
+        defer { Task { await cluster.remove() } }
+        try await TestHTTPServer.with { server in
+            let count = 30
+            let feed = try Self.serveFeedOfTaggedPhotos(server, count: count)
+            func photoRequests() -> [TestHTTPServer.LoggedRequest] {
+                server.requests.filter { $0.path.hasPrefix("/photos/") }
+            }
+            let narrow: [String: Any] = ["pageSize": 10, "width": 600, "columns": 3, "placeholders": true]
+            let wide: [String: Any] = ["pageSize": 10, "width": 900, "columns": 3, "placeholders": true]
+
+            let a = try await ServeProcess(store: cluster.url, cacheHome: try CommandRunner.temporaryDirectory())
+            defer { if a.process.isRunning { _ = a.signal(SIGTERM) } }
+            let first = try Self.id(of: try await a.post(["feed": feed, "options": narrow]))
+            let firstDone = try await a.waitUntilDone(first)
+            #expect(firstDone["status"] as? String == "done", "\(firstDone)\n\(a.log())")
+            let firstPages = try await ServeEndToEndTests.servicePages(a, first, count: firstDone["pages"] as? Int ?? 0)
+            #expect(try await Self.probeCacheHits(a) == 0)
+            _ = a.signal(SIGTERM)
+            let byA = photoRequests()
+            #expect(Set(byA.map(\.path)).count == count)
+            #expect(byA.allSatisfy { $0.headers["if-none-match"] == nil })
+
+            let b = try await ServeProcess(store: cluster.url, cacheHome: try CommandRunner.temporaryDirectory())
+            defer { _ = b.signal(SIGTERM) }
+            let second = try Self.id(of: try await b.post(["feed": feed, "options": wide]))
+            #expect(second != first)
+            let secondDone = try await b.waitUntilDone(second)
+            #expect(secondDone["status"] as? String == "done", "\(secondDone)\n\(b.log())")
+            let byB = Array(photoRequests().dropFirst(byA.count))
+            #expect(byB.count == count, "\(byB.map(\.path))")
+            // The server answers 304, without a body, exactly when If-None-Match is the photo's tag.
+            let answeredInFull = byB.filter { $0.headers["if-none-match"] != Self.entityTag(ofPhotoAt: $0.path) }
+            #expect(answeredInFull.isEmpty, "probed again: \(answeredInFull.map(\.path))")
+            #expect(Set(byB.map(\.path)).count == count)
+            #expect(try await Self.probeCacheHits(b) == count)
+
+            let commandOptions = ["--page-size", "10", "--columns", "3", "--placeholders"]
+            let narrowPages = try await ServeEndToEndTests.cliPages(feed, options: commandOptions + ["--width", "600"])
+            let widePages = try await ServeEndToEndTests.cliPages(feed, options: commandOptions + ["--width", "900"])
+            #expect(widePages.count == 3)
+            #expect(firstPages == narrowPages)
+            await #expect(try ServeEndToEndTests.servicePages(b, second, count: widePages.count) == widePages)
+            #expect(secondDone["pages"] as? Int == widePages.count)
+        }
+    }
+
+    /// A feed of `count` pins, each photo its own URL with an entity tag (so a probe of it can be cached and
+    /// revalidated).
+    static func serveFeedOfTaggedPhotos(_ server: TestHTTPServer, count: Int) throws -> String {
+        let photos = CommandRunner.repositoryRoot.appendingPathComponent("sample-feed/photos")
+        let cat = try [UInt8](Data(contentsOf: photos.appendingPathComponent("chelsea-the-cat.jpg")))
+        let hills = try [UInt8](Data(contentsOf: photos.appendingPathComponent("aitzgorri-autumn.jpg")))
+        var feed = #"<?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/">"#
+        feed += "<channel><title>t</title>"
+        for index in 0..<count {
+            let path = "/photos/\(index).jpg"
+            let photo = index % 3 == 0 ? hills : cat
+            server.serve(path, .init(body: photo, contentType: "image/jpeg", entityTag: entityTag(ofPhotoAt: path)))
+            feed += "<item><guid>pin-\(index)</guid><title>Pin \(index)</title>"
+            feed += "<description>caption \(index) " + String(repeating: "words ", count: index % 13) + "</description>"
+            feed += "<media:content url=\"photos/\(index).jpg\" medium=\"image\"/></item>\n"
+        }
+        feed += "</channel></rss>\n"
+        server.serve("/feed.xml", .init(body: Array(feed.utf8), contentType: "application/rss+xml"))
+        return server.url("/feed.xml")
+    }
+
+    static func entityTag(ofPhotoAt path: String) -> String { "\"\(path)-v1\"" }
+
+    /// What an instance's `/metrics` says of `feedlayout_probe_cache_hits_total`.
+    static func probeCacheHits(_ service: ServeProcess) async throws -> Int? {
+        let text = String(decoding: try await service.get("/metrics").body, as: UTF8.self)
+        let line = text.split(separator: "\n").first { $0.hasPrefix("feedlayout_probe_cache_hits_total ") }
+        return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) }
     }
 }

@@ -1,0 +1,117 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ProbeCache
+
+/// The probe cache of the instances that share a PostgreSQL store, in its table `feedlayout.probe` (one of the
+/// store's migrations), on the store's connections: a photo one instance probed is not probed again by another. As
+/// with a local cache, a URL's entry is revalidated with a conditional request, and a file's is trusted while the file
+/// at that path has the stored size and modification time, on whichever instance reads it.
+///
+/// Every call is bounded in time: PostgreSQL that does not answer makes probes miss (the prober logs it and reads
+/// the photo), it never holds a layout up. A miss costs one photo request, so the bound is shorter than the store's.
+final class PostgresProbeCache: ProbeCacheStorage {
+    private let client: PostgresClient
+    /// The store's URL without its password, for messages.
+    private let displayURL: String
+    private let logger: Logger
+    /// Far longer than a lookup or a store of a healthy server takes.
+    static let operationTimeout: Duration = .seconds(2)
+
+    init(client: PostgresClient, displayURL: String, logger: Logger) {
+        self.client = client
+        self.displayURL = displayURL
+        self.logger = logger
+    }
+
+    func entry(for source: String) async throws(ProbeCacheError) -> CachedProbe? {
+        try await entries(for: [source])[source]
+    }
+
+    func entries(for sources: [String]) async throws(ProbeCacheError) -> [String: CachedProbe] {
+        guard !sources.isEmpty else { return [:] }
+        return try await operation { [client, logger] in
+            var found: [String: CachedProbe] = [:]
+            let rows = try await client.query(
+                """
+                SELECT source, file_size, file_modified, entity_tag, last_modified, format, width, height, orientation,
+                    bytes_read, flags, bit_depth, warnings, placeholder_color, placeholder_hash
+                FROM feedlayout.probe WHERE source = ANY(\(sources))
+                """, logger: logger)
+            for try await row in rows.decode(
+                (
+                    String, Int?, Int64?, String?, String?, String, Int, Int, Int, Int, Int, Int?, String, Int64?,
+                    Data?
+                ).self)
+            {
+                let columns = ProbeColumns(
+                    fileSize: row.1, fileModified: row.2, entityTag: row.3, lastModified: row.4, format: row.5,
+                    width: row.6, height: row.7, orientation: row.8, bytesRead: row.9, flags: row.10, bitDepth: row.11,
+                    warnings: row.12, placeholderColor: row.13, placeholderHash: row.14.map { [UInt8]($0) })
+                // A format this version does not know (a newer instance stored it) is a miss, as in ProbeCache.
+                if let entry = columns.entry { found[row.0] = entry }
+            }
+            return found
+        }
+    }
+
+    func store(_ entries: [(source: String, entry: CachedProbe)]) async throws(ProbeCacheError) {
+        // Rows are written in source order, so two instances storing overlapping batches lock them in the same order
+        // and never deadlock; of several entries for one source, the last is kept, as separate stores would keep it.
+        var latest: [String: CachedProbe] = [:]
+        for (source, entry) in entries { latest[source] = entry }
+        let rows = latest.sorted { $0.key < $1.key }.map { (source: $0.key, columns: ProbeColumns($0.value)) }
+        guard !rows.isEmpty else { return }
+        try await operation { [client, logger] in
+            if rows.count == 1 {
+                try await client.query(try Self.upsert(rows[0].source, rows[0].columns), logger: logger)
+                return
+            }
+            try await client.withTransaction(logger: logger) { connection in
+                for row in rows { try await connection.query(try Self.upsert(row.source, row.columns), logger: logger) }
+            }
+        }
+    }
+
+    /// Stores or replaces one source's entry, as ProbeCache's `INSERT OR REPLACE` does.
+    private static func upsert(_ source: String, _ row: ProbeColumns) throws -> PostgresQuery {
+        let hash = row.placeholderHash.map { Data($0) }
+        return try """
+        INSERT INTO feedlayout.probe (source, file_size, file_modified, entity_tag, last_modified, format, width,
+            height, orientation, bytes_read, flags, bit_depth, warnings, placeholder_color, placeholder_hash)
+        VALUES (\(source), \(row.fileSize), \(row.fileModified), \(row.entityTag), \(row.lastModified),
+            \(row.format), \(row.width), \(row.height), \(row.orientation), \(row.bytesRead), \(row.flags),
+            \(row.bitDepth), \(row.warnings), \(row.placeholderColor), \(hash))
+        ON CONFLICT (source) DO UPDATE SET
+            file_size = EXCLUDED.file_size, file_modified = EXCLUDED.file_modified,
+            entity_tag = EXCLUDED.entity_tag, last_modified = EXCLUDED.last_modified, format = EXCLUDED.format,
+            width = EXCLUDED.width, height = EXCLUDED.height, orientation = EXCLUDED.orientation,
+            bytes_read = EXCLUDED.bytes_read, flags = EXCLUDED.flags, bit_depth = EXCLUDED.bit_depth,
+            warnings = EXCLUDED.warnings, placeholder_color = EXCLUDED.placeholder_color,
+            placeholder_hash = EXCLUDED.placeholder_hash, stored_at = clock_timestamp()
+        """
+    }
+
+    /// How many entries the table holds.
+    func count() async throws(ProbeCacheError) -> Int {
+        try await operation { [client, logger] in
+            for try await count in try await client.query("SELECT count(*) FROM feedlayout.probe", logger: logger)
+                .decode(Int.self)
+            {
+                return count
+            }
+            return 0
+        }
+    }
+
+    /// Runs one call within ``operationTimeout``; any failure becomes the ``ProbeCacheError`` the prober logs.
+    private func operation<Result: Sendable>(
+        _ body: @escaping @Sendable () async throws -> Result
+    ) async throws(ProbeCacheError) -> Result {
+        do {
+            return try await withTimeout(Self.operationTimeout, body)
+        } catch {
+            throw ProbeCacheError(code: .unavailable, path: displayURL, reason: PostgresLayoutStore.describe(error))
+        }
+    }
+}

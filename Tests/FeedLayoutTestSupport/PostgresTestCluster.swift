@@ -1,0 +1,71 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A throwaway PostgreSQL cluster in a temporary folder, on a free port of 127.0.0.1: scripts/postgres-cluster
+/// (Debian's postgresql, run as the postgres user). For the tests of what `feedlayout serve` instances share.
+public final class PostgresTestCluster: Sendable {
+    public let folder: URL
+    public let port: Int
+    /// The store URL of its database `feedlayout`.
+    public var url: String { "postgres://postgres@127.0.0.1:\(port)/feedlayout" }
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("scripts/postgres-cluster").path
+
+    /// Creates the cluster and starts it.
+    public init() async throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-pg-\(UUID().uuidString)")
+        port = try Self.freePort()
+        try await start()
+    }
+
+    public func start() async throws {
+        let started = try await Self.run(["start", folder.path, "\(port)"])
+        guard started.status == 0, started.stdout.hasPrefix(url) else {
+            throw TestInputError(message: "PostgreSQL did not start: \(started.stderr)")
+        }
+    }
+
+    public func stop() async throws {
+        let stopped = try await Self.run(["stop", folder.path])
+        guard stopped.status == 0 else { throw TestInputError(message: "PostgreSQL did not stop: \(stopped.stderr)") }
+    }
+
+    /// Stops the server if it runs and deletes its folder.
+    public func remove() async {
+        _ = try? await Self.run(["remove", folder.path])
+    }
+
+    /// A port nothing listens on now: the kernel's pick for a socket bound to port 0.
+    public static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw TestInputError(message: "no free port: \(String(cString: strerror(errno)))") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Runs the script on a thread of its own (starting a cluster takes seconds), killed after two minutes.
+    private static func run(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+        try await onOwnThread {
+            let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "feedlayout-pg-stderr-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: errorFile) }
+            let result = try ChildProcess.run(
+                script, arguments, environment: ProcessInfo.processInfo.environment, directory: nil, stdin: nil,
+                stderrPath: errorFile.path, timeout: 120)
+            let stderr = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
+            return (result.status, String(decoding: result.stdout, as: UTF8.self), stderr)
+        }
+    }
+}
