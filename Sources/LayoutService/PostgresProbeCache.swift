@@ -56,40 +56,61 @@ final class PostgresProbeCache: ProbeCacheStorage {
     }
 
     func store(_ entries: [(source: String, entry: CachedProbe)]) async throws(ProbeCacheError) {
-        // Rows are written in source order, so two instances storing overlapping batches lock them in the same order
-        // and never deadlock; of several entries for one source, the last is kept, as separate stores would keep it.
+        // Of several entries for one source, the last is kept, as separate stores would keep it (and one statement
+        // may not update a row twice). Rows go in source order, so two instances storing overlapping batches lock
+        // them in the same order and never deadlock.
         var latest: [String: CachedProbe] = [:]
         for (source, entry) in entries { latest[source] = entry }
         let rows = latest.sorted { $0.key < $1.key }.map { (source: $0.key, columns: ProbeColumns($0.value)) }
         guard !rows.isEmpty else { return }
         try await operation { [client, logger] in
-            if rows.count == 1 {
-                try await client.query(try Self.upsert(rows[0].source, rows[0].columns), logger: logger)
-                return
-            }
-            try await client.withTransaction(logger: logger) { connection in
-                for row in rows { try await connection.query(try Self.upsert(row.source, row.columns), logger: logger) }
+            // One statement for the batch: a round trip per photo would make every layout wait on the network.
+            for chunk in stride(from: 0, to: rows.count, by: Self.rowsPerStatement) {
+                let part = rows[chunk..<min(rows.count, chunk + Self.rowsPerStatement)]
+                try await client.query(try Self.upsert(part), logger: logger)
             }
         }
     }
 
-    /// Stores or replaces one source's entry, as ProbeCache's `INSERT OR REPLACE` does.
-    private static func upsert(_ source: String, _ row: ProbeColumns) throws -> PostgresQuery {
-        let hash = row.placeholderHash.map { Data($0) }
-        return try """
-        INSERT INTO feedlayout.probe (source, file_size, file_modified, entity_tag, last_modified, format, width,
-            height, orientation, bytes_read, flags, bit_depth, warnings, placeholder_color, placeholder_hash)
-        VALUES (\(source), \(row.fileSize), \(row.fileModified), \(row.entityTag), \(row.lastModified),
-            \(row.format), \(row.width), \(row.height), \(row.orientation), \(row.bytesRead), \(row.flags),
-            \(row.bitDepth), \(row.warnings), \(row.placeholderColor), \(hash))
-        ON CONFLICT (source) DO UPDATE SET
-            file_size = EXCLUDED.file_size, file_modified = EXCLUDED.file_modified,
-            entity_tag = EXCLUDED.entity_tag, last_modified = EXCLUDED.last_modified, format = EXCLUDED.format,
-            width = EXCLUDED.width, height = EXCLUDED.height, orientation = EXCLUDED.orientation,
-            bytes_read = EXCLUDED.bytes_read, flags = EXCLUDED.flags, bit_depth = EXCLUDED.bit_depth,
-            warnings = EXCLUDED.warnings, placeholder_color = EXCLUDED.placeholder_color,
-            placeholder_hash = EXCLUDED.placeholder_hash, stored_at = clock_timestamp()
-        """
+    /// Rows in one statement: 15 parameters each, far below PostgreSQL's 65,535.
+    static let rowsPerStatement = 1_000
+
+    /// Stores or replaces the entries of several sources, as ProbeCache's `INSERT OR REPLACE` does.
+    private static func upsert(_ rows: ArraySlice<(source: String, columns: ProbeColumns)>) throws -> PostgresQuery {
+        var bindings = PostgresBindings(capacity: rows.count * 15)
+        var values: [String] = []
+        for (source, row) in rows {
+            let first = bindings.count + 1
+            bindings.append(source)
+            bindings.append(row.fileSize)
+            bindings.append(row.fileModified)
+            bindings.append(row.entityTag)
+            bindings.append(row.lastModified)
+            bindings.append(row.format)
+            bindings.append(row.width)
+            bindings.append(row.height)
+            bindings.append(row.orientation)
+            bindings.append(row.bytesRead)
+            bindings.append(row.flags)
+            bindings.append(row.bitDepth)
+            bindings.append(row.warnings)
+            bindings.append(row.placeholderColor)
+            try bindings.append(row.placeholderHash.map { Data($0) })
+            values.append("(" + (first..<first + 15).map { "$\($0)" }.joined(separator: ", ") + ")")
+        }
+        return PostgresQuery(
+            unsafeSQL: """
+                INSERT INTO feedlayout.probe (source, file_size, file_modified, entity_tag, last_modified, format, width,
+                    height, orientation, bytes_read, flags, bit_depth, warnings, placeholder_color, placeholder_hash)
+                VALUES \(values.joined(separator: ", "))
+                ON CONFLICT (source) DO UPDATE SET
+                    file_size = EXCLUDED.file_size, file_modified = EXCLUDED.file_modified,
+                    entity_tag = EXCLUDED.entity_tag, last_modified = EXCLUDED.last_modified, format = EXCLUDED.format,
+                    width = EXCLUDED.width, height = EXCLUDED.height, orientation = EXCLUDED.orientation,
+                    bytes_read = EXCLUDED.bytes_read, flags = EXCLUDED.flags, bit_depth = EXCLUDED.bit_depth,
+                    warnings = EXCLUDED.warnings, placeholder_color = EXCLUDED.placeholder_color,
+                    placeholder_hash = EXCLUDED.placeholder_hash, stored_at = clock_timestamp()
+                """, binds: bindings)
     }
 
     /// How many entries the table holds.
