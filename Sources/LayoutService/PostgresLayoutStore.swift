@@ -183,7 +183,28 @@ final class PostgresLayoutStore: LayoutStore {
                 """
             ]
         ),
+        (
+            3,
+            [
+                // A feed in chunks: one message of a whole feed (hundreds of MB) grew a connection's write buffer to
+                // its size, and the pool kept that buffer for the connection's life. A feed stored before is one
+                // chunk.
+                """
+                CREATE TABLE feedlayout.feed_chunk (
+                    layout_id TEXT NOT NULL REFERENCES feedlayout.layout(id) ON DELETE CASCADE,
+                    chunk_index BIGINT NOT NULL,
+                    bytes BYTEA NOT NULL,
+                    PRIMARY KEY (layout_id, chunk_index)
+                )
+                """,
+                "INSERT INTO feedlayout.feed_chunk (layout_id, chunk_index, bytes) SELECT layout_id, 0, bytes FROM feedlayout.feed",
+                "DROP TABLE feedlayout.feed",
+            ]
+        ),
     ]
+
+    /// The bytes of a feed in one stored chunk (and in one message to or from PostgreSQL).
+    static let feedChunkSize = 1 << 20
 
     private func migrate() async throws {
         try await withTimeout(.seconds(15)) { [client, logger] in
@@ -232,8 +253,12 @@ final class PostgresLayoutStore: LayoutStore {
                     """, logger: logger
                 ).collect()
                 guard !inserted.isEmpty else { return false }
-                try await connection.query(
-                    "INSERT INTO feedlayout.feed (layout_id, bytes) VALUES (\(id), \(Data(feed)))", logger: logger)
+                for (number, start) in stride(from: 0, to: feed.count, by: Self.feedChunkSize).enumerated() {
+                    let chunk = Data(feed[start..<min(feed.count, start + Self.feedChunkSize)])
+                    try await connection.query(
+                        "INSERT INTO feedlayout.feed_chunk (layout_id, chunk_index, bytes) VALUES (\(id), \(number), \(chunk))",
+                        logger: logger)
+                }
                 try await connection.query(
                     """
                     INSERT INTO feedlayout.part (layout_id, layout_index, width, columns)
@@ -279,12 +304,25 @@ final class PostgresLayoutStore: LayoutStore {
 
     func feed(of id: String) async throws -> [UInt8]? {
         try await operation { [client, logger] in
-            for try await bytes in try await client.query(
-                "SELECT bytes FROM feedlayout.feed WHERE layout_id = \(id)", logger: logger
-            ).decode(Data.self) {
-                return [UInt8](bytes)
+            var feed: [UInt8] = []
+            var found = false
+            for try await (size, bytes) in try await client.query(
+                """
+                SELECT sum(length(bytes)) OVER (), bytes FROM feedlayout.feed_chunk WHERE layout_id = \(id)
+                ORDER BY chunk_index
+                """, logger: logger
+            ).decode((Int, Data).self) {
+                if !found { feed.reserveCapacity(size) }
+                found = true
+                feed.append(contentsOf: bytes)
             }
-            return nil
+            // A layout of an empty feed has no chunks: it exists when its layout does.
+            if !found, try await client.query("SELECT 1 FROM feedlayout.layout WHERE id = \(id)", logger: logger)
+                .collect().isEmpty
+            {
+                return nil
+            }
+            return feed
         }
     }
 

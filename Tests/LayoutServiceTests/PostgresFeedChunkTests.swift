@@ -1,0 +1,85 @@
+import FeedLayoutTestSupport
+import Foundation
+import Logging
+import PostgresNIO
+import Testing
+
+@testable import LayoutService
+
+/// A layout's feed in PostgreSQL is stored in chunks, so that no message to or from the server holds a whole feed
+/// (a connection keeps a buffer the size of its largest message), and a database of the schema before keeps its
+/// feeds.
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct PostgresFeedChunkTests {
+    static let logger = Logger(label: "test.postgres-feed-chunks")
+
+    /// A feed of two and a half chunks comes back whole, in order, from another instance.
+    @Test func aFeedLargerThanAChunkRoundTrips() async throws {
+        try await PostgresProbeCacheTests.withCluster { cluster in try await Self.roundTrip(cluster) }
+    }
+
+    static func roundTrip(_ cluster: PostgresTestCluster) async throws {
+        let writer = try await PostgresProbeCacheTests.openStore(cluster)
+        defer { writer.close() }
+        let reader = try await PostgresProbeCacheTests.openStore(cluster)
+        defer { reader.close() }
+        var random = SplitMix64(seed: 5)
+        let feed = (0..<(PostgresLayoutStore.feedChunkSize * 5 / 2)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        #expect(
+            try await writer.insertLayout(
+                id: "big", arguments: [], feedName: "big.xml", baseURL: nil, feed: feed, parts: [(375, 2)]))
+        #expect(try await reader.feed(of: "big") == feed)
+        #expect(
+            try await writer.insertLayout(
+                id: "empty", arguments: [], feedName: "empty.xml", baseURL: nil, feed: [], parts: [(375, 2)]))
+        #expect(try await reader.feed(of: "empty") == [])
+        #expect(try await reader.feed(of: "missing") == nil)
+        let chunks = try await Self.query(cluster, "SELECT count(*) FROM feedlayout.feed_chunk WHERE layout_id = 'big'")
+        #expect(chunks == 3)
+    }
+
+    /// A database whose feeds are whole rows (schema 2) gets them as one chunk each when a new instance starts.
+    @Test func feedsStoredWholeBeforeAreKept() async throws {
+        try await PostgresProbeCacheTests.withCluster { cluster in try await Self.migrateWholeFeeds(cluster) }
+    }
+
+    static func migrateWholeFeeds(_ cluster: PostgresTestCluster) async throws {
+        // The tables migration 3 reads, as schema 2 left them (only the columns it uses).
+        for statement in [
+            "CREATE SCHEMA feedlayout",
+            "CREATE TABLE feedlayout.migration (version BIGINT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+            "INSERT INTO feedlayout.migration (version) VALUES (1), (2)",
+            "CREATE TABLE feedlayout.layout (id TEXT PRIMARY KEY)",
+            "CREATE TABLE feedlayout.feed (layout_id TEXT PRIMARY KEY REFERENCES feedlayout.layout(id), bytes BYTEA NOT NULL)",
+            "INSERT INTO feedlayout.layout (id) VALUES ('old')",
+            "INSERT INTO feedlayout.feed (layout_id, bytes) VALUES ('old', '<rss>old</rss>'::bytea)",
+        ] {
+            _ = try await Self.query(cluster, statement)
+        }
+        let store = try await PostgresProbeCacheTests.openStore(cluster)
+        defer { store.close() }
+        #expect(try await store.feed(of: "old") == Array("<rss>old</rss>".utf8))
+        #expect(try await Self.query(cluster, "SELECT max(version) FROM feedlayout.migration") == 3)
+        #expect(try await Self.query(cluster, "SELECT count(*) FROM pg_tables WHERE schemaname = 'feedlayout' AND tablename = 'feed'") == 0)
+    }
+
+    /// Runs one statement on the cluster's database; the first column of its first row as a number, if any.
+    static func query(_ cluster: PostgresTestCluster, _ sql: String) async throws -> Int? {
+        let configuration = PostgresClient.Configuration(
+            host: "127.0.0.1", port: cluster.port, username: "postgres", password: nil, database: "feedlayout",
+            tls: .disable)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: Int?.self) { group in
+            group.addTask {
+                await client.run()
+                return nil
+            }
+            defer { group.cancelAll() }
+            var first: Int?
+            for try await value in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Int?.self) {
+                if first == nil { first = value }
+            }
+            return first
+        }
+    }
+}
