@@ -26,10 +26,10 @@ extension FeedLayoutCommand {
                 of a feed file, split it by bytes: `--split N` scans the file's markup once (no parsing) and prints \
                 N ranges, each beginning at an item's line, as `{"bytes", "items", "firstLine"}`; pass each to a run \
                 as --bytes, --items and --first-line:
-                  feedlayout prepare feed.xml --split 2
-                  # {"bytes":"0..52110","items":"0..500","firstLine":1}
-                  # {"bytes":"52110..104220","items":"500..1000","firstLine":5012}
-                  feedlayout prepare feed.xml --bytes 52110..104220 --items 500..1000 --first-line 5012 > part-1.ndjson
+                  feedlayout prepare sample-feed/feed.xml --split 2
+                  # {"bytes":"0..14473","items":"0..26","firstLine":1}
+                  # {"bytes":"14473..27505","items":"26..52","firstLine":259}
+                  feedlayout prepare sample-feed/feed.xml --bytes 14473..27505 --items 26..52 --first-line 259 > part-1.ndjson
                 """)
 
         @Argument(help: "The feed: a file path, an http(s) URL, or - for standard input.")
