@@ -82,41 +82,38 @@ struct XMLMarkupScanner {
             }
             // The tag ends at the first '>' outside a quoted attribute value: the first '>' when no quote or '<'
             // comes before it (most tags), else found byte by byte.
-            if let close = find(UInt8(ascii: ">"), from: nameEnd), !contains(UInt8(ascii: "\""), in: nameEnd..<close),
-                !contains(UInt8(ascii: "'"), in: nameEnd..<close), !contains(UInt8(ascii: "<"), in: nameEnd..<close)
+            let close: Int
+            if let first = find(UInt8(ascii: ">"), from: nameEnd), !contains(UInt8(ascii: "\""), in: nameEnd..<first),
+                !contains(UInt8(ascii: "'"), in: nameEnd..<first), !contains(UInt8(ascii: "<"), in: nameEnd..<first)
             {
-                let selfClosing = close > nameEnd && bytes[close - 1] == UInt8(ascii: "/")
-                position = close + 1
-                return .start(
-                    start: start, name: nameStart..<nameEnd, attributes: nameEnd..<(selfClosing ? close - 1 : close),
-                    selfClosing: selfClosing)
+                close = first
+            } else if let found = closingBracket(from: nameEnd, isDeclaration: false) {
+                close = found.offset
+            } else {
+                throw Irregularity(offset: open, reason: "a tag that is never closed")
             }
-            var index = nameEnd
-            var quote: UInt8 = 0
-            while index < bytes.count {
-                let byte = bytes[index]
-                if quote != 0 {
-                    if byte == quote { quote = 0 }
-                } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
-                    quote = byte
-                } else if byte == UInt8(ascii: ">") {
-                    let selfClosing = bytes[index - 1] == UInt8(ascii: "/") && index - 1 >= nameEnd
-                    position = index + 1
-                    return .start(
-                        start: start, name: nameStart..<nameEnd,
-                        attributes: nameEnd..<(selfClosing ? index - 1 : index), selfClosing: selfClosing)
-                } else if byte == UInt8(ascii: "<") {
-                    throw Irregularity(offset: open, reason: "a tag that is never closed")
-                }
-                index += 1
-            }
-            throw Irregularity(offset: open, reason: "the document ends inside a tag")
+            let selfClosing = close > nameEnd && bytes[close - 1] == UInt8(ascii: "/")
+            position = close + 1
+            return .start(
+                start: start, name: nameStart..<nameEnd, attributes: nameEnd..<(selfClosing ? close - 1 : close),
+                selfClosing: selfClosing)
         }
     }
 
     /// `<!DOCTYPE …>` with its internal subset (`[…]`, whose declarations hold quoted `>` and brackets).
     private mutating func declaration(from open: Int) throws(Irregularity) -> Token {
-        var index = open + 2
+        guard let (close, hadSubset) = closingBracket(from: open + 2, isDeclaration: true) else {
+            throw Irregularity(offset: open, reason: "the document ends inside a declaration")
+        }
+        position = close + 1
+        return .other(start: open, end: position, isDoctypeWithSubset: hadSubset)
+    }
+
+    /// The `>` that closes a tag or declaration: the first from `start` outside quoted values (and, in a
+    /// declaration, outside its `[…]` internal subset). `nil` at the end of the document, or, in a tag, at a `<`
+    /// before it (a tag that never closes).
+    private func closingBracket(from start: Int, isDeclaration: Bool) -> (offset: Int, hadSubset: Bool)? {
+        var index = start
         var quote: UInt8 = 0
         var subsetDepth = 0
         var hadSubset = false
@@ -126,18 +123,19 @@ struct XMLMarkupScanner {
                 if byte == quote { quote = 0 }
             } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
                 quote = byte
+            } else if byte == UInt8(ascii: ">") && subsetDepth <= 0 {
+                return (index, hadSubset)
+            } else if !isDeclaration {
+                if byte == UInt8(ascii: "<") { return nil }
             } else if byte == UInt8(ascii: "[") {
                 subsetDepth += 1
                 hadSubset = true
             } else if byte == UInt8(ascii: "]") {
                 subsetDepth -= 1
-            } else if byte == UInt8(ascii: ">") && subsetDepth <= 0 {
-                position = index + 1
-                return .other(start: open, end: position, isDoctypeWithSubset: hadSubset)
             }
             index += 1
         }
-        throw Irregularity(offset: open, reason: "the document ends inside a declaration")
+        return nil
     }
 
     /// The end of a name starting at `start`: the first whitespace, `/`, `>` (or the end).

@@ -94,20 +94,23 @@ struct ServeEndToEndTests {
     }
 
     /// A feed of `count` pins on `server`, each photo its own URL answering after `delay` ms, so a layout takes a
-    /// while and can be interrupted between its pages.
+    /// while and can be interrupted between its pages; with `entityTag`, each photo carries the tag it gives its
+    /// path (so a probe of it can be cached and revalidated).
     static func serveSlowFeed(
-        _ server: TestHTTPServer, items count: Int, delay: Int64, gate: ResponseGate? = nil, gatedItem: Int = -1
+        _ server: TestHTTPServer, items count: Int, delay: Int64, gate: ResponseGate? = nil, gatedItem: Int = -1,
+        entityTag: ((String) -> String)? = nil
     ) throws -> String {
         let photos = CommandRunner.repositoryRoot.appendingPathComponent("sample-feed/photos")
         let cat = try [UInt8](Data(contentsOf: photos.appendingPathComponent("chelsea-the-cat.jpg")))
         let hills = try [UInt8](Data(contentsOf: photos.appendingPathComponent("aitzgorri-autumn.jpg")))
         var feed = #"<?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>t</title>"#
         for index in 0..<count {
+            let path = "/photos/\(index).jpg"
             server.serve(
-                "/photos/\(index).jpg",
+                path,
                 .init(
-                    body: index % 3 == 0 ? hills : cat, contentType: "image/jpeg", headDelay: .milliseconds(delay),
-                    gate: index == gatedItem ? gate : nil))
+                    body: index % 3 == 0 ? hills : cat, contentType: "image/jpeg", entityTag: entityTag?(path),
+                    headDelay: .milliseconds(delay), gate: index == gatedItem ? gate : nil))
             feed += "<item><guid>pin-\(index)</guid><title>Pin \(index)</title>"
             feed += "<description>caption \(index) " + String(repeating: "words ", count: index % 13) + "</description>"
             feed += "<media:content url=\"photos/\(index).jpg\" medium=\"image\"/></item>\n"

@@ -192,22 +192,7 @@ struct SharedStoreEndToEndTests {
     /// A feed of `count` pins, each photo its own URL with an entity tag (so a probe of it can be cached and
     /// revalidated).
     static func serveFeedOfTaggedPhotos(_ server: TestHTTPServer, count: Int) throws -> String {
-        let photos = CommandRunner.repositoryRoot.appendingPathComponent("sample-feed/photos")
-        let cat = try [UInt8](Data(contentsOf: photos.appendingPathComponent("chelsea-the-cat.jpg")))
-        let hills = try [UInt8](Data(contentsOf: photos.appendingPathComponent("aitzgorri-autumn.jpg")))
-        var feed = #"<?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/">"#
-        feed += "<channel><title>t</title>"
-        for index in 0..<count {
-            let path = "/photos/\(index).jpg"
-            let photo = index % 3 == 0 ? hills : cat
-            server.serve(path, .init(body: photo, contentType: "image/jpeg", entityTag: entityTag(ofPhotoAt: path)))
-            feed += "<item><guid>pin-\(index)</guid><title>Pin \(index)</title>"
-            feed += "<description>caption \(index) " + String(repeating: "words ", count: index % 13) + "</description>"
-            feed += "<media:content url=\"photos/\(index).jpg\" medium=\"image\"/></item>\n"
-        }
-        feed += "</channel></rss>\n"
-        server.serve("/feed.xml", .init(body: Array(feed.utf8), contentType: "application/rss+xml"))
-        return server.url("/feed.xml")
+        try ServeEndToEndTests.serveSlowFeed(server, items: count, delay: 0, entityTag: entityTag(ofPhotoAt:))
     }
 
     static func entityTag(ofPhotoAt path: String) -> String { "\"\(path)-v1\"" }
