@@ -403,48 +403,71 @@ final class PostgresLayoutStore: LayoutStore {
     }
 
     func storePage(_ write: PageWrite, layoutId id: String) async throws {
-        try await operation { [client, logger, owner] in
-            try await client.withTransaction(logger: logger) { connection in
-                try await Self.lockHeldLayout(id, owner: owner, connection: connection, logger: logger)
-                let inserted = try await connection.query(
-                    """
+        let pins = write.pins
+        let warnings = try Self.warningsJSON(write.warnings)
+        let held = try await operation { [client, logger, owner] in
+            // One statement, one round trip (a transaction of single statements took nine per page): the lease
+            // check locks the layout's row; the page goes in only while this instance holds the lease, and the
+            // pins, the part's progress, the counts and the notification only with a page that is new (one stored
+            // before, by a restart of a layout with breakpoints or a commit whose answer was lost, adds nothing).
+            for try await counts in try await client.query(
+                """
+                WITH held AS (
+                    SELECT id FROM feedlayout.layout WHERE id = \(id) AND lease_owner = \(owner) FOR UPDATE
+                ), page AS (
                     INSERT INTO feedlayout.page (layout_id, layout_index, page_index, json, gzip, cursor)
-                    VALUES (\(id), \(write.layoutIndex), \(write.pageIndex), \(Data(write.json)), \(Data(write.gzip)),
-                        \(write.cursor))
+                    SELECT id, \(write.layoutIndex), \(write.pageIndex), \(Data(write.json)), \(Data(write.gzip)),
+                        \(write.cursor)
+                    FROM held
                     ON CONFLICT DO NOTHING RETURNING page_index
-                    """, logger: logger
-                ).collect()
-                // Stored before (a restart of a layout with breakpoints, or a commit whose answer was lost).
-                guard !inserted.isEmpty else { return }
-                let pins = write.pins
-                try await connection.query(
-                    """
+                ), pins AS (
                     INSERT INTO feedlayout.pin (layout_id, layout_index, item_index, column_index, column_span, x, y,
                         width, height, page_index, json_offset, json_length)
-                    SELECT \(id), \(write.layoutIndex), * FROM UNNEST(
+                    SELECT \(id), \(write.layoutIndex), p.* FROM UNNEST(
                         \(pins.map(\.itemIndex))::int8[], \(pins.map(\.column))::int8[], \(pins.map(\.columnSpan))::int8[],
                         \(pins.map(\.x))::int8[], \(pins.map(\.y))::int8[], \(pins.map(\.width))::int8[],
                         \(pins.map(\.height))::int8[], \(pins.map(\.pageIndex))::int8[],
-                        \(pins.map(\.jsonOffset))::int8[], \(pins.map(\.jsonLength))::int8[])
+                        \(pins.map(\.jsonOffset))::int8[], \(pins.map(\.jsonLength))::int8[]) AS p
+                    WHERE EXISTS (SELECT 1 FROM page)
                     ON CONFLICT (layout_id, layout_index, item_index) DO UPDATE SET
                         column_index = EXCLUDED.column_index, column_span = EXCLUDED.column_span, x = EXCLUDED.x,
                         y = EXCLUDED.y, width = EXCLUDED.width, height = EXCLUDED.height,
                         page_index = EXCLUDED.page_index, json_offset = EXCLUDED.json_offset,
                         json_length = EXCLUDED.json_length
-                    """, logger: logger)
-                try await connection.query(
-                    """
+                ), part AS (
                     UPDATE feedlayout.part SET page_count = page_count + 1, content_height = \(write.contentHeight),
                         last_cursor = \(write.cursor)
-                    WHERE layout_id = \(id) AND layout_index = \(write.layoutIndex)
-                    """, logger: logger)
-                if write.itemCount > 0 || !write.warnings.isEmpty {
-                    try await Self.addCounts(
-                        connection, id: id, items: write.itemCount, warnings: write.warnings, logger: logger)
-                }
-                try await Self.announce(id, connection: connection, logger: logger)
+                    WHERE layout_id = \(id) AND layout_index = \(write.layoutIndex) AND EXISTS (SELECT 1 FROM page)
+                ), counted AS (
+                    UPDATE feedlayout.layout SET item_count = item_count + \(write.itemCount),
+                        warnings = (
+                            SELECT COALESCE(jsonb_object_agg(code, total), '{}'::jsonb)::text FROM (
+                                SELECT key AS code, sum(value::bigint) AS total FROM (
+                                    SELECT * FROM jsonb_each_text(layout.warnings::jsonb)
+                                    UNION ALL SELECT * FROM jsonb_each_text(\(warnings)::jsonb)
+                                ) AS counts GROUP BY key
+                            ) AS merged)
+                    WHERE id = \(id) AND EXISTS (SELECT 1 FROM page)
+                        AND (\(write.itemCount) > 0 OR \(warnings)::jsonb <> '{}'::jsonb)
+                )
+                SELECT (SELECT count(*) FROM held),
+                    CASE WHEN EXISTS (SELECT 1 FROM page) THEN pg_notify(\(Self.channel), \(id)) END
+                """, logger: logger
+            ).decode((Int, String?).self) {
+                return counts.0
             }
+            return 0
         }
+        // No row held: the lease is another instance's now (or the layout is gone). A page already stored adds
+        // nothing and is no error.
+        guard held == 1 else { throw LeaseLost(id: id) }
+    }
+
+    /// Counts by code as a JSON object.
+    private static func warningsJSON(_ warnings: [String: Int]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return String(decoding: try encoder.encode(warnings), as: UTF8.self)
     }
 
     /// Locks the layout's row for the transaction and checks that this instance still holds its lease.
@@ -475,9 +498,7 @@ final class PostgresLayoutStore: LayoutStore {
             merged = try JSONDecoder().decode([String: Int].self, from: Data(text.utf8))
         }
         for (code, count) in warnings { merged[code, default: 0] += count }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let text = String(decoding: try encoder.encode(merged), as: UTF8.self)
+        let text = try warningsJSON(merged)
         try await connection.query(
             "UPDATE feedlayout.layout SET item_count = item_count + \(items), warnings = \(text) WHERE id = \(id)",
             logger: logger)
