@@ -77,7 +77,9 @@ struct RemoteFetcherTests {
     @Test func aServerIgnoringRangeIsCutOffOnceEnoughIsRead() async throws {
         try await TestHTTPServer.with { server in
             let body = Self.bytes(8 * 1024 * 1024)
-            server.serve("/huge.bin", .init(body: body, honoursRange: false, chunkDelay: .milliseconds(2)))
+            // 16 KiB every 10 ms: the cut has 2.5 s to come before half the body is out, which a test run that
+            // starts every suite at once on two cores needs (at 2 ms a chunk, 4.3 MB went out before the cut).
+            server.serve("/huge.bin", .init(body: body, honoursRange: false, chunkDelay: .milliseconds(10)))
             let outcome = try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
                 try await fetcher.fetchPrefix(server.url("/huge.bin"), firstRangeSize: 4096, examine: Self.want(10_000))
             }
