@@ -84,6 +84,7 @@ public final class TestHTTPServer: @unchecked Sendable {
     private var resources: [String: Resource] = [:]
     private var requestLog: [LoggedRequest] = []
     private var bytesSent = 0
+    private var connectionsClosed = 0
     private let group: MultiThreadedEventLoopGroup
     private var channel: (any Channel)?
     /// The port the server listens on.
@@ -167,6 +168,11 @@ public final class TestHTTPServer: @unchecked Sendable {
     }
 
     fileprivate func countSent(_ count: Int) { lock.withLock { bytesSent += count } }
+
+    /// Connections that have closed (by either side): a client that cuts a response off shows here.
+    public var closedConnections: Int { lock.withLock { connectionsClosed } }
+
+    fileprivate func countClosed() { lock.withLock { connectionsClosed += 1 } }
 }
 
 /// Stops a response at a chosen point until the test opens it.
@@ -273,6 +279,11 @@ private final class RequestHandler: ChannelInboundHandler, @unchecked Sendable {
     var head: HTTPRequestHead?
 
     init(server: TestHTTPServer) { self.server = server }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        server.countClosed()
+        context.fireChannelInactive()
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
