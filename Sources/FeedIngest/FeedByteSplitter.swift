@@ -72,8 +72,10 @@ public enum FeedByteSplitter {
         let file = try MappedFile(path: path)
         let bytes = file.bytes
         let head = try Head(bytes, path: path)
-        guard let first = head.firstItem else {
-            return [FeedByteRange(bytes: 0..<bytes.count, items: 0..<(head.isRegular ? 0 : Int.max), firstLine: 1)]
+        guard let first = head.firstItem, !head.declaresEntities else {
+            // One range, the whole file. Its items are counted by the parser when entities may hold more of them.
+            let counted = head.isRegular && !head.declaresEntities
+            return [FeedByteRange(bytes: 0..<bytes.count, items: 0..<(counted ? 0 : Int.max), firstLine: 1)]
         }
         let target = max(1, count)
         let share = max(1, (bytes.count - first) / target)
@@ -87,10 +89,9 @@ public enum FeedByteSplitter {
         do {
             _ = try walkItems(in: bytes, head: head, from: first) { start, isItem in
                 guard isItem else { return true }
-                if start >= nextCut, cuts.count < target - 1, !head.declaresEntities,
-                    let lineStart = Self.lineStart(before: start, in: bytes)
+                if start >= nextCut, cuts.count < target - 1, let lineStart = Self.lineStart(before: start, in: bytes)
                 {
-                    line += XMLMarkupScanner(bytes).newlines(in: lineCounted..<lineStart)
+                    line += XMLMarkupScanner.newlines(in: lineCounted..<lineStart, of: bytes)
                     lineCounted = lineStart
                     cuts.append((lineStart, index, line))
                     nextCut = lineStart + share
@@ -126,9 +127,19 @@ public enum FeedByteSplitter {
         let bytes = file.bytes
         let head = try Head(bytes, path: path)
         let end = min(range.bytes.upperBound, bytes.count)
+        let wholeFile = range.bytes.lowerBound == 0 && range.bytes.upperBound >= bytes.count
+        if head.declaresEntities {
+            // Entities may hold markup, items too: only the whole file, and only the parser counts its items.
+            guard wholeFile else {
+                throw FeedByteSplitError(
+                    kind: .notSplittable,
+                    message: "\(path): the DOCTYPE declares entities, which may hold markup: only the whole feed can be read")
+            }
+            return Document(pieces: [.file(0..<bytes.count)], itemCount: nil)
+        }
         guard let first = head.firstItem else {
             // No item the scan could reach: the whole file is one range, read as it is.
-            guard range.bytes.lowerBound == 0 && range.bytes.upperBound >= bytes.count else {
+            guard wholeFile else {
                 throw FeedByteSplitError(
                     kind: .rangeMismatch,
                     message: "\(path): the scan finds no item to begin or end a range at; take ranges from prepare --split")
@@ -142,12 +153,7 @@ public enum FeedByteSplitter {
         func mismatch(_ offset: Int, _ why: String) -> FeedByteSplitError {
             FeedByteSplitError(
                 kind: .rangeMismatch,
-                message: "\(path): bytes \(range.bytes.lowerBound)..\(range.bytes.upperBound == Int.max ? "" : "\(range.bytes.upperBound)"): \(why) at byte \(offset) (line \(1 + XMLMarkupScanner(bytes).newlines(in: 0..<offset))); take ranges from prepare --split")
-        }
-        if head.declaresEntities && (range.bytes.lowerBound > 0 || range.bytes.upperBound < bytes.count) {
-            throw FeedByteSplitError(
-                kind: .notSplittable,
-                message: "\(path): the DOCTYPE declares entities, which may hold markup: only the whole feed can be read")
+                message: "\(path): bytes \(range.bytes.lowerBound)..\(range.bytes.upperBound == Int.max ? "" : "\(range.bytes.upperBound)"): \(why) at byte \(offset) (line \(1 + XMLMarkupScanner.newlines(in: 0..<offset, of: bytes))); take ranges from prepare --split")
         }
         // The head and, for a range after the first, blank lines down to the range's first line (its first item's
         // warnings then name the lines and columns of the whole file), then the range from its line's start.
@@ -166,7 +172,7 @@ public enum FeedByteSplitter {
             guard index < end, bytes[index] == UInt8(ascii: "<"), case .start(_, let name, _, _)? = try? probe.next(),
                 head.isItem(name, in: bytes)
             else { throw mismatch(index, "the range does not begin with an item") }
-            let headLines = 1 + XMLMarkupScanner(bytes).newlines(in: 0..<first)
+            let headLines = 1 + XMLMarkupScanner.newlines(in: 0..<first, of: bytes)
             guard range.firstLine > headLines else {
                 throw mismatch(lower, "--first-line \(range.firstLine) is not after the head's last line (\(headLines))")
             }

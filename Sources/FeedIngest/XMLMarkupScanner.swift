@@ -184,13 +184,12 @@ struct XMLMarkupScanner {
         return memcmp(base + range.lowerBound, base + other.lowerBound, range.count) == 0
     }
 
-    /// How many `\n` bytes are in `range`.
-    func newlines(in range: Range<Int>) -> Int {
+    /// How many `\n` bytes are in `range` of `bytes`.
+    static func newlines(in range: Range<Int>, of bytes: UnsafeRawBufferPointer) -> Int {
+        guard let base = bytes.baseAddress else { return 0 }
         var count = 0
         var index = range.lowerBound
-        while index < range.upperBound, let base = bytes.baseAddress,
-            let found = memchr(base + index, 0x0A, range.upperBound - index)
-        {
+        while index < range.upperBound, let found = memchr(base + index, 0x0A, range.upperBound - index) {
             count += 1
             index = base.distance(to: UnsafeRawPointer(found)) + 1
         }

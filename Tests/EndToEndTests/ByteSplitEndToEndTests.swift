@@ -22,6 +22,8 @@ struct ByteSplitEndToEndTests {
         ("one line", 1, rss(lineEnd: "")),
         // Cuts only before the mismatched end tag in item 70; the rest is one range the parser repairs.
         ("broken", 3, rss(lineEnd: "\n", brokenAt: 70)),
+        // An entity whose text is an item: the scan cannot see it, so the file is one range the parser counts.
+        ("entities", 1, entities()),
     ]
 
     /// RSS 2.0 with everything a cut must respect: a CDATA section and a comment holding lines that begin with
@@ -48,6 +50,18 @@ struct ByteSplitEndToEndTests {
             if index == 60 { feed += "  <image><url>https://example.com/logo.png</url></image>" + lineEnd }
         }
         return feed + "</channel>" + lineEnd + "</rss>" + lineEnd
+    }
+
+    /// RSS whose DOCTYPE declares an entity holding a whole item, used between the items of the file.
+    static func entities() -> String {
+        var feed = #"<?xml version="1.0"?>"# + "\n"
+        feed += #"<!DOCTYPE rss [ <!ENTITY extra "<item><guid>from-the-entity</guid><title>From an entity</title></item>"> ]>"#
+        feed += "\n" + #"<rss version="2.0"><channel><title>Entities</title>"# + "\n"
+        for index in 0..<80 {
+            feed += "  <item>\n    <guid>pin-\(index)</guid>\n    <title>Pin \(index)</title>\n  </item>\n"
+            if index == 30 { feed += "  &extra;\n" }
+        }
+        return feed + "</channel>\n</rss>\n"
     }
 
     /// Atom with a prefixed default: entries are `<a:entry>`, the namespace declared on the root.
