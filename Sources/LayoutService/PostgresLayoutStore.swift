@@ -201,6 +201,24 @@ final class PostgresLayoutStore: LayoutStore {
                 "DROP TABLE feedlayout.feed",
             ]
         ),
+        (
+            4,
+            [
+                // Warning counts by code (a JSON object as text) plus more of them: one merge for the pages' counts
+                // and the feed's, inside the statements that store them.
+                """
+                CREATE FUNCTION feedlayout.add_counts(stored TEXT, added TEXT) RETURNS TEXT
+                LANGUAGE SQL IMMUTABLE AS $$
+                    SELECT COALESCE(jsonb_object_agg(key, total), '{}'::jsonb)::text FROM (
+                        SELECT key, sum(value::bigint) AS total FROM (
+                            SELECT * FROM jsonb_each_text(stored::jsonb)
+                            UNION ALL SELECT * FROM jsonb_each_text(added::jsonb)
+                        ) AS counts GROUP BY key
+                    ) AS merged
+                $$
+                """
+            ]
+        ),
     ]
 
     /// The bytes of a feed in one stored chunk (and in one message to or from PostgreSQL).
@@ -405,6 +423,7 @@ final class PostgresLayoutStore: LayoutStore {
     func storePage(_ write: PageWrite, layoutId id: String) async throws {
         let pins = write.pins
         let warnings = try Self.warningsJSON(write.warnings)
+        let addsCounts = write.itemCount > 0 || !write.warnings.isEmpty
         let held = try await operation { [client, logger, owner] in
             // One statement, one round trip (a transaction of single statements took nine per page): the lease
             // check locks the layout's row; the page goes in only while this instance holds the lease, and the
@@ -440,15 +459,8 @@ final class PostgresLayoutStore: LayoutStore {
                     WHERE layout_id = \(id) AND layout_index = \(write.layoutIndex) AND EXISTS (SELECT 1 FROM page)
                 ), counted AS (
                     UPDATE feedlayout.layout SET item_count = item_count + \(write.itemCount),
-                        warnings = (
-                            SELECT COALESCE(jsonb_object_agg(code, total), '{}'::jsonb)::text FROM (
-                                SELECT key AS code, sum(value::bigint) AS total FROM (
-                                    SELECT * FROM jsonb_each_text(layout.warnings::jsonb)
-                                    UNION ALL SELECT * FROM jsonb_each_text(\(warnings)::jsonb)
-                                ) AS counts GROUP BY key
-                            ) AS merged)
-                    WHERE id = \(id) AND EXISTS (SELECT 1 FROM page)
-                        AND (\(write.itemCount) > 0 OR \(warnings)::jsonb <> '{}'::jsonb)
+                        warnings = feedlayout.add_counts(warnings, \(warnings))
+                    WHERE id = \(id) AND EXISTS (SELECT 1 FROM page) AND \(addsCounts)
                 )
                 SELECT (SELECT count(*) FROM held),
                     CASE WHEN EXISTS (SELECT 1 FROM page) THEN pg_notify(\(Self.channel), \(id)) END
@@ -488,32 +500,15 @@ final class PostgresLayoutStore: LayoutStore {
         try await connection.query("SELECT pg_notify(\(channel), \(id))", logger: logger)
     }
 
-    private static func addCounts(
-        _ connection: PostgresConnection, id: String, items: Int, warnings: [String: Int], logger: Logger
-    ) async throws {
-        var merged: [String: Int] = [:]
-        for try await text in try await connection.query(
-            "SELECT warnings FROM feedlayout.layout WHERE id = \(id)", logger: logger
-        ).decode(String.self) {
-            merged = try JSONDecoder().decode([String: Int].self, from: Data(text.utf8))
-        }
-        for (code, count) in warnings { merged[code, default: 0] += count }
-        let text = try warningsJSON(merged)
-        try await connection.query(
-            "UPDATE feedlayout.layout SET item_count = item_count + \(items), warnings = \(text) WHERE id = \(id)",
-            logger: logger)
-    }
-
     func finishLayout(_ id: String, feedWarnings: [String: Int]) async throws {
+        let feedWarningsJSON = try Self.warningsJSON(feedWarnings)
         try await operation { [client, logger, owner] in
             try await client.withTransaction(logger: logger) { connection in
                 try await Self.lockHeldLayout(id, owner: owner, connection: connection, logger: logger)
-                if !feedWarnings.isEmpty {
-                    try await Self.addCounts(connection, id: id, items: 0, warnings: feedWarnings, logger: logger)
-                }
                 try await connection.query(
                     """
-                    UPDATE feedlayout.layout SET status = 'done', lease_owner = NULL, lease_expires = NULL
+                    UPDATE feedlayout.layout SET status = 'done', lease_owner = NULL, lease_expires = NULL,
+                        warnings = feedlayout.add_counts(warnings, \(feedWarningsJSON))
                     WHERE id = \(id)
                     """, logger: logger)
                 try await Self.announce(id, connection: connection, logger: logger)

@@ -59,24 +59,52 @@ struct PostgresFeedChunkTests {
         let store = try await PostgresProbeCacheTests.openStore(cluster)
         defer { store.close() }
         #expect(try await store.feed(of: "old") == Array("<rss>old</rss>".utf8))
-        #expect(try await Self.query(cluster, "SELECT max(version) FROM feedlayout.migration") == 3)
+        #expect(try await Self.query(cluster, "SELECT max(version) FROM feedlayout.migration") == 4)
         #expect(try await Self.query(cluster, "SELECT count(*) FROM pg_tables WHERE schemaname = 'feedlayout' AND tablename = 'feed'") == 0)
+    }
+
+    /// Pages and the feed add their warning counts with one SQL function (migration 4): counts of a code add up,
+    /// new codes join, nothing added changes nothing.
+    @Test func warningCountsAddUp() async throws {
+        try await PostgresProbeCacheTests.withCluster { cluster in
+            let store = try await PostgresProbeCacheTests.openStore(cluster)
+            defer { store.close() }
+            for (stored, added, expected) in [
+                (#"{"imageNotFound": 2, "invalidDate": 1}"#, #"{"invalidDate": 3, "xmlError": 1}"#,
+                 ["imageNotFound": 2, "invalidDate": 4, "xmlError": 1]),
+                ("{}", #"{"a": 1}"#, ["a": 1]),
+                (#"{"a": 1}"#, "{}", ["a": 1]),
+                ("{}", "{}", [:]),
+            ] {
+                let sum = try #require(
+                    try await Self.value(
+                        cluster, "SELECT feedlayout.add_counts('\(stored)', '\(added)')", as: String.self))
+                #expect(try JSONDecoder().decode([String: Int].self, from: Data(sum.utf8)) == expected)
+            }
+        }
     }
 
     /// Runs one statement on the cluster's database; the first column of its first row as a number, if any.
     static func query(_ cluster: PostgresTestCluster, _ sql: String) async throws -> Int? {
+        try await value(cluster, sql, as: Int.self)
+    }
+
+    /// Runs one statement on the cluster's database; the first column of its first row, if any.
+    static func value<Value: PostgresDecodable & Sendable>(
+        _ cluster: PostgresTestCluster, _ sql: String, as type: Value.Type
+    ) async throws -> Value? where Value._DecodableType == Value {
         let configuration = PostgresClient.Configuration(
             host: "127.0.0.1", port: cluster.port, username: "postgres", password: nil, database: "feedlayout",
             tls: .disable)
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        return try await withThrowingTaskGroup(of: Int?.self) { group in
+        return try await withThrowingTaskGroup(of: Value?.self) { group in
             group.addTask {
                 await client.run()
                 return nil
             }
             defer { group.cancelAll() }
-            var first: Int?
-            for try await value in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Int?.self) {
+            var first: Value?
+            for try await value in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Value?.self) {
                 if first == nil { first = value }
             }
             return first
