@@ -19,6 +19,11 @@ public struct FeedByteRange: Sendable, Equatable {
         self.items = items
         self.firstLine = firstLine
     }
+
+    /// A range as the options write it: `START..END`, or `START..` for an open end.
+    public static func text(_ range: Range<Int>) -> String {
+        "\(range.lowerBound).." + (range.upperBound == Int.max ? "" : "\(range.upperBound)")
+    }
 }
 
 /// Why a feed cannot be split by bytes, or a range does not fit it. `message` names the file and the place.
@@ -153,7 +158,7 @@ public enum FeedByteSplitter {
         func mismatch(_ offset: Int, _ why: String) -> FeedByteSplitError {
             FeedByteSplitError(
                 kind: .rangeMismatch,
-                message: "\(path): bytes \(range.bytes.lowerBound)..\(range.bytes.upperBound == Int.max ? "" : "\(range.bytes.upperBound)"): \(why) at byte \(offset) (line \(1 + XMLMarkupScanner.newlines(in: 0..<offset, of: bytes))); take ranges from prepare --split")
+                message: "\(path): bytes \(FeedByteRange.text(range.bytes)): \(why) at byte \(offset) (line \(1 + XMLMarkupScanner.newlines(in: 0..<offset, of: bytes))); take ranges from prepare --split")
         }
         // The head and, for a range after the first, blank lines down to the range's first line (its first item's
         // warnings then name the lines and columns of the whole file), then the range from its line's start.

@@ -42,7 +42,7 @@ extension LayoutPipeline {
         do {
             return try FeedByteSplitter.split(path: path, into: count)
         } catch {
-            throw LayoutError(error.kind == .unreadable ? .feedUnreadable : .feedInvalid, error.message)
+            throw LayoutError(error)
         }
     }
 
@@ -64,13 +64,7 @@ extension LayoutPipeline {
         do {
             document = try FeedByteSplitter.document(path: path, range: range)
         } catch {
-            let code: LayoutError.Code =
-                switch error.kind {
-                case .unreadable: .feedUnreadable
-                case .notSplittable: .feedInvalid
-                case .rangeMismatch: .invalidOptions
-                }
-            throw LayoutError(code, error.message)
+            throw LayoutError(error)
         }
         let first = range.items.lowerBound
         let prepared = try await RemoteFetcher.withFetcher(
@@ -85,7 +79,7 @@ extension LayoutPipeline {
                 try await onItem(item)
             }.prepared
         }
-        let bytes = "bytes \(range.bytes.lowerBound)..\(range.bytes.upperBound)"
+        let bytes = "bytes " + FeedByteRange.text(range.bytes)
         if let found = document.itemCount, found != prepared {
             throw LayoutError(
                 .feedInvalid,
@@ -95,7 +89,7 @@ extension LayoutPipeline {
         if range.items.upperBound != Int.max, range.items.count != prepared {
             throw LayoutError(
                 .invalidOptions,
-                "\(path): \(bytes) holds \(prepared) items, not \(range.items.count) (--items \(range.items.lowerBound)..\(range.items.upperBound)); "
+                "\(path): \(bytes) holds \(prepared) items, not \(range.items.count) (--items \(FeedByteRange.text(range.items))); "
                     + "take ranges from prepare --split of this very file")
         }
         return prepared
@@ -175,5 +169,18 @@ extension LayoutPipeline {
         let summary = try run.finish { made.append($0) }
         for page in made { try await onPage(page) }
         return summary
+    }
+}
+
+extension LayoutError {
+    /// A byte split's failure as the pipeline reports it: a range that does not fit the file is a wrong option.
+    init(_ error: FeedByteSplitError) {
+        let code: Code =
+            switch error.kind {
+            case .unreadable: .feedUnreadable
+            case .notSplittable: .feedInvalid
+            case .rangeMismatch: .invalidOptions
+            }
+        self.init(code, error.message)
     }
 }

@@ -93,10 +93,6 @@ extension FeedLayoutCommand {
             return start..<(parts[1].isEmpty ? Int.max : Int(parts[1])!)
         }
 
-        /// A range as the options write it.
-        static func text(_ range: Range<Int>) -> String {
-            "\(range.lowerBound).." + (range.upperBound == Int.max ? "" : "\(range.upperBound)")
-        }
 
         func run() async throws {
             let pipeline = try LayoutPipeline(options: try layout.options())
@@ -135,8 +131,8 @@ extension FeedLayoutCommand {
             var json = JSONWriter()
             for range in ranges {
                 json.beginObject()
-                json.field("bytes", Self.text(range.bytes))
-                json.field("items", Self.text(range.items))
+                json.field("bytes", FeedByteRange.text(range.bytes))
+                json.field("items", FeedByteRange.text(range.items))
                 json.field("firstLine", range.firstLine)
                 json.endObject()
                 json.appendRaw("\n")
