@@ -90,14 +90,19 @@ public struct LayoutServer: Sendable {
         let logger = self.logger
         let app = Application(
             router: router,
-            server: .http1(
-                // RequestDeadlineHandler is also the idle timeout (a kept-alive connection must send its next
-                // request within it): Hummingbird's own would not see the requests the fast path answers.
-                configuration: HTTP1Channel.Configuration(
-                    additionalChannelHandlers: [
-                        RequestDeadlineHandler(deadline: timeout),
-                        PageFastPathHandler(cache: service.pageCache, metrics: service.metrics),
-                    ], idleTimeout: nil)),
+            server: HTTPServerBuilder { responder in
+                PageServingHTTP1Channel(
+                    http1: HTTP1Channel(
+                        responder: responder,
+                        // RequestDeadlineHandler is also the idle timeout (a kept-alive connection must send its
+                        // next request within it): Hummingbird's own would not see the requests the fast path
+                        // answers.
+                        configuration: HTTP1Channel.Configuration(
+                            additionalChannelHandlers: [
+                                RequestDeadlineHandler(deadline: timeout), RouterResponseTracker(),
+                            ], idleTimeout: nil)),
+                    cache: service.pageCache, metrics: service.metrics)
+            },
             configuration: ApplicationConfiguration(
                 address: .hostname(settings.host, port: settings.port), serverName: "feedlayout"),
             onServerRunning: { channel in
@@ -153,5 +158,25 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             method: request.method.rawValue, route: route, status: response.status.code,
             duration: ContinuousClock.now - started)
         return response
+    }
+}
+
+/// Hummingbird's HTTP/1.1 channel with ``PageFastPathHandler`` in front of its decoder (its own configuration adds
+/// handlers after the codec only).
+struct PageServingHTTP1Channel: ServerChildChannel {
+    typealias Value = HTTP1Channel.Value
+
+    let http1: HTTP1Channel
+    let cache: PageCache
+    let metrics: ServiceMetrics
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(PageFastPathHandler(cache: cache, metrics: metrics))
+        }.flatMap { http1.setup(channel: channel, logger: logger) }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await http1.handle(value: value, logger: logger)
     }
 }

@@ -18,9 +18,28 @@ final class PageCache: Sendable {
     /// A page's form as sent: its bytes (shared by every response, never copied), its entity tag, and whether it
     /// is the gzipped form.
     struct Entry: Sendable {
-        var body: ByteBuffer
-        var entityTag: String
-        var isGzip: Bool
+        let body: ByteBuffer
+        let entityTag: String
+        let isGzip: Bool
+        /// The status line and fields of the `200` answer as they go on the wire (no `Date`, `Server` or
+        /// `Content-Length` yet): what ``PageFastPathHandler`` sends for most requests, made once per page.
+        private(set) var okHead: [UInt8]
+
+        init(body: ByteBuffer, entityTag: String, isGzip: Bool) {
+            self.body = body
+            self.entityTag = entityTag
+            self.isGzip = isGzip
+            okHead = []
+            let (status, fields, _) = answer(ifNoneMatch: nil)
+            okHead = Self.wireHead(status: status, fields: fields)
+        }
+
+        /// `HTTP/1.1 200 OK\r\n` and a line per field, spelled as NIO writes the router's answers.
+        static func wireHead(status: HTTPResponse.Status, fields: HTTPFields) -> [UInt8] {
+            var head = "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n"
+            for field in fields { head += field.name.rawName + ": " + field.value + "\r\n" }
+            return Array(head.utf8)
+        }
 
         /// The answer to a request for this form: `304` when `If-None-Match` names its tag, else `200` with the
         /// bytes; both with the headers every page answer carries (pages never change, so any cache may keep them

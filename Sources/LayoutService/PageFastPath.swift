@@ -6,32 +6,50 @@ import NIOHTTPTypes
     import Glibc
 #endif
 
-/// Answers requests for pages the page cache holds right on the connection's event loop, before the router.
+/// Answers requests for pages the page cache holds straight from the connection's bytes, ahead of the HTTP/1.1
+/// decoder.
 ///
-/// A stored page is bytes that never change: routing it through Hummingbird's responder costs a Swift task, the
-/// middlewares and header building per request, which on two cores held the page route to about 80 % of what the
-/// server answers for `/healthz`. Only `GET /v1/layouts/{id}/pages/{index}` with at most `layout` and `wait` in its
-/// query, whose page is in memory, is answered here; everything else (a page not in memory, any other route, a
-/// malformed path) goes on to the router, which also fills the cache. A request is only answered here while no
-/// earlier request of the connection is still with the router, so responses never overtake each other.
+/// A stored page is bytes that never change. Through the decoder, the HTTP types conversion, the response encoder
+/// and the handlers between them, each such request cost more user time than the kernel's own work for it; on two
+/// cores, beside the load generator, that kept the tail latency above 5 ms. Here a page request costs a scan of its
+/// head, a cache lookup and one write of a small header buffer and the shared body.
+///
+/// Only a `GET /v1/layouts/{id}/pages/{index}` in HTTP/1.1, with at most `layout` and `wait` in its query, no body
+/// and no `Connection` header, whose page is in memory, is answered here. Every other request goes to the decoder
+/// whole, and the router answers it (filling the cache on a page miss); requests after it wait here until its
+/// response has ended (``RouterResponseTracker`` says so), so responses never overtake each other. A request with
+/// a body, or bytes that are not a plain HTTP/1.1 head, hand the rest of the connection to the decoder.
 final class PageFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = IOData
+    typealias OutboundOut = IOData
+
+    /// Sent toward the front by ``RouterResponseTracker`` when a response from the router has ended.
+    struct RouterResponseEnded {}
+    /// Sent toward the router's side when a request was answered here: the deadline for the next one starts.
+    struct RequestAnswered {}
+
+    static let route = "/v1/layouts/{id}/pages/{index}"
+    /// A longer head is not a page request: it goes to the decoder (which applies its own limits).
+    static let maximumHead = 8 * 1024
+    /// Bytes kept here while the router answers an earlier request; past this, the decoder gets them all.
+    static let maximumHeld = 64 * 1024
 
     private let cache: PageCache
     private let metrics: ServiceMetrics
-    /// Requests passed on to the router whose responses have not ended yet.
+    /// Bytes read and not yet answered or passed on.
+    private var held: ByteBuffer?
+    /// Requests passed to the decoder whose responses have not ended yet.
     private var withRouter = 0
-    /// The response for the request being read, when this handler answers it (sent at its end).
-    private var answer: HTTPResponse?
-    private var answerBody: ByteBuffer?
-    private var closeAfterAnswer = false
-    /// The `Date` header (an origin server with a clock sends one), formatted once a second.
-    private var date: (second: Int, text: String) = (0, "")
-
-    static let route = "/v1/layouts/{id}/pages/{index}"
+    /// Once set, every byte goes to the decoder: it alone knows where the requests in them end.
+    private var decoderOnly = false
+    /// Requests were answered here since ``RequestDeadlineHandler`` was last told.
+    private var answeredSinceDeadline = false
+    /// The last `Accept-Encoding` value seen and what it decided: a client sends the same one every time.
+    private var lastAcceptEncoding: (value: [UInt8], gzip: Bool) = ([], false)
+    /// The `Date` header line (an origin server with a clock sends one), made once a second.
+    private var date: (second: Int, line: [UInt8]) = (0, [])
 
     init(cache: PageCache, metrics: ServiceMetrics) {
         self.cache = cache
@@ -39,80 +57,265 @@ final class PageFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part = unwrapInboundIn(data)
-        switch part {
-        case .head(let request):
-            if withRouter == 0, let (response, body) = respond(to: request) {
-                answer = response
-                answerBody = body
-                closeAfterAnswer = request.headerFields[.connection]?.lowercased().contains("close") == true
-                return
-            }
-            withRouter += 1
+        if decoderOnly {
             context.fireChannelRead(data)
-        case .body:
-            if answer == nil { context.fireChannelRead(data) }
-        case .end:
-            guard let response = answer else {
-                context.fireChannelRead(data)
-                return
-            }
-            answer = nil
-            context.write(wrapOutboundOut(.head(response)), promise: nil)
-            if let body = answerBody {
-                context.write(wrapOutboundOut(.body(body)), promise: nil)
-            }
-            answerBody = nil
-            let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-            metrics.recordRequest(method: "GET", route: Self.route, status: response.status.code, duration: .zero)
-            if closeAfterAnswer {
-                let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-                done.whenComplete { _ in loopBound.value.close(promise: nil) }
-            }
+            return
+        }
+        var bytes = unwrapInboundIn(data)
+        if held != nil {
+            held!.writeBuffer(&bytes)
+        } else {
+            held = bytes
+        }
+        process(context: context)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        context.flush()
+        context.fireChannelReadComplete()
+    }
+
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard event is RouterResponseEnded else {
+            context.triggerUserOutboundEvent(event, promise: promise)
+            return
+        }
+        promise?.succeed()
+        // Once the decoder has the connection, its answers are no longer counted here.
+        guard withRouter > 0 else { return }
+        withRouter -= 1
+        // Requests that came while the router worked are taken up now, outside the write that ended its response.
+        guard withRouter == 0, !decoderOnly, held?.readableBytes ?? 0 > 0 else { return }
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.execute {
+            let (handler, context) = loopBound.value
+            guard handler.withRouter == 0, !handler.decoderOnly else { return }
+            handler.process(context: context)
+            context.flush()
+            context.fireChannelReadComplete()
         }
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data), withRouter > 0 { withRouter -= 1 }
-        context.write(data, promise: promise)
+    func handlerRemoved(context: ChannelHandlerContext) {
+        if let held, held.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(held)) }
+        held = nil
     }
 
-    /// The response for a page request the cache can answer, or nil to leave the request to the router.
-    private func respond(to request: HTTPRequest) -> (HTTPResponse, ByteBuffer?)? {
-        guard request.method == .get, let path = request.path, let key = Self.pageKey(path, request: request),
-            let entry = cache[key]
-        else { return nil }
-        var (status, fields, body) = entry.answer(ifNoneMatch: request.headerFields[.ifNoneMatch])
-        // What Hummingbird adds to the router's answers.
-        fields[.date] = httpDate()
-        fields[.server] = "feedlayout"
-        if let body { fields[.contentLength] = String(body.readableBytes) }
-        return (HTTPResponse(status: status, headerFields: fields), body)
+    /// Answers or passes on each whole request head in `held`, in order, until one has to wait for the router.
+    private func process(context: ChannelHandlerContext) {
+        defer { startNextDeadline(context) }
+        while withRouter == 0, var bytes = held, bytes.readableBytes > 0 {
+            switch Self.scanHead(bytes.readableBytesView) {
+            case .incomplete:
+                if bytes.readableBytes > Self.maximumHead { return passRest(context) }
+                return
+            case .notPlain:
+                return passRest(context)
+            case .head(let length, let request):
+                if request.hasBody { return passRest(context) }
+                let head = bytes.readSlice(length: length)!
+                held = bytes.readableBytes > 0 ? bytes : nil
+                if let page = request.page, answer(page, context: context) {
+                    answeredSinceDeadline = true
+                } else {
+                    withRouter += 1
+                    toDecoder(head, context: context)
+                }
+            }
+        }
+        if let held, held.readableBytes > Self.maximumHeld { passRest(context) }
     }
 
-    /// Now as an HTTP date (`Thu, 26 Nov 2026 23:43:24 GMT`).
-    private func httpDate() -> String {
+    /// Hands every byte from here on to the decoder.
+    private func passRest(_ context: ChannelHandlerContext) {
+        decoderOnly = true
+        if let held, held.readableBytes > 0 { toDecoder(held, context: context) }
+        held = nil
+    }
+
+    private func toDecoder(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
+        // The next request's deadline starts after the answers given here, before the decoder's request ends it.
+        startNextDeadline(context)
+        context.fireChannelRead(wrapInboundOut(bytes))
+    }
+
+    /// Tells ``RequestDeadlineHandler`` that requests were answered here (once for all answered in one read).
+    private func startNextDeadline(_ context: ChannelHandlerContext) {
+        guard answeredSinceDeadline else { return }
+        answeredSinceDeadline = false
+        context.fireUserInboundEventTriggered(RequestAnswered())
+    }
+
+    /// Writes the page when the cache holds it; false leaves the request to the router.
+    private func answer(_ page: PageRequest, context: ChannelHandlerContext) -> Bool {
+        let gzip: Bool
+        if page.acceptEncoding == lastAcceptEncoding.value {
+            gzip = lastAcceptEncoding.gzip
+        } else {
+            gzip = LayoutService.acceptsGzip(page.acceptEncoding.map { String(decoding: $0, as: UTF8.self) })
+            lastAcceptEncoding = (page.acceptEncoding ?? [], gzip)
+        }
+        let key = PageCache.Key(id: page.id, layoutIndex: page.layoutIndex, pageIndex: page.pageIndex, gzip: gzip)
+        guard let entry = cache[key] else { return false }
+        var header = context.channel.allocator.buffer(capacity: 384)
+        var status = HTTPResponse.Status.ok
+        var body: ByteBuffer? = entry.body
+        if let ifNoneMatch = page.ifNoneMatch {
+            // The same status, fields and body the router answers with.
+            let answer = entry.answer(ifNoneMatch: String(decoding: ifNoneMatch, as: UTF8.self))
+            (status, body) = (answer.status, answer.body)
+            header.writeBytes(PageCache.Entry.wireHead(status: answer.status, fields: answer.fields))
+        } else {
+            header.writeBytes(entry.okHead)
+        }
+        header.writeBytes(dateLine())
+        header.writeString("Server: feedlayout\r\n")
+        if let body { header.writeString("Content-Length: \(body.readableBytes)\r\n") }
+        header.writeString("\r\n")
+        context.write(wrapOutboundOut(.byteBuffer(header)), promise: nil)
+        if let body { context.write(wrapOutboundOut(.byteBuffer(body)), promise: nil) }
+        metrics.recordRequest(method: "GET", route: Self.route, status: status.code, duration: .zero)
+        return true
+    }
+
+    /// `Date: Thu, 26 Nov 2026 23:43:24 GMT\r\n`.
+    private func dateLine() -> [UInt8] {
         var now = time(nil)
-        guard Int(now) != date.second else { return date.text }
+        guard Int(now) != date.second else { return date.line }
         var parts = tm()
         gmtime_r(&now, &parts)
         var buffer = [CChar](repeating: 0, count: 64)
-        let count = strftime(&buffer, buffer.count, "%a, %d %b %Y %H:%M:%S GMT", &parts)
-        date = (Int(now), String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        return date.text
+        let count = strftime(&buffer, buffer.count, "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &parts)
+        date = (Int(now), buffer.prefix(count).map { UInt8(bitPattern: $0) })
+        return date.line
+    }
+}
+
+/// After the HTTP codec: tells ``PageFastPathHandler`` when a response from the router has ended.
+final class RouterResponseTracker: ChannelOutboundHandler, RemovableChannelHandler {
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let isEnd = if case .end = unwrapOutboundIn(data) { true } else { false }
+        context.write(data, promise: promise)
+        if isEnd { context.triggerUserOutboundEvent(PageFastPathHandler.RouterResponseEnded(), promise: nil) }
+    }
+}
+
+// MARK: Reading a request head
+
+/// What the fast path needs of a request head.
+struct RequestHead: Equatable {
+    /// A `Content-Length` or `Transfer-Encoding` header: the request has a body.
+    var hasBody = false
+    /// The page asked for, when this is a plain HTTP/1.1 `GET` of the page route without `Connection`.
+    var page: PageRequest?
+}
+
+struct PageRequest: Equatable {
+    var id: String
+    var layoutIndex: Int
+    var pageIndex: Int
+    var acceptEncoding: [UInt8]?
+    var ifNoneMatch: [UInt8]?
+}
+
+enum HeadScan: Equatable {
+    case incomplete
+    /// Not a head in the plain form read here (a bare line feed, a folded or nameless header line): the decoder
+    /// decides what it is.
+    case notPlain
+    case head(length: Int, RequestHead)
+}
+
+extension PageFastPathHandler {
+    /// Reads the request head at the start of `bytes`: its length up to and including the empty line, and what it
+    /// asks for.
+    static func scanHead(_ bytes: ByteBufferView) -> HeadScan {
+        let base = bytes.startIndex
+        var lineStart = base
+        var requestLine: Range<Int>?
+        var head = RequestHead()
+        var acceptEncoding: [UInt8]?
+        var ifNoneMatch: [UInt8]?
+        var hasConnection = false
+        var index = base
+        while index < bytes.endIndex {
+            guard bytes[index] == UInt8(ascii: "\n") else {
+                index += 1
+                continue
+            }
+            guard index > lineStart, bytes[index - 1] == UInt8(ascii: "\r") else { return .notPlain }
+            let line = lineStart..<(index - 1)
+            lineStart = index + 1
+            index += 1
+            if requestLine == nil {
+                requestLine = line
+                continue
+            }
+            if line.isEmpty {
+                if !hasConnection, let page = pageRequest(bytes, requestLine!) {
+                    head.page = PageRequest(
+                        id: page.id, layoutIndex: page.layoutIndex, pageIndex: page.pageIndex,
+                        acceptEncoding: acceptEncoding, ifNoneMatch: ifNoneMatch)
+                }
+                return .head(length: index - base, head)
+            }
+            guard let colon = bytes[line].firstIndex(of: UInt8(ascii: ":")), colon > line.lowerBound,
+                bytes[line.lowerBound] != UInt8(ascii: " "), bytes[line.lowerBound] != UInt8(ascii: "\t")
+            else { return .notPlain }
+            let name = bytes[line.lowerBound..<colon]
+            var valueStart = colon + 1
+            while valueStart < line.upperBound, bytes[valueStart] == UInt8(ascii: " ") || bytes[valueStart] == 9 {
+                valueStart += 1
+            }
+            var valueEnd = line.upperBound
+            while valueEnd > valueStart, bytes[valueEnd - 1] == UInt8(ascii: " ") || bytes[valueEnd - 1] == 9 {
+                valueEnd -= 1
+            }
+            if equalsLowercased(name, "content-length") || equalsLowercased(name, "transfer-encoding") {
+                head.hasBody = true
+            } else if equalsLowercased(name, "connection") {
+                hasConnection = true
+            } else if equalsLowercased(name, "accept-encoding") {
+                // Several lines make one list.
+                acceptEncoding = (acceptEncoding.map { $0 + Array(", ".utf8) } ?? []) + bytes[valueStart..<valueEnd]
+            } else if equalsLowercased(name, "if-none-match") {
+                ifNoneMatch = (ifNoneMatch.map { $0 + Array(", ".utf8) } ?? []) + bytes[valueStart..<valueEnd]
+            }
+        }
+        return .incomplete
     }
 
-    /// The cache key of `/v1/layouts/{32 hex}/pages/{index}[?layout=K][&wait=S]`, or nil for any other path.
-    static func pageKey(_ path: String, request: HTTPRequest) -> PageCache.Key? {
-        let utf8 = Array(path.utf8)
-        let prefix = Array("/v1/layouts/".utf8)
+    /// Whether `name` is `lowercase` in any case (ASCII).
+    private static func equalsLowercased(_ name: ByteBufferView.SubSequence, _ lowercase: StaticString) -> Bool {
+        guard name.count == lowercase.utf8CodeUnitCount else { return false }
+        var expected = lowercase.utf8Start
+        for byte in name {
+            let lower = (byte >= 0x41 && byte <= 0x5A) ? byte | 0x20 : byte
+            guard lower == expected.pointee else { return false }
+            expected += 1
+        }
+        return true
+    }
+
+    /// The page of `GET /v1/layouts/{32 hex}/pages/{index}[?layout=K][&wait=S] HTTP/1.1`, or nil for any other
+    /// request line.
+    static func pageRequest(_ bytes: ByteBufferView, _ line: Range<Int>) -> (id: String, layoutIndex: Int, pageIndex: Int)? {
+        let get = Array("GET /v1/layouts/".utf8)
+        let version = Array(" HTTP/1.1".utf8)
         let middle = Array("/pages/".utf8)
-        guard utf8.count > prefix.count + 32 + middle.count, utf8.starts(with: prefix) else { return nil }
-        let idBytes = utf8[prefix.count..<(prefix.count + 32)]
-        guard idBytes.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
-            utf8[(prefix.count + 32)...].starts(with: middle)
+        let text = bytes[line]
+        guard text.count > get.count + 32 + middle.count + version.count, text.starts(with: get),
+            text.suffix(version.count).elementsEqual(version)
         else { return nil }
-        let rest = utf8[(prefix.count + 32 + middle.count)...]
+        let idStart = line.lowerBound + get.count
+        let idBytes = bytes[idStart..<(idStart + 32)]
+        guard idBytes.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
+            bytes[(idStart + 32)..<line.upperBound].starts(with: middle)
+        else { return nil }
+        let rest = bytes[(idStart + 32 + middle.count)..<(line.upperBound - version.count)]
         let queryStart = rest.firstIndex(of: UInt8(ascii: "?")) ?? rest.endIndex
         let digits = rest[rest.startIndex..<queryStart]
         guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy({ (0x30...0x39).contains($0) }),
@@ -130,8 +333,6 @@ final class PageFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 }
             }
         }
-        let gzip = LayoutService.acceptsGzip(request.headerFields[.acceptEncoding])
-        return PageCache.Key(
-            id: String(decoding: idBytes, as: UTF8.self), layoutIndex: layoutIndex, pageIndex: index, gzip: gzip)
+        return (String(decoding: idBytes, as: UTF8.self), layoutIndex, index)
     }
 }

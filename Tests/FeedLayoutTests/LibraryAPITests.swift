@@ -46,6 +46,7 @@ struct LibraryAPITests {
         let text = Self.feed(items: 57)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-api-\(UUID()).xml")
         try text.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
         let pipeline = try LayoutPipeline(options: Self.options)
         let fromFile = try await Self.pagesJSON(pipeline, .path(file.path))
         #expect(fromFile.count == 6)

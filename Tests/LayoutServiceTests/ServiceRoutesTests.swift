@@ -6,6 +6,10 @@ import NIOCore
 import NIOHTTP1
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @testable import LayoutService
 
 /// `feedlayout serve`'s routes, in this process, against a real store and a real HTTP client.
@@ -288,5 +292,227 @@ struct PageFastPathTests {
         #expect(try await service.request(.GET, "/v1/layouts/\(id)/pages/9").status == 404)
         let metrics = try await service.request(.GET, "/metrics").text
         #expect(metrics.contains(#"feedlayout_http_requests_total{method="GET",route="/v1/layouts/{id}/pages/{index}",status="200"} 5"#), "\(metrics)")
+    }
+}
+
+/// The fast path reads requests from the connection's bytes, ahead of the HTTP decoder: pipelined requests, heads
+/// that arrive in pieces, requests for the router between page requests, and requests with bodies all get their
+/// answers, in order, from one connection.
+@Suite(.timeLimit(.minutes(5)))
+struct PageFastPathOnTheWireTests {
+    /// A service with a 30-item layout in pages of 10, and every form of its pages 0 and 1 in memory.
+    static func serviceWithPagesInMemory() async throws -> (ServiceHarness, String) {
+        let service = try await ServiceHarness.start()
+        let id = try #require(
+            try await service.post(["feedText": ServiceFeeds.rss(items: 30, photoBase: "https://photos.invalid/"),
+                "options": ["pageSize": 10]]).json["id"] as? String)
+        _ = try await service.waitUntilDone(id)
+        for page in 0..<2 {
+            _ = try await service.request(.GET, "/v1/layouts/\(id)/pages/\(page)")
+            _ = try await service.request(.GET, "/v1/layouts/\(id)/pages/\(page)", headers: [("Accept-Encoding", "gzip")])
+        }
+        return (service, id)
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        let (service, id) = try await Self.serviceWithPagesInMemory()
+        defer { Task { await service.stop() } }
+        let page0 = try await service.request(.GET, "/v1/layouts/\(id)/pages/0")
+        let page1 = try await service.request(.GET, "/v1/layouts/\(id)/pages/1", headers: [("Accept-Encoding", "gzip")])
+        let tag = try #require(page0.headers.first(name: "ETag"))
+        let requests =
+            "GET /v1/layouts/\(id)/pages/0 HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET /v1/layouts/\(id)/pages/1?layout=0 HTTP/1.1\r\nHost: x\r\naccept-encoding: gzip, br\r\n\r\n"
+            + "GET /v1/layouts/\(id)/pages/2 HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET /v1/layouts/\(id)/pages/0 HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(tag)\r\n\r\n"
+        let answers = try await WireClient.exchange(port: service.port, chunks: [Array(requests.utf8)], answers: 5)
+        #expect(answers.map(\.status) == [200, 200, 200, 200, 304])
+        #expect(answers[0].body == page0.raw)
+        #expect(answers[2].body == page1.raw && answers[2].headers["content-encoding"] == "gzip")
+        #expect(answers[3].headers["etag"] != tag && answers[3].body.count > 0)
+        #expect(answers[4].headers["etag"] == tag && answers[4].body.isEmpty)
+        for answer in answers where answer.status == 200 {
+            #expect(answer.headers["date"] != nil && answer.headers["server"] == "feedlayout")
+        }
+    }
+
+    @Test func aHeadArrivingInPiecesIsAnsweredWhole() async throws {
+        let (service, id) = try await Self.serviceWithPagesInMemory()
+        defer { Task { await service.stop() } }
+        let page = try await service.request(.GET, "/v1/layouts/\(id)/pages/1")
+        let bytes = Array("GET /v1/layouts/\(id)/pages/1 HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n".utf8)
+        // Pieces of 1 to 7 bytes, the last ending in the middle of the empty line.
+        var chunks: [[UInt8]] = []
+        var start = 0
+        while start < bytes.count {
+            let end = min(bytes.count, start + 1 + chunks.count % 7)
+            chunks.append(Array(bytes[start..<end]))
+            start = end
+        }
+        let answers = try await WireClient.exchange(port: service.port, chunks: chunks + chunks, answers: 2)
+        #expect(answers.map(\.status) == [200, 200])
+        #expect(answers.allSatisfy { $0.body == page.raw })
+    }
+
+    @Test func aRequestWithABodyHandsTheConnectionToTheDecoder() async throws {
+        let (service, id) = try await Self.serviceWithPagesInMemory()
+        defer { Task { await service.stop() } }
+        let page = try await service.request(.GET, "/v1/layouts/\(id)/pages/0")
+        // A body the service refuses at once (a feed must be a URL): no layout work while the test waits.
+        let body = #"{"feed": 5}"#
+        let requests =
+            "GET /v1/layouts/\(id)/pages/0 HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "POST /v1/layouts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            + "GET /v1/layouts/\(id)/pages/0 HTTP/1.1\r\nHost: x\r\n\r\n"
+        let answers = try await WireClient.exchange(port: service.port, chunks: [Array(requests.utf8)], answers: 3)
+        #expect(answers.count == 3)
+        #expect(answers[0].body == page.raw && answers[2].body == page.raw)
+        #expect(answers[1].status == 400, "\(answers[1].status)")
+    }
+
+    /// The request deadline (1 s here) runs from each answer: a connection the fast path answers every 300 ms stays
+    /// open for 2.4 s, and is closed about a second after its last answer.
+    @Test func theDeadlineRunsFromTheLastAnswer() async throws {
+        let service = try await ServiceHarness.start { $0.requestTimeout = .seconds(1) }
+        defer { Task { await service.stop() } }
+        let id = try #require(
+            try await service.post(["feedText": ServiceFeeds.rss(items: 30, photoBase: "https://photos.invalid/"),
+                "options": ["pageSize": 10]]).json["id"] as? String)
+        _ = try await service.waitUntilDone(id)
+        _ = try await service.request(.GET, "/v1/layouts/\(id)/pages/0")
+        let request = Array("GET /v1/layouts/\(id)/pages/0 HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        let (answers, closedAfter) = try await WireClient.exchangeAndWatch(
+            port: service.port, chunks: Array(repeating: request, count: 8), answers: 8, interval: 300_000,
+            watchClose: true)
+        #expect(answers.map(\.status) == Array(repeating: 200, count: 8))
+        let closed = try #require(closedAfter, "the idle connection was never closed")
+        #expect(closed < .seconds(3), "closed \(closed) after the last answer, with a 1 s deadline")
+    }
+
+    @Test func whatIsNotAPlainHeadGoesToTheDecoder() async throws {
+        let (service, id) = try await Self.serviceWithPagesInMemory()
+        defer { Task { await service.stop() } }
+        // Bare line feeds: the decoder answers (or refuses) it; the connection never waits for more.
+        let bare = try await WireClient.exchange(
+            port: service.port, chunks: [Array("GET /v1/layouts/\(id)/pages/0 HTTP/1.1\nHost: x\n\n".utf8)],
+            answers: 1)
+        #expect(bare.count == 1)
+        // Connection: close: answered, then closed.
+        let closing = try await WireClient.exchange(
+            port: service.port,
+            chunks: [Array("GET /v1/layouts/\(id)/pages/0 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)],
+            answers: 2)
+        #expect(closing.map(\.status) == [200])
+    }
+}
+
+/// A blocking loopback client that writes bytes as given and reads HTTP/1.1 answers (Content-Length or chunked
+/// bodies), for what an HTTP client library would not send: pipelined requests, heads in pieces.
+enum WireClient {
+    struct Answer {
+        var status: Int
+        /// Header names lowercased.
+        var headers: [String: String]
+        var body: [UInt8]
+    }
+
+    /// Sends each chunk (`interval` microseconds apart), then reads up to `answers` answers; fewer when the server
+    /// closes first.
+    static func exchange(
+        port: Int, chunks: [[UInt8]], answers count: Int, interval: UInt32 = 10_000
+    ) async throws -> [Answer] {
+        try await exchangeAndWatch(port: port, chunks: chunks, answers: count, interval: interval).answers
+    }
+
+    /// As ``exchange(port:chunks:answers:interval:)``, then waits up to 30 s for the server to close the
+    /// connection: how long that took after the last answer, or nil when it stayed open.
+    static func exchangeAndWatch(
+        port: Int, chunks: [[UInt8]], answers count: Int, interval: UInt32 = 10_000, watchClose: Bool = false
+    ) async throws -> (answers: [Answer], closedAfter: Duration?) {
+        try await Task.detached {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard descriptor >= 0 else { throw TestInputError(message: "socket failed") }
+            defer { close(descriptor) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard connected == 0 else { throw TestInputError(message: "connect failed") }
+            var timeout = timeval(tv_sec: 30, tv_usec: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            for (index, chunk) in chunks.enumerated() {
+                if index > 0 { usleep(interval) }
+                guard chunk.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == chunk.count
+                else { throw TestInputError(message: "send failed") }
+            }
+            var reader = Reader(descriptor: descriptor)
+            var answers: [Answer] = []
+            while answers.count < count, let answer = try reader.answer() { answers.append(answer) }
+            guard watchClose else { return (answers, nil) }
+            let answered = ContinuousClock.now
+            var byte: UInt8 = 0
+            return (answers, recv(descriptor, &byte, 1, 0) == 0 ? ContinuousClock.now - answered : nil)
+        }.value
+    }
+
+    private struct Reader {
+        let descriptor: Int32
+        var bytes: [UInt8] = []
+
+        /// Reads until `bytes` holds `count` bytes; false when the connection ended first.
+        mutating func fill(_ count: Int) throws -> Bool {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while bytes.count < count {
+                let received = recv(descriptor, &buffer, buffer.count, 0)
+                if received == 0 { return false }
+                guard received > 0 else { throw TestInputError(message: "no answer within 30 s (errno \(errno))") }
+                bytes += buffer[0..<received]
+            }
+            return true
+        }
+
+        mutating func line() throws -> String? {
+            while true {
+                if let end = bytes.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: bytes[0..<end], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                    bytes.removeFirst(end + 1)
+                    return line
+                }
+                guard try fill(bytes.count + 1) else { return nil }
+            }
+        }
+
+        mutating func take(_ count: Int) throws -> [UInt8] {
+            guard try fill(count) else { throw TestInputError(message: "the body ended early") }
+            defer { bytes.removeFirst(count) }
+            return Array(bytes[0..<count])
+        }
+
+        mutating func answer() throws -> Answer? {
+            guard let statusLine = try line(), !statusLine.isEmpty else { return nil }
+            let status = Int(statusLine.split(separator: " ")[1]) ?? 0
+            var headers: [String: String] = [:]
+            while let header = try line(), !header.isEmpty {
+                let parts = header.split(separator: ":", maxSplits: 1)
+                headers[parts[0].lowercased()] = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+            }
+            var body: [UInt8] = []
+            if let length = headers["content-length"].flatMap(Int.init) {
+                body = try take(length)
+            } else if headers["transfer-encoding"]?.contains("chunked") == true {
+                while let size = try line().flatMap({ Int($0, radix: 16) }), size > 0 {
+                    body += try take(size)
+                    _ = try line()
+                }
+                _ = try line()
+            }
+            return Answer(status: status, headers: headers, body: body)
+        }
     }
 }
