@@ -21,7 +21,7 @@ struct ServiceRobustnessTests {
         defer { Task { await service.stop() } }
         // A plain socket: one byte every 300 ms, never idle, never a whole request (10 s for all of it).
         let request = Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
-        let outcome = try await Task.detached { try Self.dribble(request, toPort: service.port) }.value
+        let outcome = try await WireClient.onThreadOfItsOwn { try Self.dribble(request, toPort: service.port) }
         guard case .closed(let sent, let elapsed) = outcome else {
             Issue.record("the whole request got through a byte at a time: no deadline (\(outcome))")
             return
