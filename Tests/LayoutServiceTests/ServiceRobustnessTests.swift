@@ -36,19 +36,8 @@ struct ServiceRobustnessTests {
 
     /// Sends `bytes` one at a time, 300 ms apart, watching for the server closing the connection.
     static func dribble(_ bytes: [UInt8], toPort port: Int) throws -> DribbleOutcome {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw TestInputError(message: "socket failed") }
+        let descriptor = try WireClient.connectedSocket(port: port, receiveTimeout: timeval(tv_sec: 0, tv_usec: 300_000))
         defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw TestInputError(message: "connect failed") }
-        var timeout = timeval(tv_sec: 0, tv_usec: 300_000)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let started = ContinuousClock.now
         var buffer = [UInt8](repeating: 0, count: 256)
         for (index, byte) in bytes.enumerated() {

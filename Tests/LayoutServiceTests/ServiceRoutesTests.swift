@@ -437,6 +437,28 @@ enum WireClient {
         }
     }
 
+    /// A blocking TCP socket connected to the service on loopback, whose reads give up after `receiveTimeout`.
+    static func connectedSocket(port: Int, receiveTimeout: timeval) throws -> Int32 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw TestInputError(message: "socket failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            throw TestInputError(message: "connect failed")
+        }
+        var timeout = receiveTimeout
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return descriptor
+    }
+
     /// Runs blocking socket work on a thread of its own: on the cooperative pool's few threads it would starve the
     /// service under test, whose router runs there in this same process.
     static func onThreadOfItsOwn<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
@@ -448,21 +470,8 @@ enum WireClient {
     private static func blockingExchange(
         port: Int, chunks: [[UInt8]], answers count: Int, interval: UInt32, watchClose: Bool
     ) throws -> (answers: [Answer], closedAfter: Duration?) {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw TestInputError(message: "socket failed") }
+        let descriptor = try connectedSocket(port: port, receiveTimeout: timeval(tv_sec: 30, tv_usec: 0))
         defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw TestInputError(message: "connect failed") }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         for (index, chunk) in chunks.enumerated() {
             if index > 0 { usleep(interval) }
             guard chunk.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == chunk.count
