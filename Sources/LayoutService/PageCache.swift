@@ -23,15 +23,13 @@ final class PageCache: Sendable {
         let isGzip: Bool
         /// The status line and fields of the `200` answer as they go on the wire (no `Date`, `Server` or
         /// `Content-Length` yet): what ``PageFastPathHandler`` sends for most requests, made once per page.
-        private(set) var okHead: [UInt8]
+        let okHead: [UInt8]
 
         init(body: ByteBuffer, entityTag: String, isGzip: Bool) {
             self.body = body
             self.entityTag = entityTag
             self.isGzip = isGzip
-            okHead = []
-            let (status, fields, _) = answer(ifNoneMatch: nil)
-            okHead = Self.wireHead(status: status, fields: fields)
+            okHead = Self.wireHead(status: .ok, fields: Self.fields(entityTag: entityTag, gzipBody: isGzip))
         }
 
         /// `HTTP/1.1 200 OK\r\n` and a line per field, spelled as NIO writes the router's answers.
@@ -45,17 +43,21 @@ final class PageCache: Sendable {
         /// bytes; both with the headers every page answer carries (pages never change, so any cache may keep them
         /// for good). The router's route and the fast path both answer with this.
         func answer(ifNoneMatch: String?) -> (status: HTTPResponse.Status, fields: HTTPFields, body: ByteBuffer?) {
+            if let ifNoneMatch, PageEncoding.ifNoneMatch(ifNoneMatch, names: entityTag) {
+                return (.notModified, Self.fields(entityTag: entityTag, gzipBody: false), nil)
+            }
+            return (.ok, Self.fields(entityTag: entityTag, gzipBody: isGzip), body)
+        }
+
+        /// The fields of every page answer, and `Content-Encoding` when the body sent is gzipped.
+        private static func fields(entityTag: String, gzipBody: Bool) -> HTTPFields {
             var fields: HTTPFields = [
                 .contentType: "application/json", .eTag: entityTag,
                 .cacheControl: "public, max-age=31536000, immutable", .vary: "Accept-Encoding",
             ]
-            if let ifNoneMatch, PageEncoding.ifNoneMatch(ifNoneMatch, names: entityTag) {
-                return (.notModified, fields, nil)
-            }
-            if isGzip { fields[.contentEncoding] = "gzip" }
-            return (.ok, fields, body)
+            if gzipBody { fields[.contentEncoding] = "gzip" }
+            return fields
         }
-
     }
 
     private struct State {

@@ -19,7 +19,7 @@ import NIOHTTPTypes
 /// whole, and the router answers it (filling the cache on a page miss); requests after it wait here until its
 /// response has ended (``RouterResponseTracker`` says so), so responses never overtake each other. A request with
 /// a body, or bytes that are not a plain HTTP/1.1 head, hand the rest of the connection to the decoder.
-final class PageFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
+final class PageFastPathHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
     typealias OutboundIn = IOData
@@ -96,11 +96,6 @@ final class PageFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
-        if let held, held.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(held)) }
-        held = nil
-    }
-
     /// Answers or passes on each whole request head in `held`, in order, until one has to wait for the router.
     private func process(context: ChannelHandlerContext) {
         defer { startNextDeadline(context) }
@@ -148,6 +143,7 @@ final class PageFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Writes the page when the cache holds it; false leaves the request to the router.
     private func answer(_ page: PageRequest, context: ChannelHandlerContext) -> Bool {
+        let started = NIODeadline.now()
         let gzip: Bool
         if page.acceptEncoding == lastAcceptEncoding.value {
             gzip = lastAcceptEncoding.gzip
@@ -174,7 +170,8 @@ final class PageFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         header.writeString("\r\n")
         context.write(wrapOutboundOut(.byteBuffer(header)), promise: nil)
         if let body { context.write(wrapOutboundOut(.byteBuffer(body)), promise: nil) }
-        metrics.recordRequest(method: "GET", route: Self.route, status: status.code, duration: .zero)
+        let elapsed = NIODeadline.now() - started
+        metrics.recordRequest(method: "GET", route: Self.route, status: status.code, duration: .nanoseconds(elapsed.nanoseconds))
         return true
     }
 
@@ -206,14 +203,14 @@ final class RouterResponseTracker: ChannelOutboundHandler, RemovableChannelHandl
 // MARK: Reading a request head
 
 /// What the fast path needs of a request head.
-struct RequestHead: Equatable {
+struct RequestHead {
     /// A `Content-Length` or `Transfer-Encoding` header: the request has a body.
     var hasBody = false
     /// The page asked for, when this is a plain HTTP/1.1 `GET` of the page route without `Connection`.
     var page: PageRequest?
 }
 
-struct PageRequest: Equatable {
+struct PageRequest {
     var id: String
     var layoutIndex: Int
     var pageIndex: Int
@@ -221,7 +218,7 @@ struct PageRequest: Equatable {
     var ifNoneMatch: [UInt8]?
 }
 
-enum HeadScan: Equatable {
+enum HeadScan {
     case incomplete
     /// Not a head in the plain form read here (a bare line feed, a folded or nameless header line): the decoder
     /// decides what it is.
@@ -300,12 +297,14 @@ extension PageFastPathHandler {
         return true
     }
 
+    private static let requestLineStart = Array("GET /v1/layouts/".utf8)
+    private static let pagesSegment = Array("/pages/".utf8)
+    private static let versionSuffix = Array(" HTTP/1.1".utf8)
+
     /// The page of `GET /v1/layouts/{32 hex}/pages/{index}[?layout=K][&wait=S] HTTP/1.1`, or nil for any other
     /// request line.
     static func pageRequest(_ bytes: ByteBufferView, _ line: Range<Int>) -> (id: String, layoutIndex: Int, pageIndex: Int)? {
-        let get = Array("GET /v1/layouts/".utf8)
-        let version = Array(" HTTP/1.1".utf8)
-        let middle = Array("/pages/".utf8)
+        let (get, middle, version) = (requestLineStart, pagesSegment, versionSuffix)
         let text = bytes[line]
         guard text.count > get.count + 32 + middle.count + version.count, text.starts(with: get),
             text.suffix(version.count).elementsEqual(version)

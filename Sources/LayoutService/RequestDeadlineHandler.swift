@@ -10,8 +10,8 @@ import NIOHTTPTypes
 /// runs.
 ///
 /// The handler notes times rather than arming a timer per request: one check per deadline and connection is
-/// enough, where a timer scheduled and cancelled for every request of a busy keep-alive connection was 4 % of the
-/// service's CPU under load.
+/// enough, where a timer scheduled and cancelled for every request of a busy keep-alive connection took 3.4 % of the
+/// service's CPU under load (perf, page requests from wrk).
 final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart

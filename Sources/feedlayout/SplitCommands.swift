@@ -93,7 +93,6 @@ extension FeedLayoutCommand {
             return start..<(parts[1].isEmpty ? Int.max : Int(parts[1])!)
         }
 
-
         func run() async throws {
             let pipeline = try LayoutPipeline(options: try layout.options())
             if count {

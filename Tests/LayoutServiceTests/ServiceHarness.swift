@@ -41,9 +41,8 @@ final class ServiceHarness: Sendable {
             timeout: .init(connect: .seconds(5), read: .seconds(120)), decompression: .disabled)
         // A kept-alive connection goes before the service's request deadline closes it: else a request sent just
         // as the service closes an idle connection fails (tests that set a deadline of a second met this).
-        let deadline = settings.requestTimeout.components
         configuration.connectionPool.idleTimeout = .nanoseconds(
-            min(60_000_000_000, (deadline.seconds * 1_000_000_000 + deadline.attoseconds / 1_000_000_000) / 2))
+            min(TimeAmount.seconds(60).nanoseconds, TimeAmount(settings.requestTimeout).nanoseconds / 2))
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 

@@ -342,7 +342,7 @@ struct PageFastPathOnTheWireTests {
         defer { Task { await service.stop() } }
         let page = try await service.request(.GET, "/v1/layouts/\(id)/pages/1")
         let bytes = Array("GET /v1/layouts/\(id)/pages/1 HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n".utf8)
-        // Pieces of 1 to 7 bytes, the last ending in the middle of the empty line.
+        // Pieces of 1 to 7 bytes in turn: lines, and the empty line that ends the head, end inside pieces.
         var chunks: [[UInt8]] = []
         var start = 0
         while start < bytes.count {

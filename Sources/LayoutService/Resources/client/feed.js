@@ -202,8 +202,8 @@ function makeCard(item) {
 }
 
 // The characters of the pins' titles and of their captions, each once. Which fonts a text needs depends only on
-// its characters, and the browser looks up every character it is given: the visible cards' whole text made the
-// first render take 60 ms, its distinct characters a few.
+// its characters, and the browser looks up every character it is given: with the visible cards' whole text the
+// first render made 7,610 font lookups (66 ms in a Chromium trace), with its distinct characters 290 (27 ms).
 function characters(indices) {
   const title = new Set(), caption = new Set();
   for (const index of indices) {
@@ -255,7 +255,8 @@ function render() {
   renderPending = false;
   if (!ready) return;
   // The first cards' photos are asked for in the frame after the cards: their downloads and decoding would
-  // otherwise share the CPU with painting the first cards (40 ms later on a busy two-core machine). A card
+  // otherwise share the CPU with painting the first cards (painted about 40 ms later, in alternating runs on two
+  // busy cores). A card
   // scrolled away meanwhile is gone; it is made anew, with its photo, when it comes back.
   if (!firstCards && firstCardPhotos) {
     for (const [image, source] of firstCardPhotos) if (image.isConnected) image.src = source;
