@@ -23,6 +23,11 @@ actor LayoutRunner: Service {
     private var queue: [String] = []
     private var running: [String: Task<Void, Never>] = [:]
     private var isStopping = false
+    /// Feeds posted to this process, kept in memory for their layout's turn, so that it need not read them back
+    /// from the store; at most one round of layouts' worth (`maximumConcurrentLayouts × maximumFeedBytes`) in all.
+    /// A feed beyond that is read from the store when its turn comes, as after a restart.
+    private var postedFeeds: [String: [UInt8]] = [:]
+    private var postedFeedBytes = 0
 
     init(store: any LayoutStore, resources: LayoutResources, settings: ServiceSettings, metrics: ServiceMetrics, logger: Logger) {
         self.store = store
@@ -32,9 +37,16 @@ actor LayoutRunner: Service {
         self.logger = logger
     }
 
-    /// Queues a layout (once: a layout already queued or running is left alone).
-    func enqueue(_ id: String) {
+    /// Queues a layout (once: a layout already queued or running is left alone). `feed`: its feed's bytes, when the
+    /// caller has them at hand (just posted).
+    func enqueue(_ id: String, feed: [UInt8]? = nil) {
         guard !isStopping, running[id] == nil, !queue.contains(id) else { return }
+        if let feed,
+            postedFeedBytes + feed.count <= settings.maximumConcurrentLayouts * settings.maximumFeedBytes
+        {
+            postedFeeds[id] = feed
+            postedFeedBytes += feed.count
+        }
         queue.append(id)
         startWaiting()
     }
@@ -42,8 +54,10 @@ actor LayoutRunner: Service {
     private func startWaiting() {
         while !isStopping, running.count < settings.maximumConcurrentLayouts, !queue.isEmpty {
             let id = queue.removeFirst()
+            let feed = postedFeeds.removeValue(forKey: id)
+            postedFeedBytes -= feed?.count ?? 0
             running[id] = Task {
-                await self.compute(id)
+                await self.compute(id, feed: feed)
                 self.ended(id)
             }
         }
@@ -71,6 +85,8 @@ actor LayoutRunner: Service {
         takeover.cancel()
         isStopping = true
         queue.removeAll()
+        postedFeeds.removeAll()
+        postedFeedBytes = 0
         let tasks = Array(running.values)
         for task in tasks { task.cancel() }
         // Cancelled layouts stop at their next window; what they stored is kept, and the next start resumes them.
@@ -103,15 +119,17 @@ actor LayoutRunner: Service {
         }
     }
 
-    /// Lays out one stored layout, from its last stored page on, if no other instance computes it.
-    private nonisolated func compute(_ id: String) async {
+    /// Lays out one stored layout, from its last stored page on, if no other instance computes it. `posted`: its
+    /// feed's bytes, when they are still in memory.
+    private nonisolated func compute(_ id: String, feed posted: [UInt8]?) async {
         do {
             guard try await patiently({ try await store.claim(id) }) else { return }
             guard let record = try await patiently({ try await store.layout(id) }), record.status == "running" else {
                 await store.release(id)
                 return
             }
-            guard let feed = try await patiently({ try await store.feed(of: id) }) else {
+            let feed: [UInt8]? = if let posted { posted } else { try await patiently({ try await store.feed(of: id) }) }
+            guard let feed else {
                 try await store.failLayout(id, code: "storeDamaged", message: "the stored feed cannot be read")
                 return
             }

@@ -81,7 +81,7 @@ final class LayoutService: Sendable {
             id: id, arguments: layoutRequest.arguments, feedName: name, baseURL: base, feed: feed, parts: parts)
         if isNew {
             logger.info("layout posted", metadata: ["layout": "\(id)", "feed": "\(name)", "bytes": "\(feed.count)"])
-            await runner.enqueue(id)
+            await runner.enqueue(id, feed: feed)
             // A client views a layout right after posting it: its style sheet (fonts resolved, their character
             // maps read) is ready by then.
             Task { _ = try? await self.clientStyle(id: id) }
@@ -112,6 +112,8 @@ final class LayoutService: Sendable {
                 let (body, resource) = try await resources.fetcher.streamBody(
                     url, maximumBytes: settings.maximumFeedBytes, boundedInTotal: false)
                 var bytes: [UInt8] = []
+                // Room for the announced size at once: growing by doubling copied a large feed several times over.
+                bytes.reserveCapacity(min(resource.totalSize ?? 0, settings.maximumFeedBytes))
                 for try await chunk in body { bytes += chunk }
                 return (bytes, url, resource.finalURL)
             } catch let error as RemoteFetchError {

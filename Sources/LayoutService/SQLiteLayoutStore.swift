@@ -1,12 +1,13 @@
 import Foundation
 import GRDB
+import NIOPosix
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// The store of one process: SQLite through GRDB, in WAL mode (requests read while a layout writes), in a file a
-/// lock keeps to one process.
+/// lock keeps to one process; the posted feeds are files beside it (``FeedFiles``).
 ///
 /// Every page is stored in one transaction with its pins and the layout's running counts, so a reader sees a page
 /// whole or not at all, and a process killed at any moment leaves a store whose pages are a prefix of the layout:
@@ -15,6 +16,7 @@ final class SQLiteLayoutStore: LayoutStore {
     let path: String
     /// The store's database; the probe cache shares it (one writer for the whole file).
     let database: DatabasePool
+    private let feeds: FeedFiles
     /// The lock file that keeps a second process off the same store (its descriptor stays open for our life).
     private let lockDescriptor: Int32
 
@@ -53,9 +55,11 @@ final class SQLiteLayoutStore: LayoutStore {
         // with a message, instead of hanging the start.
         configuration.busyMode = .timeout(3)
         configuration.label = "LayoutStore"
+        let layoutIDs: [String]
         do {
             database = try DatabasePool(path: path, configuration: configuration)
             try Self.migrator.migrate(database)
+            layoutIDs = try database.read { db in try String.fetchAll(db, sql: "SELECT id FROM layout") }
         } catch let error as DatabaseError {
             Glibc.close(descriptor)
             if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
@@ -69,6 +73,13 @@ final class SQLiteLayoutStore: LayoutStore {
             Glibc.close(descriptor)
             throw StoreError("\(path): cannot open the store: \(error)")
         }
+        do {
+            feeds = try FeedFiles(storePath: path)
+        } catch {
+            Glibc.close(descriptor)
+            throw error
+        }
+        feeds.removeStray(keeping: Set(layoutIDs))
     }
 
     deinit { Glibc.close(lockDescriptor) }
@@ -92,7 +103,8 @@ final class SQLiteLayoutStore: LayoutStore {
                         createdAt REAL NOT NULL
                     );
                     -- The feed in a table of its own: in the layout's row, every update of its counts (one per page)
-                    -- would rewrite the feed's pages, and every read of a column after it would walk them.
+                    -- would rewrite the feed's pages, and every read of a column after it would walk them. Only stores
+                    -- made before feeds became files (FeedFiles) have rows here; they are still read.
                     CREATE TABLE feed (
                         layoutId TEXT PRIMARY KEY REFERENCES layout(id) ON DELETE CASCADE,
                         bytes BLOB NOT NULL
@@ -141,6 +153,14 @@ final class SQLiteLayoutStore: LayoutStore {
         parts: [(width: Double, columns: Int)]
     ) async throws -> Bool {
         let argumentsJSON = String(decoding: try JSONEncoder().encode(arguments), as: UTF8.self)
+        let exists = try await database.read { db in
+            try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM layout WHERE id = ?"), arguments: [id]) ?? false
+        }
+        guard !exists else { return false }
+        // The file first, flushed to disk (on a thread for blocking work, not a request's): the row that names it
+        // must never exist without it.
+        let feeds = self.feeds
+        try await NIOThreadPool.singleton.runIfActive { try feeds.write(feed, id: id) }
         return try await database.write { db in
             try db.execute(
                 sql: """
@@ -149,9 +169,6 @@ final class SQLiteLayoutStore: LayoutStore {
                     """,
                 arguments: [id, argumentsJSON, feedName, baseURL, Date().timeIntervalSince1970])
             guard db.changesCount > 0 else { return false }
-            // As posted, uncompressed: it is read once, to finish the layout after a crash, and compressing a large
-            // feed took longer than writing it.
-            try db.execute(sql: "INSERT INTO feed (layoutId, bytes) VALUES (?, ?)", arguments: [id, Data(feed)])
             for (index, part) in parts.enumerated() {
                 try db.execute(
                     sql: "INSERT INTO part (layoutId, layoutIndex, width, columns) VALUES (?, ?, ?, ?)",
@@ -163,11 +180,11 @@ final class SQLiteLayoutStore: LayoutStore {
 
     func layout(_ id: String) async throws -> LayoutRecord? {
         try await database.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM layout WHERE id = ?", arguments: [id]) else {
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM layout WHERE id = ?"), arguments: [id]) else {
                 return nil
             }
             let parts = try Row.fetchAll(
-                db, sql: "SELECT * FROM part WHERE layoutId = ? ORDER BY layoutIndex", arguments: [id]
+                db.cachedStatement(sql: "SELECT * FROM part WHERE layoutId = ? ORDER BY layoutIndex"), arguments: [id]
             ).map { part in
                 PartRecord(
                     layoutIndex: part["layoutIndex"], width: part["width"], columns: part["columns"],
@@ -183,8 +200,12 @@ final class SQLiteLayoutStore: LayoutStore {
     }
 
     func feed(of id: String) async throws -> [UInt8]? {
-        try await database.read { db in
-            try Data.fetchOne(db, sql: "SELECT bytes FROM feed WHERE layoutId = ?", arguments: [id]).map { [UInt8]($0) }
+        let feeds = self.feeds
+        if let bytes = try await NIOThreadPool.singleton.runIfActive({ try feeds.read(id: id) }) { return bytes }
+        return try await database.read { db in
+            // Copied once, from SQLite's memory into the array (fetching a `Data` would copy it twice).
+            let rows = try Row.fetchCursor(db, sql: "SELECT bytes FROM feed WHERE layoutId = ?", arguments: [id])
+            return try rows.next()?.withUnsafeData(atIndex: 0) { data in data.map { [UInt8]($0) } ?? [] }
         }
     }
 
@@ -196,16 +217,22 @@ final class SQLiteLayoutStore: LayoutStore {
 
     func storePage(_ write: PageWrite, layoutId id: String) async throws {
         try await database.write { db in
+            // Cached statements: preparing the same five statements anew for every page was a measurable share of
+            // storing it.
             let exists =
                 try Bool.fetchOne(
-                    db, sql: "SELECT 1 FROM page WHERE layoutId = ? AND layoutIndex = ? AND pageIndex = ?",
+                    db.cachedStatement(sql: "SELECT 1 FROM page WHERE layoutId = ? AND layoutIndex = ? AND pageIndex = ?"),
                     arguments: [id, write.layoutIndex, write.pageIndex]) ?? false
             guard !exists else { return }
-            try db.execute(
-                sql: """
-                    INSERT INTO page (layoutId, layoutIndex, pageIndex, json, gzip, cursor) VALUES (?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [id, write.layoutIndex, write.pageIndex, Data(write.json), Data(write.gzip), write.cursor])
+            try write.json.withBlob { json in
+                try write.gzip.withBlob { gzip in
+                    try db.cachedStatement(
+                        sql: """
+                            INSERT INTO page (layoutId, layoutIndex, pageIndex, json, gzip, cursor) VALUES (?, ?, ?, ?, ?, ?)
+                            """
+                    ).execute(arguments: [id, write.layoutIndex, write.pageIndex, json, gzip, write.cursor])
+                }
+            }
             let insertPin = try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO pin
@@ -219,11 +246,12 @@ final class SQLiteLayoutStore: LayoutStore {
                     pin.height, pin.pageIndex, pin.jsonOffset, pin.jsonLength,
                 ])
             }
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     UPDATE part SET pageCount = pageCount + 1, contentHeight = ?, lastCursor = ?
                     WHERE layoutId = ? AND layoutIndex = ?
-                    """,
+                    """
+            ).execute(
                 arguments: [write.contentHeight, write.cursor, id, write.layoutIndex])
             if write.itemCount > 0 || !write.warnings.isEmpty {
                 try Self.addCounts(db, id: id, items: write.itemCount, warnings: write.warnings)
@@ -234,12 +262,11 @@ final class SQLiteLayoutStore: LayoutStore {
     private static func addCounts(_ db: Database, id: String, items: Int, warnings: [String: Int]) throws {
         var merged = try JSONDecoder().decode(
             [String: Int].self,
-            from: Data((try String.fetchOne(db, sql: "SELECT warnings FROM layout WHERE id = ?", arguments: [id]) ?? "{}").utf8))
+            from: Data((try String.fetchOne(db.cachedStatement(sql: "SELECT warnings FROM layout WHERE id = ?"), arguments: [id]) ?? "{}").utf8))
         for (code, count) in warnings { merged[code, default: 0] += count }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        try db.execute(
-            sql: "UPDATE layout SET itemCount = itemCount + ?, warnings = ? WHERE id = ?",
+        try db.cachedStatement(sql: "UPDATE layout SET itemCount = itemCount + ?, warnings = ? WHERE id = ?").execute(
             arguments: [items, String(decoding: try encoder.encode(merged), as: UTF8.self), id])
     }
 
@@ -274,8 +301,8 @@ final class SQLiteLayoutStore: LayoutStore {
     func page(_ id: String, layoutIndex: Int, pageIndex: Int, gzip: Bool) async throws -> Data? {
         try await database.read { db in
             try Data.fetchOne(
-                db,
-                sql: "SELECT \(gzip ? "gzip" : "json") FROM page WHERE layoutId = ? AND layoutIndex = ? AND pageIndex = ?",
+                db.cachedStatement(
+                    sql: "SELECT \(gzip ? "gzip" : "json") FROM page WHERE layoutId = ? AND layoutIndex = ? AND pageIndex = ?"),
                 arguments: [id, layoutIndex, pageIndex])
         }
     }
@@ -285,16 +312,16 @@ final class SQLiteLayoutStore: LayoutStore {
             let row: Row?
             if let layoutId {
                 row = try Row.fetchOne(
-                    db, sql: "SELECT layoutId, layoutIndex, pageIndex FROM page WHERE cursor = ? AND layoutId = ?",
+                    db.cachedStatement(sql: "SELECT layoutId, layoutIndex, pageIndex FROM page WHERE cursor = ? AND layoutId = ?"),
                     arguments: [cursor, layoutId])
             } else {
                 row = try Row.fetchOne(
-                    db,
-                    sql: """
-                        SELECT page.layoutId, page.layoutIndex, page.pageIndex FROM page
-                        JOIN layout ON layout.id = page.layoutId
-                        WHERE page.cursor = ? ORDER BY layout.createdAt DESC LIMIT 1
-                        """, arguments: [cursor])
+                    db.cachedStatement(
+                        sql: """
+                            SELECT page.layoutId, page.layoutIndex, page.pageIndex FROM page
+                            JOIN layout ON layout.id = page.layoutId
+                            WHERE page.cursor = ? ORDER BY layout.createdAt DESC LIMIT 1
+                            """), arguments: [cursor])
             }
             return row.map { ($0["layoutId"], $0["layoutIndex"], $0["pageIndex"]) }
         }
@@ -303,17 +330,28 @@ final class SQLiteLayoutStore: LayoutStore {
     func pins(_ id: String, layoutIndex: Int, from itemIndex: Int) async throws -> [PinRecord] {
         try await database.read { db in
             try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT itemIndex, columnIndex, columnSpan, x, y, width, height, pageIndex, jsonOffset, jsonLength
-                    FROM pin WHERE layoutId = ? AND layoutIndex = ? AND itemIndex >= ? ORDER BY itemIndex
-                    """, arguments: [id, layoutIndex, itemIndex]
+                db.cachedStatement(
+                    sql: """
+                        SELECT itemIndex, columnIndex, columnSpan, x, y, width, height, pageIndex, jsonOffset, jsonLength
+                        FROM pin WHERE layoutId = ? AND layoutIndex = ? AND itemIndex >= ? ORDER BY itemIndex
+                        """), arguments: [id, layoutIndex, itemIndex]
             ).map { row in
                 PinRecord(
                     itemIndex: row["itemIndex"], column: row["columnIndex"], columnSpan: row["columnSpan"], x: row["x"],
                     y: row["y"], width: row["width"], height: row["height"], pageIndex: row["pageIndex"],
                     jsonOffset: row["jsonOffset"], jsonLength: row["jsonLength"])
             }
+        }
+    }
+}
+
+extension [UInt8] {
+    /// The bytes as a `Data` that borrows them, for binding to a statement inside `body`: SQLite copies what it
+    /// binds, so copying into a `Data` first only added a copy (for a large feed, its page faults too).
+    fileprivate func withBlob<Result>(_ body: (Data) throws -> Result) rethrows -> Result {
+        try withUnsafeBytes { bytes in
+            guard let start = bytes.baseAddress, !bytes.isEmpty else { return try body(Data()) }
+            return try body(Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: start), count: bytes.count, deallocator: .none))
         }
     }
 }

@@ -29,7 +29,7 @@ extension FeedLayoutCommand {
         @Option(help: "The port to listen on (0: any free port, logged at start).")
         var port = 8080
 
-        @Option(help: "The store of layouts, pages and the probe cache: an SQLite file (default: $XDG_DATA_HOME/feedlayout/service.sqlite, else ~/.local/share/…), or postgres://USER[:PASSWORD]@HOST:PORT/DB shared by several instances.")
+        @Option(help: "The store of layouts, pages and the probe cache: an SQLite file, its posted feeds in the folder PATH.feeds beside it (default: $XDG_DATA_HOME/feedlayout/service.sqlite, else ~/.local/share/…), or postgres://USER[:PASSWORD]@HOST:PORT/DB shared by several instances.")
         var store: String?
 
         @Option(help: "With a PostgreSQL store: seconds a layout stays with an instance that stopped renewing its lease, before another takes it over.")

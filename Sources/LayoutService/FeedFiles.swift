@@ -1,0 +1,107 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The posted feeds of an SQLite store, one file each in a folder beside the database (`STORE.feeds/ID`).
+///
+/// Why not a table: a feed is megabytes that are written once and read at most once (to finish a layout after a
+/// restart). In SQLite's write-ahead log every byte of it was written twice (the log, then the checkpoint into the
+/// database), read back once by the checkpoint, and checksummed page by page; for 20 feeds of 11 MB posted at once
+/// that was about a tenth of the service's CPU. A file is written once. (SQLite's own measurements say the same of
+/// blobs larger than about 100 KB.)
+///
+/// A feed file is complete before its layout's row exists: it is written under a temporary name, flushed to disk,
+/// and renamed into place, and only then is the row committed. A crash in between leaves a file no row names, which
+/// the next start removes.
+struct FeedFiles: Sendable {
+    let folder: String
+
+    init(storePath: String) throws(StoreError) {
+        folder = storePath + ".feeds"
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError("\(storePath): cannot create the folder of its feeds \(folder): \(error.localizedDescription)")
+        }
+    }
+
+    func path(of id: String) -> String { folder + "/" + id }
+
+    /// Writes a layout's feed, durably (flushed, then renamed into place). Two requests posting the same feed write
+    /// the same bytes under the same name, each through a temporary file of its own.
+    func write(_ bytes: [UInt8], id: String) throws(StoreError) {
+        let target = path(of: id)
+        let temporary = target + ".\(getpid()).\(UInt64.random(in: 0...UInt64.max)).partial"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw failure("cannot create", temporary) }
+        var written = 0
+        let complete = bytes.withUnsafeBytes { buffer -> Bool in
+            while written < buffer.count {
+                let count = Glibc.write(descriptor, buffer.baseAddress! + written, buffer.count - written)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return false }
+                written += count
+            }
+            return true
+        }
+        guard complete, fsync(descriptor) == 0 else {
+            let error = failure("cannot write", temporary)
+            Glibc.close(descriptor)
+            unlink(temporary)
+            throw error
+        }
+        Glibc.close(descriptor)
+        guard rename(temporary, target) == 0 else {
+            let error = failure("cannot rename into place", temporary)
+            unlink(temporary)
+            throw error
+        }
+        // The rename itself must reach the disk before the row that names the file does.
+        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directory >= 0 {
+            _ = fsync(directory)
+            Glibc.close(directory)
+        }
+    }
+
+    /// A layout's feed, or `nil` when there is no file for it.
+    func read(id: String) throws(StoreError) -> [UInt8]? {
+        let file = path(of: id)
+        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw failure("cannot open", file)
+        }
+        defer { Glibc.close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw failure("cannot read", file) }
+        let size = Int(status.st_size)
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            while initialized < size {
+                let count = Glibc.read(descriptor, buffer.baseAddress! + initialized, size - initialized)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else {
+                    failed = true
+                    return
+                }
+                initialized += count
+            }
+        }
+        if failed { throw failure("cannot read", file) }
+        return bytes
+    }
+
+    /// Removes what a crash left: feed files no layout names, and unfinished temporary files.
+    func removeStray(keeping ids: Set<String>) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !ids.contains(name) {
+            unlink(path(of: name))
+        }
+    }
+
+    private func failure(_ what: String, _ file: String) -> StoreError {
+        StoreError("\(file): \(what) the stored feed: \(String(cString: strerror(errno)))")
+    }
+}

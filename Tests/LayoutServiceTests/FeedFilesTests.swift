@@ -1,0 +1,60 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import LayoutService
+
+/// The SQLite store keeps posted feeds as files beside the database (`STORE.feeds/ID`).
+@Suite struct FeedFilesTests {
+    private static func temporaryStorePath() throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("feed-files-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder.appendingPathComponent("store.sqlite").path
+    }
+
+    private static func insert(_ store: SQLiteLayoutStore, id: String, feed: [UInt8]) async throws -> Bool {
+        try await store.insertLayout(
+            id: id, arguments: [], feedName: "feed.xml", baseURL: nil, feed: feed, parts: [(width: 320, columns: 2)])
+    }
+
+    @Test func aPostedFeedIsAFileReadBackWhole() async throws {
+        let path = try Self.temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let feed = (0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let store = try SQLiteLayoutStore(path: path)
+        #expect(try await Self.insert(store, id: "a1", feed: feed))
+        #expect(FileManager.default.contents(atPath: path + ".feeds/a1") == Data(feed))
+        #expect(try await store.feed(of: "a1") == feed)
+        #expect(try await store.feed(of: "unknown") == nil)
+        // Posting the same layout again stores nothing new.
+        #expect(try await !Self.insert(store, id: "a1", feed: feed))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path + ".feeds") == ["a1"])
+    }
+
+    @Test func aRestartRemovesWhatACrashLeftAndKeepsTheFeedsOfLayouts() async throws {
+        let path = try Self.temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        do {
+            let store = try SQLiteLayoutStore(path: path)
+            #expect(try await Self.insert(store, id: "kept", feed: Array("<rss/>".utf8)))
+        }
+        // A crash after the file was written and before its row was committed, and one in the middle of writing.
+        FileManager.default.createFile(atPath: path + ".feeds/orphan", contents: Data("<rss/>".utf8))
+        FileManager.default.createFile(atPath: path + ".feeds/kept.123.456.partial", contents: Data("<r".utf8))
+        let store = try SQLiteLayoutStore(path: path)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path + ".feeds") == ["kept"])
+        #expect(try await store.feed(of: "kept") == Array("<rss/>".utf8))
+    }
+
+    @Test func aStoreMadeBeforeFeedFilesStillReadsItsFeedsFromTheTable() async throws {
+        let path = try Self.temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let store = try SQLiteLayoutStore(path: path)
+        try await store.database.write { db in
+            try db.execute(
+                sql: "INSERT INTO layout (id, status, arguments, feedName, createdAt) VALUES ('old', 'running', '[]', 'f', 0)")
+            try db.execute(sql: "INSERT INTO feed (layoutId, bytes) VALUES ('old', ?)", arguments: [Data("<rss>old</rss>".utf8)])
+        }
+        #expect(try await store.feed(of: "old") == Array("<rss>old</rss>".utf8))
+    }
+}
