@@ -14,8 +14,8 @@ import WaterfallLayout
 /// The service's request handling: layouts are posted, computed by ``LayoutRunner`` into ``LayoutStore``, and
 /// served page by page (by index or by cursor), by viewport and by scroll position.
 ///
-/// Pages are served as stored: the bytes `feedlayout layout` writes, or their gzip form, with a strong entity tag,
-/// from a bounded cache of recent pages in memory.
+/// Pages are served as stored (gzipped), or inflated to the bytes `feedlayout layout` writes, with a strong entity
+/// tag, from a bounded cache of recent pages in memory.
 final class LayoutService: Sendable {
     let settings: ServiceSettings
     let store: any LayoutStore

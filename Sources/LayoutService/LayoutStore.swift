@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where the service keeps what it computed: each layout's request and feed, its pages (as served, and gzipped),
+/// Where the service keeps what it computed: each layout's request and feed, its pages (gzipped),
 /// and the frame of every pin for viewport queries. ``SQLiteLayoutStore`` is one process's; ``PostgresLayoutStore``
 /// is shared by several instances, which take turns computing a layout through leases.
 ///
@@ -52,8 +52,8 @@ protocol LayoutStore: Sendable {
     /// Marks a layout failed; the pages it stored stay.
     func failLayout(_ id: String, code: String, message: String) async throws
 
-    /// One stored form of a page: as served plainly, or gzipped.
-    func page(_ id: String, layoutIndex: Int, pageIndex: Int, gzip: Bool) async throws -> Data?
+    /// A page as stored: gzipped (the only form kept; ``page(_:layoutIndex:pageIndex:gzip:)`` gives either).
+    func gzippedPage(_ id: String, layoutIndex: Int, pageIndex: Int) async throws -> Data?
 
     /// The page whose cursor this is: its layout, layout index and page index. With several layouts holding the
     /// same cursor (two feeds that begin alike), `layoutId` picks one, else the newest.
@@ -65,6 +65,18 @@ protocol LayoutStore: Sendable {
 }
 
 extension LayoutStore {
+    /// One form of a page: gzipped as stored, or its JSON, inflated from it. Stores keep only the gzipped form: the
+    /// JSON too was five times the bytes to write (twice, through SQLite's write-ahead log) for every page made,
+    /// where inflating is cheap and happens once per page a plain request misses in ``PageCache``.
+    func page(_ id: String, layoutIndex: Int, pageIndex: Int, gzip: Bool) async throws -> Data? {
+        guard let stored = try await gzippedPage(id, layoutIndex: layoutIndex, pageIndex: pageIndex) else { return nil }
+        if gzip { return stored }
+        guard let json = Gzip.decompress([UInt8](stored)) else {
+            throw StoreError("page \(pageIndex) of layout \(id) (layout \(layoutIndex)) is damaged in the store: not gzip")
+        }
+        return Data(json)
+    }
+
     /// The JSON of these pins, exactly as their pages hold them, in the order given: sliced out of the pages (each
     /// read once; a stored page never changes).
     func pinJSON(_ id: String, layoutIndex: Int, pins: [PinRecord]) async throws -> [[UInt8]] {
@@ -118,7 +130,8 @@ struct PinRecord: Sendable {
     var jsonLength: Int
 }
 
-/// A page about to be stored: its bytes in both forms, its pins, and what it adds to the layout's counts.
+/// A page about to be stored: its bytes (`json`, as `feedlayout layout` writes them; stored only gzipped), its pins,
+/// and what it adds to the layout's counts.
 struct PageWrite: Sendable {
     var layoutIndex: Int
     var pageIndex: Int

@@ -219,6 +219,13 @@ final class PostgresLayoutStore: LayoutStore {
                 """
             ]
         ),
+        (
+            5,
+            [
+                // Pages are kept gzipped only (see LayoutStore.page(_:layoutIndex:pageIndex:gzip:)).
+                "ALTER TABLE feedlayout.page DROP COLUMN json"
+            ]
+        ),
     ]
 
     /// The bytes of a feed in one stored chunk (and in one message to or from PostgreSQL).
@@ -434,8 +441,8 @@ final class PostgresLayoutStore: LayoutStore {
                 WITH held AS (
                     SELECT id FROM feedlayout.layout WHERE id = \(id) AND lease_owner = \(owner) FOR UPDATE
                 ), page AS (
-                    INSERT INTO feedlayout.page (layout_id, layout_index, page_index, json, gzip, cursor)
-                    SELECT id, \(write.layoutIndex), \(write.pageIndex), \(Data(write.json)), \(Data(write.gzip)),
+                    INSERT INTO feedlayout.page (layout_id, layout_index, page_index, gzip, cursor)
+                    SELECT id, \(write.layoutIndex), \(write.pageIndex), \(Data(write.gzip)),
                         \(write.cursor)
                     FROM held
                     ON CONFLICT DO NOTHING RETURNING page_index
@@ -555,16 +562,10 @@ final class PostgresLayoutStore: LayoutStore {
 
     // MARK: Pages and pins
 
-    func page(_ id: String, layoutIndex: Int, pageIndex: Int, gzip: Bool) async throws -> Data? {
+    func gzippedPage(_ id: String, layoutIndex: Int, pageIndex: Int) async throws -> Data? {
         try await operation { [client, logger] in
-            let query: PostgresQuery =
-                gzip
-                ? """
+            let query: PostgresQuery = """
                 SELECT gzip FROM feedlayout.page
-                WHERE layout_id = \(id) AND layout_index = \(layoutIndex) AND page_index = \(pageIndex)
-                """
-                : """
-                SELECT json FROM feedlayout.page
                 WHERE layout_id = \(id) AND layout_index = \(layoutIndex) AND page_index = \(pageIndex)
                 """
             for try await bytes in try await client.query(query, logger: logger).decode(Data.self) { return bytes }

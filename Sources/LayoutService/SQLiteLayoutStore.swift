@@ -143,6 +143,10 @@ final class SQLiteLayoutStore: LayoutStore {
                     );
                     """)
         }
+        migrator.registerMigration("pages-gzipped-only") { db in
+            // Pages are kept gzipped only (see LayoutStore.page(_:layoutIndex:pageIndex:gzip:)).
+            try db.execute(sql: "ALTER TABLE page DROP COLUMN json")
+        }
         return migrator
     }
 
@@ -224,14 +228,10 @@ final class SQLiteLayoutStore: LayoutStore {
                     db.cachedStatement(sql: "SELECT 1 FROM page WHERE layoutId = ? AND layoutIndex = ? AND pageIndex = ?"),
                     arguments: [id, write.layoutIndex, write.pageIndex]) ?? false
             guard !exists else { return }
-            try write.json.withBlob { json in
-                try write.gzip.withBlob { gzip in
-                    try db.cachedStatement(
-                        sql: """
-                            INSERT INTO page (layoutId, layoutIndex, pageIndex, json, gzip, cursor) VALUES (?, ?, ?, ?, ?, ?)
-                            """
-                    ).execute(arguments: [id, write.layoutIndex, write.pageIndex, json, gzip, write.cursor])
-                }
+            try write.gzip.withBlob { gzip in
+                try db.cachedStatement(
+                    sql: "INSERT INTO page (layoutId, layoutIndex, pageIndex, gzip, cursor) VALUES (?, ?, ?, ?, ?)"
+                ).execute(arguments: [id, write.layoutIndex, write.pageIndex, gzip, write.cursor])
             }
             let insertPin = try db.cachedStatement(
                 sql: """
@@ -298,11 +298,10 @@ final class SQLiteLayoutStore: LayoutStore {
 
     // MARK: Pages and pins
 
-    func page(_ id: String, layoutIndex: Int, pageIndex: Int, gzip: Bool) async throws -> Data? {
+    func gzippedPage(_ id: String, layoutIndex: Int, pageIndex: Int) async throws -> Data? {
         try await database.read { db in
             try Data.fetchOne(
-                db.cachedStatement(
-                    sql: "SELECT \(gzip ? "gzip" : "json") FROM page WHERE layoutId = ? AND layoutIndex = ? AND pageIndex = ?"),
+                db.cachedStatement(sql: "SELECT gzip FROM page WHERE layoutId = ? AND layoutIndex = ? AND pageIndex = ?"),
                 arguments: [id, layoutIndex, pageIndex])
         }
     }

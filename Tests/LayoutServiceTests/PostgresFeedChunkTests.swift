@@ -44,7 +44,7 @@ struct PostgresFeedChunkTests {
     }
 
     static func migrateWholeFeeds(_ cluster: PostgresTestCluster) async throws {
-        // The tables migration 3 reads, as schema 2 left them (only the columns it uses).
+        // The tables migrations 3 and 5 change, as schema 2 left them (only the columns they use).
         for statement in [
             "CREATE SCHEMA feedlayout",
             "CREATE TABLE feedlayout.migration (version BIGINT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())",
@@ -53,14 +53,21 @@ struct PostgresFeedChunkTests {
             "CREATE TABLE feedlayout.feed (layout_id TEXT PRIMARY KEY REFERENCES feedlayout.layout(id), bytes BYTEA NOT NULL)",
             "INSERT INTO feedlayout.layout (id) VALUES ('old')",
             "INSERT INTO feedlayout.feed (layout_id, bytes) VALUES ('old', '<rss>old</rss>'::bytea)",
+            "CREATE TABLE feedlayout.page (json BYTEA NOT NULL, gzip BYTEA NOT NULL)",
         ] {
             _ = try await Self.query(cluster, statement)
         }
         let store = try await PostgresProbeCacheTests.openStore(cluster)
         defer { store.close() }
         #expect(try await store.feed(of: "old") == Array("<rss>old</rss>".utf8))
-        #expect(try await Self.query(cluster, "SELECT max(version) FROM feedlayout.migration") == 4)
+        #expect(try await Self.query(cluster, "SELECT max(version) FROM feedlayout.migration") == 5)
         #expect(try await Self.query(cluster, "SELECT count(*) FROM pg_tables WHERE schemaname = 'feedlayout' AND tablename = 'feed'") == 0)
+        // Pages are kept gzipped only (migration 5).
+        #expect(
+            try await Self.query(
+                cluster,
+                "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'feedlayout' AND table_name = 'page' AND column_name = 'json'")
+                == 0)
     }
 
     /// Pages and the feed add their warning counts with one SQL function (migration 4): counts of a code add up,

@@ -4,8 +4,8 @@ import Testing
 
 @testable import LayoutService
 
-/// The SQLite store keeps posted feeds as files beside the database (`STORE.feeds/ID`).
-@Suite struct FeedFilesTests {
+/// The SQLite store: posted feeds are files beside the database (`STORE.feeds/ID`), pages are kept gzipped only.
+@Suite struct SQLiteLayoutStoreTests {
     private static func temporaryStorePath() throws -> String {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("feed-files-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -56,5 +56,22 @@ import Testing
             try db.execute(sql: "INSERT INTO feed (layoutId, bytes) VALUES ('old', ?)", arguments: [Data("<rss>old</rss>".utf8)])
         }
         #expect(try await store.feed(of: "old") == Array("<rss>old</rss>".utf8))
+    }
+
+    @Test func pagesAreKeptGzippedAndServedInEitherForm() async throws {
+        let path = try Self.temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let store = try SQLiteLayoutStore(path: path)
+        #expect(try await Self.insert(store, id: "p", feed: Array("<rss/>".utf8)))
+        let json = Array(#"{"items":[{"index":0}],"page":0}"#.utf8) + [0x0A]
+        let write = PageWrite(
+            layoutIndex: 0, pageIndex: 0, json: json, gzip: Gzip.compress(json), cursor: "c1", contentHeight: 100,
+            pins: [], itemCount: 1, warnings: [:])
+        try await store.storePage(write, layoutId: "p")
+        #expect(try await store.page("p", layoutIndex: 0, pageIndex: 0, gzip: true) == Data(write.gzip))
+        #expect(try await store.page("p", layoutIndex: 0, pageIndex: 0, gzip: false) == Data(json))
+        #expect(try await store.page("p", layoutIndex: 0, pageIndex: 1, gzip: false) == nil)
+        let columns = try await store.database.read { db in try db.columns(in: "page").map(\.name) }
+        #expect(!columns.contains("json"), "only the gzipped form is stored")
     }
 }
