@@ -224,6 +224,11 @@ stop_everything() {
 # Memory of a running process in KiB: VmRSS (now) or VmHWM (its peak so far).
 memory_kib() { awk -v key="$2:" '$1 == key {print $2}' "/proc/$1/status" 2>/dev/null || true; }
 
+# The CPU time (user + system, seconds) a running process has used so far.
+cpu_seconds() {
+  awk -v tick="$(getconf CLK_TCK)" '{sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / tick}' "/proc/$1/stat" 2>/dev/null || true
+}
+
 # Reads files into the page cache, untimed (see read_into_page_cache in run: this VM evicts page cache not touched
 # for a few seconds, so whichever side comes first after a pause would otherwise pay for the disk).
 warm_page_cache() { find -L "$@" -type f -print0 2>/dev/null | xargs -0 -r cat > /dev/null; }
