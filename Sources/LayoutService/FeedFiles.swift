@@ -52,6 +52,10 @@ struct FeedFiles: Sendable {
             unlink(temporary)
             throw error
         }
+        // Written once and read at most once: its pages leave the page cache now that they are on disk. Kept, they
+        // only crowd out the database's pages; and every feed written into new page-cache memory cost ten times
+        // the CPU of one written into memory the previous feed freed (35 ms against 3 ms for 11 MB, measured).
+        _ = posix_fadvise(descriptor, 0, 0, Int32(POSIX_FADV_DONTNEED))
         Glibc.close(descriptor)
         guard rename(temporary, target) == 0 else {
             let error = failure("cannot rename into place", temporary)
@@ -91,6 +95,7 @@ struct FeedFiles: Sendable {
             }
         }
         if failed { throw failure("cannot read", file) }
+        _ = posix_fadvise(descriptor, 0, 0, Int32(POSIX_FADV_DONTNEED))
         return bytes
     }
 
