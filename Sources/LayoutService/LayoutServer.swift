@@ -22,6 +22,8 @@ public struct LayoutServer: Sendable {
     let settings: ServiceSettings
     let logger: Logger
     let service: LayoutService
+    /// The probe cache the layouts use, writing to the store's in batches; flushed when the service stops.
+    private let probeCache: WriteBehindProbeCache
 
     /// Opens the store and makes the resources; nothing listens yet.
     /// - Throws: An error whose description names the store and says what to do (another process holds it, it is
@@ -30,23 +32,24 @@ public struct LayoutServer: Sendable {
         self.settings = settings
         self.logger = logger
         let store: any LayoutStore
-        let probeCache: any ProbeCacheStorage
+        let storedProbes: any ProbeCacheStorage
         if PostgresLayoutStore.isURL(settings.storePath) {
             let shared = try await PostgresLayoutStore.open(
                 url: settings.storePath, leaseDuration: settings.leaseDuration, logger: logger)
             store = shared
             // Probes live in the shared database too: a photo one instance probed is not probed again by another.
-            probeCache = shared.probeCache()
+            storedProbes = shared.probeCache()
         } else {
             let file = try SQLiteLayoutStore(path: settings.storePath)
             store = file
             // The probe cache lives in the store's file too: one file holds everything the service keeps.
             do {
-                probeCache = try ProbeCache(sharing: file.database, path: settings.storePath)
+                storedProbes = try ProbeCache(sharing: file.database, path: settings.storePath)
             } catch {
                 throw StoreError("\(settings.storePath): the probe cache in the store cannot be opened: \(error.reason)")
             }
         }
+        probeCache = WriteBehindProbeCache(base: storedProbes, logger: logger)
         let resources = LayoutResources(
             fetch: RemoteFetchConfiguration(
                 readTimeout: settings.feedReadTimeout, totalTimeout: settings.feedTotalTimeout,
@@ -114,7 +117,9 @@ public struct LayoutServer: Sendable {
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [
-                    .init(service: service.resources), .init(service: service.runner), .init(service: app),
+                    // Stopped in reverse order: the layouts end before the probes they learnt are written.
+                    .init(service: service.resources), .init(service: probeCache), .init(service: service.runner),
+                    .init(service: app),
                     .init(service: StoppingFlag(service: service)),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
