@@ -18,6 +18,8 @@ final class ServiceHarness: Sendable {
     private let task: Task<Void, any Error>
     let client: HTTPClient
     private let exchanges = Mutex<[String]>([])
+    /// The service's own temporary folder (its store, unless the test named one), removed by ``stop()``.
+    private let folder: URL
 
     struct Reply: Sendable {
         var status: Int
@@ -32,8 +34,9 @@ final class ServiceHarness: Sendable {
         }
     }
 
-    private init(port: Int, storePath: String, settings: ServiceSettings, task: Task<Void, any Error>) {
+    private init(port: Int, storePath: String, folder: URL, settings: ServiceSettings, task: Task<Void, any Error>) {
         self.port = port
+        self.folder = folder
         self.storePath = storePath
         self.settings = settings
         self.task = task
@@ -52,6 +55,7 @@ final class ServiceHarness: Sendable {
     ) async throws -> ServiceHarness {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-service-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        TemporaryFolders.removeAtExit(folder)
         var settings = ServiceSettings(
             host: "127.0.0.1", port: 0, storePath: storePath ?? folder.appendingPathComponent("store.sqlite").path,
             allowPrivateNetwork: true)
@@ -66,7 +70,7 @@ final class ServiceHarness: Sendable {
         }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw TestInputError(message: "the service did not start") }
-        return ServiceHarness(port: port, storePath: settings.storePath, settings: settings, task: task)
+        return ServiceHarness(port: port, storePath: settings.storePath, folder: folder, settings: settings, task: task)
     }
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
@@ -129,6 +133,7 @@ final class ServiceHarness: Sendable {
         task.cancel()
         _ = await task.result
         try? await client.shutdown()
+        try? FileManager.default.removeItem(at: folder)
     }
 }
 
@@ -162,5 +167,25 @@ enum ServiceFeeds {
             feed += "<media:content url=\"\(photoBase)\(photo)\" medium=\"image\"/></item>\n"
         }
         return feed + "</channel></rss>\n"
+    }
+}
+
+/// Folders the harness made, removed when the test process exits: tests stop their services from a `defer`d
+/// task, which the process may end before it runs.
+enum TemporaryFolders {
+    private static let folders = Mutex<[URL]?>(nil)
+
+    static func removeAtExit(_ folder: URL) {
+        let first = folders.withLock { folders in
+            defer { folders = (folders ?? []) + [folder] }
+            return folders == nil
+        }
+        if first {
+            atexit {
+                for folder in TemporaryFolders.folders.withLock({ $0 ?? [] }) {
+                    try? FileManager.default.removeItem(at: folder)
+                }
+            }
+        }
     }
 }
