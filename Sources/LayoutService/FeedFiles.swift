@@ -29,6 +29,18 @@ struct FeedFiles: Sendable {
 
     func path(of id: String) -> String { folder + "/" + id }
 
+    /// The blocking file work (a write waits for the disk's flush) runs on threads of its own: not on a request's
+    /// or a layout's, and not on NIO's shared blocking pool, where it held up the address lookups of the photo
+    /// fetches of running layouts.
+    private static let queue = DispatchQueue(label: "feedlayout.feed-files", qos: .utility, attributes: .concurrent)
+
+    /// Runs `work` on the feed files' queue.
+    static func onQueue<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Swift.Result { try work() }) }
+        }
+    }
+
     /// Writes a layout's feed, durably (flushed, then renamed into place). Two requests posting the same feed write
     /// the same bytes under the same name, each through a temporary file of its own.
     func write(_ bytes: [UInt8], id: String) throws(StoreError) {

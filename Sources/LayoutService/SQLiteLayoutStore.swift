@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import NIOPosix
 
 #if canImport(Glibc)
     import Glibc
@@ -161,10 +160,9 @@ final class SQLiteLayoutStore: LayoutStore {
             try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM layout WHERE id = ?"), arguments: [id]) ?? false
         }
         guard !exists else { return false }
-        // The file first, flushed to disk (on a thread for blocking work, not a request's): the row that names it
-        // must never exist without it.
+        // The file first, flushed to disk: the row that names it must never exist without it.
         let feeds = self.feeds
-        try await NIOThreadPool.singleton.runIfActive { try feeds.write(feed, id: id) }
+        try await FeedFiles.onQueue { try feeds.write(feed, id: id) }
         return try await database.write { db in
             try db.execute(
                 sql: """
@@ -205,7 +203,7 @@ final class SQLiteLayoutStore: LayoutStore {
 
     func feed(of id: String) async throws -> [UInt8]? {
         let feeds = self.feeds
-        if let bytes = try await NIOThreadPool.singleton.runIfActive({ try feeds.read(id: id) }) { return bytes }
+        if let bytes = try await FeedFiles.onQueue({ try feeds.read(id: id) }) { return bytes }
         return try await database.read { db in
             // Copied once, from SQLite's memory into the array (fetching a `Data` would copy it twice).
             let rows = try Row.fetchCursor(db, sql: "SELECT bytes FROM feed WHERE layoutId = ?", arguments: [id])
