@@ -163,8 +163,8 @@ let package = Package(
         .target(
             name: "LayoutService",
             dependencies: [
-                "FeedLayout", "LayoutCommandLine", "LayoutPages", "ProbeCache", "RemoteFetch", "TextMeasure",
-                "WaterfallLayout", "CZlib",
+                "FeedLayout", "LayoutCommandLine", "LayoutPages", "LocalFileAccess", "ProbeCache", "RemoteFetch",
+                "TextMeasure", "WaterfallLayout", "CZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

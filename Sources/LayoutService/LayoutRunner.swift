@@ -27,7 +27,6 @@ actor LayoutRunner: Service {
     /// from the store; at most one round of layouts' worth (`maximumConcurrentLayouts × maximumFeedBytes`) in all.
     /// A feed beyond that is read from the store when its turn comes, as after a restart.
     private var postedFeeds: [String: [UInt8]] = [:]
-    private var postedFeedBytes = 0
 
     init(store: any LayoutStore, resources: LayoutResources, settings: ServiceSettings, metrics: ServiceMetrics, logger: Logger) {
         self.store = store
@@ -42,10 +41,10 @@ actor LayoutRunner: Service {
     func enqueue(_ id: String, feed: [UInt8]? = nil) {
         guard !isStopping, running[id] == nil, !queue.contains(id) else { return }
         if let feed,
-            postedFeedBytes + feed.count <= settings.maximumConcurrentLayouts * settings.maximumFeedBytes
+            postedFeeds.values.reduce(feed.count, { $0 + $1.count })
+                <= settings.maximumConcurrentLayouts * settings.maximumFeedBytes
         {
             postedFeeds[id] = feed
-            postedFeedBytes += feed.count
         }
         queue.append(id)
         startWaiting()
@@ -55,7 +54,6 @@ actor LayoutRunner: Service {
         while !isStopping, running.count < settings.maximumConcurrentLayouts, !queue.isEmpty {
             let id = queue.removeFirst()
             let feed = postedFeeds.removeValue(forKey: id)
-            postedFeedBytes -= feed?.count ?? 0
             running[id] = Task {
                 await self.compute(id, feed: feed)
                 self.ended(id)
@@ -86,7 +84,6 @@ actor LayoutRunner: Service {
         isStopping = true
         queue.removeAll()
         postedFeeds.removeAll()
-        postedFeedBytes = 0
         let tasks = Array(running.values)
         for task in tasks { task.cancel() }
         // Cancelled layouts stop at their next window; what they stored is kept, and the next start resumes them.

@@ -236,16 +236,7 @@ final class LayoutService: Sendable {
         let deadline = ContinuousClock.now + wait
         while true {
             let version = await runner.events.version(of: id)
-            if let stored = try await store.page(id, layoutIndex: layoutIndex, pageIndex: pageIndex, gzip: gzip) {
-                var body = ByteBufferAllocator().buffer(capacity: stored.count)
-                body.writeBytes(stored)
-                let entry = PageCache.Entry(
-                    body: body,
-                    entityTag: PageEncoding.entityTag(id: id, layoutIndex: layoutIndex, pageIndex: pageIndex, gzip: gzip),
-                    isGzip: gzip)
-                pageCache[key] = entry
-                return Self.pageResponse(entry, request: request)
-            }
+            if let entry = try await storedPage(key) { return Self.pageResponse(entry, request: request) }
             guard let record = try await store.layout(id) else { throw ServiceProblem.notFound("no layout \(id)") }
             guard layoutIndex < record.parts.count else {
                 throw ServiceProblem.notFound("layout \(id) has \(record.parts.count) layouts; ?layout=\(layoutIndex) is past them")
@@ -265,6 +256,41 @@ final class LayoutService: Sendable {
             }
             await runner.events.wait(for: id, after: version, timeout: remaining)
         }
+    }
+
+    /// A stored page in the form `key` names, from memory, or read from the store and then kept in memory (the
+    /// plain form is inflated from the stored gzip once, not for every request that needs it).
+    private func storedPage(_ key: PageCache.Key) async throws -> PageCache.Entry? {
+        if let cached = pageCache[key] { return cached }
+        guard let stored = try await store.page(key.id, layoutIndex: key.layoutIndex, pageIndex: key.pageIndex, gzip: key.gzip)
+        else { return nil }
+        var body = ByteBufferAllocator().buffer(capacity: stored.count)
+        body.writeBytes(stored)
+        let entry = PageCache.Entry(
+            body: body,
+            entityTag: PageEncoding.entityTag(
+                id: key.id, layoutIndex: key.layoutIndex, pageIndex: key.pageIndex, gzip: key.gzip),
+            isGzip: key.gzip)
+        pageCache[key] = entry
+        return entry
+    }
+
+    /// The JSON of these pins, exactly as their pages hold them, in the order given: sliced out of the pages (each
+    /// read once per request, through the page cache; a stored page never changes).
+    private func pinJSON(_ id: String, layoutIndex: Int, pins: [PinRecord]) async throws -> [[UInt8]] {
+        var pages: [Int: ByteBuffer] = [:]
+        var result: [[UInt8]] = []
+        for pin in pins {
+            if pages[pin.pageIndex] == nil {
+                pages[pin.pageIndex] = try await storedPage(
+                    PageCache.Key(id: id, layoutIndex: layoutIndex, pageIndex: pin.pageIndex, gzip: false))?.body
+            }
+            guard let page = pages[pin.pageIndex],
+                let json = page.getBytes(at: page.readerIndex + pin.jsonOffset, length: pin.jsonLength)
+            else { continue }
+            result.append(json)
+        }
+        return result
     }
 
     static func pageResponse(_ page: PageCache.Entry, request: Request) -> Response {
@@ -317,7 +343,7 @@ final class LayoutService: Sendable {
                 "the rectangle holds \(found.count) pins; ask for at most \(settings.maximumItemsPerQuery) at a time "
                     + "(a smaller rectangle, a viewport or two high)", field: "height")
         }
-        let pins = try await store.pinJSON(id, layoutIndex: layoutIndex, pins: found)
+        let pins = try await pinJSON(id, layoutIndex: layoutIndex, pins: found)
         var body: [UInt8] = Array(#"{"items":["#.utf8)
         for (position, pin) in pins.enumerated() {
             if position > 0 { body.append(UInt8(ascii: ",")) }

@@ -76,22 +76,6 @@ extension LayoutStore {
         }
         return Data(json)
     }
-
-    /// The JSON of these pins, exactly as their pages hold them, in the order given: sliced out of the pages (each
-    /// read once; a stored page never changes).
-    func pinJSON(_ id: String, layoutIndex: Int, pins: [PinRecord]) async throws -> [[UInt8]] {
-        var pages: [Int: Data] = [:]
-        var result: [[UInt8]] = []
-        for pin in pins {
-            if pages[pin.pageIndex] == nil {
-                pages[pin.pageIndex] = try await page(id, layoutIndex: layoutIndex, pageIndex: pin.pageIndex, gzip: false)
-            }
-            guard let page = pages[pin.pageIndex], pin.jsonOffset + pin.jsonLength <= page.count else { continue }
-            let start = page.startIndex + pin.jsonOffset
-            result.append([UInt8](page[start..<(start + pin.jsonLength)]))
-        }
-        return result
-    }
 }
 
 /// A layout as stored.

@@ -174,6 +174,8 @@ public struct LocalFileGate: Sendable, Hashable {
                 reason: "the file holds \(status.st_size) bytes, more than the \(maximumBytes) read for one file")
         }
         var bytes: [UInt8] = []
+        // A regular file's size is known: room for it at once, so a large file is not copied as the array grows.
+        if status.st_mode & S_IFMT == S_IFREG { bytes.reserveCapacity(Int(status.st_size)) }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
