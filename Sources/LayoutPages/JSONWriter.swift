@@ -5,7 +5,13 @@
 /// on every machine, which the layout's determinism promise relies on. Reflection-based encoders cannot
 /// promise key order and cost several times more.
 public struct JSONWriter: Sendable {
-    public private(set) var bytes: [UInt8] = []
+    /// The output is `buffer[..<count]`; the bytes after it are room already allocated. Copying into that room
+    /// costs a third of an `Array.append(contentsOf:)`, which a record pays for each of its keys and strings.
+    private var buffer: [UInt8] = []
+    /// How many bytes were written.
+    public private(set) var count = 0
+    /// The room a new buffer starts with.
+    private let initialCapacity: Int
     /// Spaces per nesting level; 0 writes everything on one line.
     private let indentWidth: Int
     /// One entry per open container: whether it already holds an element.
@@ -15,37 +21,89 @@ public struct JSONWriter: Sendable {
 
     public init(indentWidth: Int = 0, reservingCapacity capacity: Int = 1024) {
         self.indentWidth = indentWidth
-        bytes.reserveCapacity(capacity)
+        initialCapacity = max(capacity, 16)
     }
 
-    /// Takes the bytes written so far and starts over, keeping the buffer's capacity.
+    /// The bytes written so far, as a new array.
+    public var bytes: [UInt8] { Array(buffer[..<count]) }
+
+    /// Calls `body` with the bytes written so far, in place.
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+    }
+
+    /// Takes the bytes written so far and starts over (the next write allocates a new buffer).
     public mutating func takeBytes() -> [UInt8] {
-        let taken = bytes
-        bytes.removeAll(keepingCapacity: true)
-        return taken
+        buffer.removeLast(buffer.count - count)
+        defer {
+            buffer = []
+            count = 0
+        }
+        return buffer
     }
 
-    /// Forgets the bytes written so far, keeping the buffer's capacity: after the caller has used `bytes` in
-    /// place, the next record is written into the same memory.
+    /// Forgets the bytes written so far, keeping the buffer: after the caller has used the bytes in place
+    /// (``withUnsafeBytes(_:)``), the next record is written into the same memory.
     public mutating func removeAll() {
-        bytes.removeAll(keepingCapacity: true)
+        count = 0
         containerHasElements.removeAll(keepingCapacity: true)
         afterKey = false
     }
 
     /// Appends raw bytes, for example a newline between NDJSON records.
     public mutating func appendRaw(_ raw: String) {
-        bytes.append(contentsOf: raw.utf8)
+        var raw = raw
+        raw.withUTF8 { append($0) }
+    }
+
+    // MARK: Storage
+
+    @inline(__always)
+    private mutating func append(_ byte: UInt8) {
+        if count == buffer.count { grow(toHold: count + 1) }
+        buffer[count] = byte
+        count &+= 1
+    }
+
+    @inline(__always)
+    private mutating func append(_ source: UnsafeRawBufferPointer) {
+        guard let start = source.baseAddress else { return }
+        let offset = count
+        let end = offset + source.count
+        if end > buffer.count { grow(toHold: end) }
+        buffer.withUnsafeMutableBytes { target in
+            (target.baseAddress! + offset).copyMemory(from: start, byteCount: source.count)
+        }
+        count = end
+    }
+
+    @inline(__always)
+    private mutating func append(_ source: UnsafeBufferPointer<UInt8>) {
+        append(UnsafeRawBufferPointer(source))
+    }
+
+    private mutating func append(contentsOf bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    private mutating func appendASCII(_ text: StaticString) {
+        append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// Makes the buffer hold at least `needed` bytes, doubling it (zero-filled room: written before it is read).
+    private mutating func grow(toHold needed: Int) {
+        let size = max(needed, initialCapacity, buffer.count * 2)
+        buffer.append(contentsOf: repeatElement(0, count: size - buffer.count))
     }
 
     // MARK: Containers
 
     public mutating func beginObject() {
-        beginValue(); bytes.append(UInt8(ascii: "{")); containerHasElements.append(false)
+        beginValue(); append(UInt8(ascii: "{")); containerHasElements.append(false)
     }
     public mutating func endObject() { endContainer(UInt8(ascii: "}")) }
     public mutating func beginArray() {
-        beginValue(); bytes.append(UInt8(ascii: "[")); containerHasElements.append(false)
+        beginValue(); append(UInt8(ascii: "[")); containerHasElements.append(false)
     }
     public mutating func endArray() { endContainer(UInt8(ascii: "]")) }
 
@@ -53,16 +111,16 @@ public struct JSONWriter: Sendable {
     public mutating func key(_ name: String) {
         separateElement()
         writeString(name)
-        bytes.append(UInt8(ascii: ":"))
-        if indentWidth > 0 { bytes.append(UInt8(ascii: " ")) }
+        append(UInt8(ascii: ":"))
+        if indentWidth > 0 { append(UInt8(ascii: " ")) }
         afterKey = true
     }
 
     // MARK: Scalars
 
     public mutating func string(_ value: String) { beginValue(); writeString(value) }
-    public mutating func bool(_ value: Bool) { beginValue(); bytes.append(contentsOf: (value ? "true" : "false").utf8) }
-    public mutating func null() { beginValue(); bytes.append(contentsOf: "null".utf8) }
+    public mutating func bool(_ value: Bool) { beginValue(); appendASCII(value ? "true" : "false") }
+    public mutating func null() { beginValue(); appendASCII("null") }
 
     public mutating func int(_ value: Int) {
         beginValue()
@@ -74,11 +132,11 @@ public struct JSONWriter: Sendable {
     public mutating func number(_ value: Double) {
         beginValue()
         if !value.isFinite {
-            bytes.append(contentsOf: "null".utf8)
+            appendASCII("null")
         } else if value == value.rounded(.towardZero), abs(value) < 9_007_199_254_740_992 {
             writeInteger(Int(value))
         } else {
-            bytes.append(contentsOf: value.description.utf8)
+            appendRaw(value.description)
         }
     }
 
@@ -112,7 +170,7 @@ public struct JSONWriter: Sendable {
 
     private mutating func separateElement() {
         guard let last = containerHasElements.indices.last else { return }
-        if containerHasElements[last] { bytes.append(UInt8(ascii: ",")) }
+        if containerHasElements[last] { append(UInt8(ascii: ",")) }
         containerHasElements[last] = true
         newline(depth: containerHasElements.count)
     }
@@ -120,13 +178,13 @@ public struct JSONWriter: Sendable {
     private mutating func endContainer(_ closing: UInt8) {
         let hadElements = containerHasElements.removeLast()
         if hadElements { newline(depth: containerHasElements.count) }
-        bytes.append(closing)
+        append(closing)
     }
 
     private mutating func newline(depth: Int) {
         guard indentWidth > 0 else { return }
-        bytes.append(UInt8(ascii: "\n"))
-        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: depth * indentWidth))
+        append(UInt8(ascii: "\n"))
+        for _ in 0..<(depth * indentWidth) { append(UInt8(ascii: " ")) }
     }
 
     private mutating func writeInteger(_ value: Int) {
@@ -144,40 +202,69 @@ public struct JSONWriter: Sendable {
                 start -= 1
                 buffer[start] = UInt8(ascii: "-")
             }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
+            append(UnsafeRawBufferPointer(rebasing: buffer[start...]))
         }
     }
 
     private mutating func writeString(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
-        var text = value
-        // Most strings need no escape at all: append their UTF-8 in one go.
-        let appendedWhole = text.withUTF8 { utf8 -> Bool in
-            for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                return false
-            }
-            bytes.append(contentsOf: utf8)
-            return true
+        // Most strings need no escape at all: their UTF-8 goes in with the quotes, checked eight bytes at a time.
+        let appendedWhole =
+            value.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+                guard !Self.needsEscape(utf8) else { return false }
+                append(UInt8(ascii: "\""))
+                append(utf8)
+                append(UInt8(ascii: "\""))
+                return true
+            } ?? false
+        if !appendedWhole {
+            append(UInt8(ascii: "\""))
+            writeEscaped(value)
+            append(UInt8(ascii: "\""))
         }
-        if !appendedWhole { writeEscaped(text) }
-        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether `utf8` holds a byte JSON must escape: a control character, `"` or `\`.
+    private static func needsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let start = utf8.baseAddress else { return false }
+        let raw = UnsafeRawPointer(start)
+        var index = 0
+        let count = utf8.count
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        while index &+ 8 <= count {
+            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            // A byte is flagged when it is below 0x20, or equal to '"' (0x22) or '\\' (0x5C); bytes at or above
+            // 0x80 (UTF-8) are not (masked out by `~word`).
+            let below0x20 = word &- ones &* 0x20
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            let flagged = (below0x20 | (quote &- ones) | (backslash &- ones)) & ~word & highs
+            if flagged != 0 { return true }
+            index &+= 8
+        }
+        while index < count {
+            let byte = utf8[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+            index &+= 1
+        }
+        return false
     }
 
     private mutating func writeEscaped(_ value: String) {
         for byte in value.utf8 {
             switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case UInt8(ascii: "\n"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case UInt8(ascii: "\r"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case UInt8(ascii: "\t"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case UInt8(ascii: "\""): append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case UInt8(ascii: "\n"): append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case UInt8(ascii: "\r"): append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case UInt8(ascii: "\t"): append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
             case 0..<0x20:
                 let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [
+                append(contentsOf: [
                     UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)],
                     hex[Int(byte & 0xF)],
                 ])
-            default: bytes.append(byte)
+            default: append(byte)
             }
         }
     }

@@ -60,7 +60,7 @@ public final class PageWriter {
         defer { json.removeAll() }
         guard let folder else {
             do {
-                try json.bytes.withUnsafeBytes { bytes in try Self.writeAll(bytes, to: STDOUT_FILENO) }
+                try json.withUnsafeBytes { bytes in try Self.writeAll(bytes, to: STDOUT_FILENO) }
             } catch {
                 throw LayoutError(.outputFailed, "standard output: cannot write a page: \(OutputFolder.reason(error))")
             }
@@ -74,7 +74,7 @@ public final class PageWriter {
         let directory = subfolder.isEmpty ? folder.staging : folder.staging + "/" + subfolder
         let path = directory + "/" + Self.fileName(forPageIndex: page.index)
         do {
-            try json.bytes.withUnsafeBytes { bytes in try Self.writeFile(bytes, to: path) }
+            try json.withUnsafeBytes { bytes in try Self.writeFile(bytes, to: path) }
         } catch {
             let shown = (subfolder.isEmpty ? folder.target : folder.target + "/" + subfolder) + "/"
                 + Self.fileName(forPageIndex: page.index)

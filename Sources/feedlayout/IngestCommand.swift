@@ -36,7 +36,7 @@ extension FeedLayoutCommand {
             { item in
                 Records.write(item, into: &json)
                 json.appendRaw("\n")
-                if json.bytes.count > 1 << 16 { Terminal.write(json.takeBytes()) }
+                if json.count > 1 << 16 { Terminal.write(json.takeBytes()) }
             }
             Terminal.write(json.takeBytes())
             if !quiet { summary.report(feed: feed).forEach(Terminal.note) }

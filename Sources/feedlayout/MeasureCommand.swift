@@ -73,7 +73,7 @@ extension FeedLayoutCommand {
             if texts.isEmpty {
                 while let line = readLine(strippingNewline: true) {
                     emit(line)
-                    if json.bytes.count > 1 << 16 { Terminal.write(json.takeBytes()) }
+                    if json.count > 1 << 16 { Terminal.write(json.takeBytes()) }
                 }
             } else {
                 texts.forEach(emit)

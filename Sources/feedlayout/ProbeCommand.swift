@@ -108,7 +108,7 @@ extension FeedLayoutCommand {
                         placeholder: outcome.result.placeholder, into: &json)
                     json.appendRaw("\n")
                 }
-                if json.bytes.count > 1 << 15 { Terminal.write(json.takeBytes()) }
+                if json.count > 1 << 15 { Terminal.write(json.takeBytes()) }
             }
             Terminal.write(json.takeBytes())
             try await fetcher?.shutdown()

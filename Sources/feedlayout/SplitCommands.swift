@@ -111,7 +111,7 @@ extension FeedLayoutCommand {
             func write(_ item: PreparedItem) {
                 PreparedRecords.write(item, identity: identity, into: &json)
                 if item.photo.isUnreadImage { failedImages = true }
-                if json.bytes.count > 1 << 16 { Terminal.write(json.takeBytes()) }
+                if json.count > 1 << 16 { Terminal.write(json.takeBytes()) }
             }
             if let bytes {
                 let range = FeedByteRange(

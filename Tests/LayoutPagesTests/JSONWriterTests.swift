@@ -58,6 +58,41 @@ import WaterfallLayout
         #expect(decoded == text)
     }
 
+    @Test func escapesASpecialByteAtEveryAlignment() throws {
+        // Strings are checked for escapes eight bytes at a time: each byte that needs one, at each offset of a
+        // word, between ASCII and multi-byte UTF-8.
+        for special in ["\"", "\\", "\n", "\u{01}", "\u{1F}"] {
+            for offset in 0..<20 {
+                let text = String(repeating: "a", count: offset) + special + String(repeating: "é", count: 5) + "~"
+                var json = JSONWriter()
+                json.string(text)
+                let decoded =
+                    try JSONSerialization.jsonObject(with: Data(json.bytes), options: .fragmentsAllowed) as? String
+                #expect(decoded == text, "\(special.unicodeScalars.first!.value) at \(offset)")
+            }
+        }
+        // Text that needs no escape goes out as it is, bytes from space to DEL and beyond ASCII alike.
+        let plain = String(decoding: (0x20...0x7F).filter { $0 != 0x22 && $0 != 0x5C }.map(UInt8.init), as: UTF8.self)
+            + "写真 صور 🏳️‍🌈"
+        var json = JSONWriter()
+        json.string(plain)
+        #expect(json.bytes == [0x22] + Array(plain.utf8) + [0x22])
+    }
+
+    @Test func growsPastItsFirstBufferAndStartsOverAfterATake() {
+        var json = JSONWriter(reservingCapacity: 16)
+        json.beginArray()
+        for value in 0..<1000 { json.int(value) }
+        json.endArray()
+        let expected = "[" + (0..<1000).map(String.init).joined(separator: ",") + "]"
+        #expect(json.count == expected.utf8.count)
+        #expect(String(decoding: json.takeBytes(), as: UTF8.self) == expected)
+        #expect(json.count == 0)
+        json.appendRaw("next")
+        #expect(json.bytes == Array("next".utf8))
+        json.withUnsafeBytes { #expect(Array($0) == Array("next".utf8)) }
+    }
+
     @Test func integersAtTheLimits() {
         var json = JSONWriter()
         json.beginArray()

@@ -91,8 +91,8 @@ let benchmarks: @Sendable () -> Void = {
             }
             let elapsed = ContinuousClock.now - start
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            benchmark.measurement(megabytesPerSecond, Int(Double(json.bytes.count) / seconds / 1e6))
-            blackHole(json.bytes.count)
+            benchmark.measurement(megabytesPerSecond, Int(Double(json.count) / seconds / 1e6))
+            blackHole(json.count)
         }
     } setup: {
         typicalPages(100)
