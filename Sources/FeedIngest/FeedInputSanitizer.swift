@@ -8,14 +8,17 @@ struct SanitizingStream: Sendable {
         self.sanitizer = sanitizer
     }
 
-    /// Cleans `bytes`, after what the last call held back, into `output`.
+    /// Cleans `bytes`, after what the last call held back.
     /// - Parameters:
     ///   - isFinal: true for the end of the input: nothing is held back.
     ///   - repairs: receives the repairs made, in input order.
+    /// - Returns: the clean bytes.
     mutating func clean(
-        _ bytes: UnsafeBufferPointer<UInt8>, isFinal: Bool, into output: inout [UInt8],
-        repairs: inout [InputSanitizer.Repair]
-    ) {
+        _ bytes: UnsafeBufferPointer<UInt8>, isFinal: Bool, repairs: inout [InputSanitizer.Repair]
+    ) -> [UInt8] {
+        // Room for the usual growth (`&lt;` becomes `&#60;`), so that the output is not moved as it grows.
+        let size = tail.count + bytes.count
+        var output = ByteSink(capacity: size + size / 4 + 64)
         if tail.isEmpty {
             let consumed = sanitizer.process(bytes, isFinal: isFinal, output: &output)
             if consumed < bytes.count { tail.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[consumed...])) }
@@ -26,6 +29,7 @@ struct SanitizingStream: Sendable {
         }
         repairs.append(contentsOf: sanitizer.repairs)
         sanitizer.repairs.removeAll(keepingCapacity: true)
+        return output.takeArray()
     }
 }
 
@@ -70,11 +74,8 @@ public struct FeedInputSanitizer: Sendable {
     }
 
     private mutating func clean(_ bytes: UnsafeBufferPointer<UInt8>, isFinal: Bool) -> SanitizedChunk {
-        var output: [UInt8] = []
-        // Room for the usual growth (`&lt;` becomes `&#60;`), so that the output is not copied as it grows.
-        output.reserveCapacity(bytes.count + bytes.count / 4 + 64)
         var repairs: [InputSanitizer.Repair] = []
-        stream.clean(bytes, isFinal: isFinal, into: &output, repairs: &repairs)
+        let output = stream.clean(bytes, isFinal: isFinal, repairs: &repairs)
         return SanitizedChunk(bytes: output, repairs: repairs, inputByteCount: inputByteCount, isFinal: isFinal)
     }
 }

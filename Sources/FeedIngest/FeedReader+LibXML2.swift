@@ -46,9 +46,8 @@ extension FeedReader {
     func feed(_ bytes: UnsafeBufferPointer<UInt8>, isFinal: Bool) throws(FeedIngestError) {
         guard let parser, !hasStoppedParsing else { return }
         if sanitizing != nil {
-            cleanBytes.removeAll(keepingCapacity: true)
-            sanitizing!.clean(bytes, isFinal: isFinal, into: &cleanBytes, repairs: &pendingRepairs.repairs)
-            parseSanitized(cleanBytes, isFinal: isFinal, parser: parser)
+            let clean = sanitizing!.clean(bytes, isFinal: isFinal, repairs: &pendingRepairs.repairs)
+            parseSanitized(clean, isFinal: isFinal, parser: parser)
         } else {
             parse(Array(bytes), isFinal: isFinal, parser: parser)
             noteIfHalted(parser, isFinal: isFinal)

@@ -43,8 +43,6 @@ public final class FeedReader {
     private var pending: [UInt8] = []
     /// Reads a JSON Feed entry by entry, once the first bytes said it is one.
     private var jsonFeed: JSONFeedDecoder?
-    /// Reused output buffer of the sanitizer.
-    var cleanBytes: [UInt8] = []
     var inputByteCount = 0
     private var decided = false
     private var isJSON = false

@@ -493,24 +493,67 @@ final class HTMLTextConverter {
 /// 800 and 1024; "auto", "100%", "50em" and "" are nil (a percentage or a font-relative size is
 /// not a pixel count).
 func lenientInteger(_ text: String) -> Int? {
-    let bytes = Array(text.utf8)
-    var index = 0
-    func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
-    while index < bytes.count && isSpace(bytes[index]) { index += 1 }
-    var value = 0
-    var digits = 0
-    while index < bytes.count, bytes[index] >= 0x30 && bytes[index] <= 0x39 {
-        if digits < 9 { value = value * 10 + Int(bytes[index] - 0x30) }
-        digits += 1
-        index += 1
+    // On the UTF-8 bytes in place: called for every declared image width and height.
+    var text = text
+    return text.withUTF8 { bytes in
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+        var index = 0
+        while index < bytes.count && isSpace(bytes[index]) { index += 1 }
+        var value = 0
+        var digits = 0
+        while index < bytes.count, isDigit(bytes[index]) {
+            if digits < 9 { value = value * 10 + Int(bytes[index] - 0x30) }
+            digits += 1
+            index += 1
+        }
+        guard digits > 0 else { return nil }
+        if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        // What follows, without its surrounding whitespace, must be nothing or the unit "px" (any case).
+        while index < bytes.count && isSpace(bytes[index]) { index += 1 }
+        var end = bytes.count
+        while end > index && isSpace(bytes[end - 1]) { end -= 1 }
+        let unit = UnsafeBufferPointer(rebasing: bytes[index..<end])
+        return unit.isEmpty || unit.equalsASCIIIgnoringCase("px") ? value : nil
     }
-    guard digits > 0 else { return nil }
-    if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
-        index += 1
-        while index < bytes.count, bytes[index] >= 0x30 && bytes[index] <= 0x39 { index += 1 }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    /// Whether these bytes spell `ascii` (ASCII letters in any case).
+    func equalsASCIIIgnoringCase(_ ascii: StaticString) -> Bool {
+        count == ascii.utf8CodeUnitCount && hasASCIIPrefixIgnoringCase(ascii)
     }
-    let unit = String(decoding: bytes[index...], as: UTF8.self).trimmingASCIIWhitespace().lowercased()
-    return unit.isEmpty || unit == "px" ? value : nil
+
+    /// Whether these bytes start with `ascii` (ASCII letters in any case).
+    func hasASCIIPrefixIgnoringCase(_ ascii: StaticString) -> Bool {
+        let length = ascii.utf8CodeUnitCount
+        guard count >= length else { return false }
+        let expected = ascii.utf8Start
+        for index in 0..<length {
+            var byte = self[index]
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte |= 0x20 }
+            if byte != expected[index] { return false }
+        }
+        return true
+    }
+}
+
+extension String {
+    /// Whether the string is `ascii` in any letter case (the lowercase ASCII of a keyword or MIME type), compared
+    /// on its bytes rather than through a `lowercased()` copy.
+    func equalsASCIIIgnoringCase(_ ascii: StaticString) -> Bool {
+        var text = self
+        return text.withUTF8 { $0.equalsASCIIIgnoringCase(ascii) }
+    }
+
+    /// Whether the string starts with `ascii` in any letter case.
+    func hasASCIIPrefixIgnoringCase(_ ascii: StaticString) -> Bool {
+        var text = self
+        return text.withUTF8 { $0.hasASCIIPrefixIgnoringCase(ascii) }
+    }
 }
 
 extension String {

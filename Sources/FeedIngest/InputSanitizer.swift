@@ -94,13 +94,12 @@ struct InputSanitizer {
     ///   - output: receives clean UTF-8.
     /// - Returns: how many bytes of `input` were consumed; the rest (at most a few dozen bytes:
     ///   a split UTF-8 sequence, entity reference or CDATA marker) must be passed again.
-    mutating func process(_ input: UnsafeBufferPointer<UInt8>, isFinal: Bool, output: inout [UInt8]) -> Int {
+    mutating func process(_ input: UnsafeBufferPointer<UInt8>, isFinal: Bool, output: inout ByteSink) -> Int {
         let count = input.count
         chunkOutputStart = output.count
         // The caller takes this call's repairs away: the next call starts a new record.
         lastRepairOutputIndex = nil
         defer { outputOffset += output.count - chunkOutputStart }
-        output.reserveCapacity(output.count + count + count / 16)
         var index = 0
         while index < count {
             guard let next = step(input, at: index, isFinal: isFinal, output: &output) else { break }
@@ -115,7 +114,7 @@ struct InputSanitizer {
     /// - Returns: the index after the bytes handled, or nil when they may continue in the next chunk.
     @inline(__always)
     private mutating func step(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout [UInt8]
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout ByteSink
     ) -> Int? {
         if inComment { return skipComment(input, at: index, isFinal: isFinal, output: &output) }
         if inCDATA { splitCDATASectionIfLong(output: &output) }
@@ -137,7 +136,7 @@ struct InputSanitizer {
     /// stay true), and a megabyte-long comment cannot trip libxml2's "Huge input lookup" limit.
     @inline(__always)
     private mutating func skipComment(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout [UInt8]
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout ByteSink
     ) -> Int? {
         let byte = input[index]
         if byte == UInt8(ascii: "-") {
@@ -160,7 +159,7 @@ struct InputSanitizer {
     /// ("Huge input lookup") past 10 MB; closing and reopening the section every megabyte keeps
     /// the text identical and the parser going.
     @inline(__always)
-    private mutating func splitCDATASectionIfLong(output: inout [UInt8]) {
+    private mutating func splitCDATASectionIfLong(output: inout ByteSink) {
         guard currentOutputOffset(output) - cdataSectionStart >= Self.cdataSplitLength else { return }
         output.append(contentsOf: Self.cdataSplit)
         cdataSectionStart = currentOutputOffset(output)
@@ -173,7 +172,7 @@ struct InputSanitizer {
     ///   unclosed tag).
     @inline(__always)
     private mutating func copyInsideTag(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, output: inout [UInt8]
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, output: inout ByteSink
     ) -> Int? {
         let byte = input[index]
         if byte == UInt8(ascii: "<") {
@@ -208,7 +207,7 @@ struct InputSanitizer {
     /// - Returns: as ``copyInsideTag(_:at:output:)``.
     @inline(__always)
     private mutating func copyAttributeValue(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, quote: UInt8, output: inout [UInt8]
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, quote: UInt8, output: inout ByteSink
     ) -> Int? {
         let byte = input[index]
         if byte == quote {
@@ -230,7 +229,9 @@ struct InputSanitizer {
         }
         // The run stops at the cap exactly, so the cut does not depend on chunking.
         let runLimit = min(input.count, index + Self.maximumAttributeValueLength - valueLength)
-        let runEnd = endOfOrdinaryRun(input, from: index, to: runLimit, stoppingAt: { $0 == quote })
+        // URLs and sizes go eight bytes at a time while no byte is the quote or needs a look of its own.
+        let wordsEnd = Self.endOfPlainTextWords(input, from: index, to: runLimit, excluding: quote)
+        let runEnd = endOfOrdinaryRun(input, from: wordsEnd, to: runLimit, stoppingAt: { $0 == quote })
         guard runEnd > index else { return nil }
         output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
         return runEnd
@@ -257,7 +258,7 @@ struct InputSanitizer {
     /// - Returns: the index after the run, or nil when there was none at `index`.
     @inline(__always)
     private mutating func copyContentRun(
-        _ input: UnsafeBufferPointer<UInt8>, at start: Int, output: inout [UInt8]
+        _ input: UnsafeBufferPointer<UInt8>, at start: Int, output: inout ByteSink
     ) -> Int? {
         let count = input.count
         var index = start
@@ -303,7 +304,7 @@ struct InputSanitizer {
     /// - Returns: the index after the bytes handled, or nil when they may continue in the next chunk.
     @inline(__always)
     private mutating func repairOrCopyByte(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout [UInt8]
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout ByteSink
     ) -> Int? {
         let byte = input[index]
         switch byte {
@@ -333,7 +334,7 @@ struct InputSanitizer {
 
     /// A byte inside CDATA: literal, until `]]>` ends the section.
     private mutating func copyCDATAByte(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout [UInt8]
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout ByteSink
     ) -> Int? {
         let byte = input[index]
         if byte == UInt8(ascii: "]") {
@@ -351,7 +352,7 @@ struct InputSanitizer {
 
     /// A `<` in content: a CDATA section, a comment, an entity declaration, or a tag.
     private mutating func startMarkup(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout [UInt8]
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout ByteSink
     ) -> Int? {
         if input.count - index < 9 && !isFinal { return nil }
         if Self.matches(input, at: index, "<![CDATA[") {
@@ -387,9 +388,9 @@ struct InputSanitizer {
     /// A repair of the same kind as the last one, with no `<` or `>` written since, extends that record
     /// instead: no tag can have opened or closed between them, so the parser passes both inside the same
     /// item, and a caption of a million bare `&` is one record rather than a million.
-    private mutating func record(_ kind: Repair.Kind, at index: Int, output: [UInt8]) {
+    private mutating func record(_ kind: Repair.Kind, at index: Int, output: borrowing ByteSink) {
         if let last = repairs.indices.last, repairs[last].kind == kind, let since = lastRepairOutputIndex,
-            !output[since...].contains(where: { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") })
+            !output.contains(from: since, where: { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") })
         {
             repairs[last].count += 1
         } else {
@@ -403,7 +404,7 @@ struct InputSanitizer {
 
     /// The offset in the whole sanitised output where `output` (this call's) ends now.
     @inline(__always)
-    private func currentOutputOffset(_ output: [UInt8]) -> Int {
+    private func currentOutputOffset(_ output: borrowing ByteSink) -> Int {
         outputOffset + output.count - chunkOutputStart
     }
 
@@ -418,6 +419,25 @@ struct InputSanitizer {
         func hasByteBelow(_ x: UInt64, _ n: UInt64) -> Bool { (x &- ones &* n) & ~x & highs != 0 }
         func hasByte(_ x: UInt64, _ c: UInt64) -> Bool { hasByteBelow(x ^ (ones &* c), 1) }
         return word & highs == 0 && !hasByteBelow(word, 0x20) && !hasByte(word, 0x26) && !hasByte(word, 0x3C)
+    }
+
+    /// The end of the run of eight-byte words from `start`, before `limit`, that are plain text (see
+    /// `isPlainTextWord`) and hold no `excluded` byte.
+    @inline(__always)
+    private static func endOfPlainTextWords(
+        _ input: UnsafeBufferPointer<UInt8>, from start: Int, to limit: Int, excluding excluded: UInt8
+    ) -> Int {
+        let base = UnsafeRawPointer(input.baseAddress!)
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var end = start
+        while end &+ 8 <= limit {
+            let word = base.loadUnaligned(fromByteOffset: end, as: UInt64.self)
+            let matches = word ^ (ones &* UInt64(excluded))
+            guard isPlainTextWord(word), (matches &- ones) & ~matches & highs == 0 else { break }
+            end &+= 8
+        }
+        return end
     }
 
     @inline(__always)
@@ -470,7 +490,7 @@ struct InputSanitizer {
     /// Decodes one non-ASCII character: valid UTF-8 as it is, anything else as windows-1252.
     /// - Returns: the bytes consumed, or nil when a UTF-8 sequence may continue in the next chunk.
     private mutating func decodeNonASCII(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout [UInt8]
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout ByteSink
     ) -> Int? {
         let byte = input[index]
         if decoding == .utf8 {
@@ -529,7 +549,7 @@ struct InputSanitizer {
 
     /// windows-1252 → UTF-8. 0x80–0x9F map to the printable characters browsers show; the five
     /// unassigned positions keep their C1 code points.
-    static func appendWindows1252(_ byte: UInt8, to output: inout [UInt8]) {
+    static func appendWindows1252<Output: ByteAppending & ~Copyable>(_ byte: UInt8, to output: inout Output) {
         var scalar = UInt32(byte)
         if byte >= 0x80 && byte <= 0x9F {
             let table: [UInt32] = [
@@ -542,7 +562,7 @@ struct InputSanitizer {
         appendUTF8(scalar, to: &output)
     }
 
-    static func appendUTF8(_ scalar: UInt32, to output: inout [UInt8]) {
+    static func appendUTF8<Output: ByteAppending & ~Copyable>(_ scalar: UInt32, to output: inout Output) {
         switch scalar {
         case 0..<0x80:
             output.append(UInt8(scalar))
@@ -567,7 +587,7 @@ struct InputSanitizer {
     /// Handles an `&`: keeps valid references, replaces HTML named entities, escapes bare `&`.
     /// Returns the bytes consumed, or nil when the reference may continue in the next chunk.
     private mutating func repairReference(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout [UInt8]
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout ByteSink
     ) -> Int? {
         var end = index + 1
         let limit = min(input.count, index + 1 + Self.maximumReferenceLength)

@@ -7,6 +7,9 @@ enum ItemField: Int, CaseIterable {
     /// FeedLayout's own extension (`urn:feedlayout:1`): `<fl:span>` and `<fl:section>`.
     case layoutSpan, layoutSection
 
+    /// The field's bit in a set of fields (there are fewer than 32).
+    var bit: UInt32 { 1 << UInt32(rawValue) }
+
     /// Whether the field is text a card shows (read as plain text or markup), not a value kept as written.
     var isDisplayText: Bool {
         switch self {
@@ -55,7 +58,10 @@ struct CapturedField {
 struct ItemBuilder {
     /// The fields set, in the order first set: an item has a handful of the 25 kinds, so a short list
     /// (one allocation) rather than three arrays indexed by field (three allocations per item).
-    var captured: [CapturedField] = []
+    private(set) var captured: [CapturedField] = []
+    /// One bit per `ItemField` in `captured`: finishing asks for some twenty fields an item mostly lacks, and a
+    /// scan of the list for each cost a retain and a release per element passed.
+    private var capturedMask: UInt32 = 0
     var images: [RawImage] = []
     var warnings: [FeedWarning] = []
     var suppressedWarnings = 0
@@ -96,12 +102,13 @@ struct ItemBuilder {
         }
         // The first occurrence wins, as in feedparser; an empty one does not block a later one.
         let value = CapturedField(field: field, bytes: bytes, kind: kind, line: line)
-        if let position = captured.firstIndex(where: { $0.field == field }) {
+        if let position = position(of: field) {
             if captured[position].bytes.contains(where: { !Self.isSpace($0) }) { return }
             captured[position] = value
         } else {
             if captured.isEmpty { captured.reserveCapacity(8) }
             captured.append(value)
+            capturedMask |= field.bit
         }
         if !fieldBases.isEmpty { fieldBases.removeAll { $0.field == field } }
         if base != self.base { fieldBases.append((field, base)) }
@@ -109,7 +116,13 @@ struct ItemBuilder {
 
     /// A field's capture, if its element was seen.
     func captured(_ field: ItemField) -> CapturedField? {
-        captured.first(where: { $0.field == field })
+        position(of: field).map { captured[$0] }
+    }
+
+    private func position(of field: ItemField) -> Int? {
+        guard capturedMask & field.bit != 0 else { return nil }
+        for index in captured.indices where captured[index].field == field { return index }
+        return nil
     }
 
     /// The `xml:base` in effect on a field's element.
@@ -190,11 +203,9 @@ struct ItemFinisher {
             raw(.link).map { resolver.resolveLink($0, bases: [builder.base(of: .link)]) } ?? builder.alternateLink
             ?? permalink
 
-        // The caption: the summary first (that is what a card shows), then the full content.
         var text: String?
         var captionImages: [HTMLImageReference] = []
-        let captionFields: [ItemField] = [.description, .summary, .contentEncoded, .atomContent, .mediaDescription]
-        for field in captionFields {
+        for field in Self.captionFields {
             if let candidate = plain(field) {
                 text = truncateText(candidate, limit: options.maxTextLength)
                 break
@@ -205,10 +216,9 @@ struct ItemFinisher {
             raw(.author) ?? raw(.dcCreator) ?? raw(.atomAuthorName) ?? raw(.mediaCredit) ?? raw(.itunesAuthor))
 
         var published: String?
-        let dateFields: [ItemField] = [.pubDate, .published, .issued, .dcDate, .created, .updated, .modified]
         var dateField: ItemField?
         var dateText: String?
-        for field in dateFields {
+        for field in Self.dateFields {
             if let text = raw(field) {
                 (dateField, dateText) = (field, text)
                 break
@@ -233,9 +243,8 @@ struct ItemFinisher {
             kinds.append(candidate)
         }
         if images.isEmpty {
-            let htmlFields: [ItemField] = [.contentEncoded, .atomContent, .description, .summary]
             var captionBase: String?
-            for field in htmlFields {
+            for field in Self.htmlFields {
                 guard let captured = builder.captured(field), captured.kind != .plain else { continue }
                 captionImages = converter.convert(captured.bytes, collectImages: true).images
                 captionBase = builder.base(of: field)
@@ -308,6 +317,15 @@ struct ItemFinisher {
         return author
     }
 
+    /// The caption's fields, the summary first (that is what a card shows), then the full content.
+    private static let captionFields: [ItemField] = [
+        .description, .summary, .contentEncoded, .atomContent, .mediaDescription,
+    ]
+    /// The date fields, in the order the published date is taken from.
+    private static let dateFields: [ItemField] = [.pubDate, .published, .issued, .dcDate, .created, .updated, .modified]
+    /// Where caption images are looked for when no element declared one.
+    private static let htmlFields: [ItemField] = [.contentEncoded, .atomContent, .description, .summary]
+
     private static let imageExtensions: Set<String> = [
         "jpg", "jpeg", "jpe", "png", "gif", "webp", "avif", "heic", "heif", "bmp", "tif", "tiff", "svg", "jxl",
     ]
@@ -325,8 +343,8 @@ struct ItemFinisher {
 
     /// Whether a declared reference is an image: medium, then MIME type, then extension.
     func isImage(_ image: RawImage) -> Bool {
-        if let medium = image.medium?.lowercased(), !medium.isEmpty { return medium == "image" }
-        if let type = image.type?.lowercased(), !type.isEmpty { return type.hasPrefix("image/") }
+        if let medium = image.medium, !medium.isEmpty { return medium.equalsASCIIIgnoringCase("image") }
+        if let type = image.type, !type.isEmpty { return type.hasASCIIPrefixIgnoringCase("image/") }
         let pathExtension = Self.pathExtension(image.url)
         switch image.origin {
         case "media:content":
@@ -354,7 +372,7 @@ struct ItemFinisher {
     /// of the feed.
     private func resolve(_ raw: RawImage, warnings: inout ItemWarnings) -> Candidate? {
         let url = raw.url.trimmingASCIIWhitespace()
-        guard !url.isEmpty, !url.lowercased().hasPrefix("data:") else { return nil }
+        guard !url.isEmpty, !url.hasASCIIPrefixIgnoringCase("data:") else { return nil }
         let resolved = resolver.resolveImage(url, bases: [raw.base])
         if let refusal = resolved.refusal {
             // The item keeps its image reference (unread: no local path), so that a layout can
@@ -396,6 +414,10 @@ struct ItemFinisher {
             case "html:img": 6
             default: nil
             }
+        }
+        // Most items declare one image: nothing to sort.
+        if candidates.count == 1, group(candidates[0].raw) != nil {
+            return [(0, candidates[0].image, candidates[0].usable)]
         }
         func area(_ image: FeedImage) -> Int { (image.width ?? 0) * (image.height ?? image.width.map { _ in 1 } ?? 0) }
         let ranked = candidates.enumerated().compactMap { index, candidate in

@@ -10,14 +10,17 @@ struct Attributes {
     unowned(unsafe) let reader: FeedReader
 
     /// The value of the attribute with this local name in this namespace (`.none`: unprefixed).
-    func value(namespace: Namespace = .none, name: String) -> String? {
+    ///
+    /// Called for several names on every start tag (`xml:base` on each): the name is a static string compared
+    /// in place, and the namespace is looked up only for a prefixed attribute, since an unprefixed one is in none.
+    func value(namespace: Namespace = .none, name: StaticString) -> String? {
         guard let pointer else { return nil }
         for index in 0..<count {
             let base = index * 5
-            guard let localName = pointer[base] else { continue }
-            guard Self.equals(localName, name),
-                reader.namespace(uri: pointer[base + 2], prefix: pointer[base + 1]) == namespace
-            else { continue }
+            guard let localName = pointer[base], Self.equals(localName, name) else { continue }
+            let (prefix, uri) = (pointer[base + 1], pointer[base + 2])
+            let found = prefix == nil && uri == nil ? .none : reader.namespace(uri: uri, prefix: prefix)
+            guard found == namespace else { continue }
             return Self.value(pointer[base + 3], pointer[base + 4])
         }
         return nil
@@ -37,13 +40,11 @@ struct Attributes {
         return result
     }
 
-    private static func equals(_ pointer: UnsafePointer<xmlChar>, _ name: String) -> Bool {
-        var index = 0
-        for byte in name.utf8 {
-            if pointer[index] != byte { return false }
-            index += 1
-        }
-        return pointer[index] == 0
+    private static func equals(_ pointer: UnsafePointer<xmlChar>, _ name: StaticString) -> Bool {
+        let count = name.utf8CodeUnitCount
+        let expected = name.utf8Start
+        for index in 0..<count where pointer[index] != expected[index] { return false }
+        return pointer[count] == 0
     }
 
     private static func value(_ start: UnsafePointer<xmlChar>?, _ end: UnsafePointer<xmlChar>?) -> String? {
