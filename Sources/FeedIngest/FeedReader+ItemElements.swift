@@ -96,7 +96,7 @@ extension FeedReader {
             }
         case "id": beginCapture(.atomID, .plain)
         case "guid":
-            item!.guidIsPermaLink = attributes.value(name: "isPermaLink")?.lowercased() != "false"
+            item!.guidIsPermaLink = attributes.value(name: "isPermaLink")?.equalsASCIIIgnoringCase("false") != true
             beginCapture(.guid, .plain)
         case "description": beginCapture(.description, .html)
         case "author": beginCapture(.author, .plain)
@@ -119,7 +119,7 @@ extension FeedReader {
                     origin: "media:content", url: attributes.value(name: "url") ?? "",
                     width: attributes.value(name: "width"), height: attributes.value(name: "height"),
                     type: attributes.value(name: "type"), medium: attributes.value(name: "medium"),
-                    isDefault: attributes.value(name: "isDefault")?.lowercased() == "true", base: baseStack.last?.base,
+                    isDefault: attributes.value(name: "isDefault")?.equalsASCIIIgnoringCase("true") == true, base: baseStack.last?.base,
                     line: currentLine))
         case "thumbnail":
             item!.images.append(
@@ -157,7 +157,7 @@ extension FeedReader {
             if relation == "alternate" {
                 if item!.alternateLink == nil {
                     // The link's own xml:base applies to its href.
-                    item!.alternateLink = resolver.resolveLink(href, bases: [baseStack.last?.base])
+                    item!.alternateLink = resolver.resolveLink(href, base: baseStack.last?.base)
                 }
             } else if relation == "enclosure" {
                 item!.images.append(

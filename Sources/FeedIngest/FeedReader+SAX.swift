@@ -16,7 +16,7 @@ extension FeedReader {
         let attributeList = Attributes(pointer: attributes, count: attributeCount, reader: self)
 
         if let xmlBase = attributeList.value(namespace: .xml, name: "base") {
-            let resolved = resolver.resolveLink(xmlBase, bases: [baseStack.last?.base])
+            let resolved = resolver.resolveLink(xmlBase, base: baseStack.last?.base)
             baseStack.append((depth, resolved))
         }
         if !rootSeen {
@@ -115,7 +115,7 @@ extension FeedReader {
                     message: "a text field longer than \(options.maxFieldBytes) bytes was cut", line: currentLine,
                     column: nil)
             }
-            item?.set(field, capture.bytes, kind: capture.kind, line: capture.line, base: baseStack.last?.base)
+            capture.withBytes { item?.set(field, $0, kind: capture.kind, line: capture.line, base: baseStack.last?.base) }
         } else if !feedTitleSeen {
             feedTitleSeen = true
             let isMarkup =
@@ -194,9 +194,15 @@ extension FeedReader {
             return Namespace(undeclaredPrefix: String(cString: prefix))
         }
         let key = UnsafeRawPointer(uri)
-        if let cached = namespaceCache[key] { return cached }
-        let value = Namespace(uri: String(cString: uri))
-        if namespaceCache.count < 256 { namespaceCache[key] = value }
+        if let last = lastNamespace, last.key == key { return last.namespace }
+        let value: Namespace
+        if let cached = namespaceCache[key] {
+            value = cached
+        } else {
+            value = Namespace(uri: String(cString: uri))
+            if namespaceCache.count < 256 { namespaceCache[key] = value }
+        }
+        lastNamespace = (key, value)
         return value
     }
 }

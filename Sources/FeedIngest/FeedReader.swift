@@ -65,14 +65,17 @@ public final class FeedReader {
     /// class property would cost a retain, a release and exclusivity checks on each.
     let capture: UnsafeMutablePointer<FieldCapture>
     /// Whether the channel / feed title was read (the first one counts).
-    var feedTitleSeen = false
+    @exclusivity(unchecked) var feedTitleSeen = false
     @exclusivity(unchecked) var rootSeen = false
     var rootClosed = false
     /// Whether libxml2 halted before the end of the input: the rest cannot add anything, so it is not read.
     public internal(set) var hasStoppedParsing = false
     @exclusivity(unchecked) var nextIndex = 0
     @exclusivity(unchecked) var completed: [CapturedFeedItem] = []
-    var namespaceCache: [UnsafeRawPointer: Namespace] = [:]
+    @exclusivity(unchecked) var namespaceCache: [UnsafeRawPointer: Namespace] = [:]
+    /// The last namespace looked up by URI pointer: an item's elements use one or two, and a hashed lookup per
+    /// element showed up in profiles.
+    @exclusivity(unchecked) var lastNamespace: (key: UnsafeRawPointer, namespace: Namespace)?
     /// Element names by libxml2's interned pointer, direct-mapped (a collision just makes the
     /// String again): a hashed dictionary lookup per element showed up in profiles.
     let nameCache: UnsafeMutablePointer<(key: UnsafeRawPointer?, name: String)>
@@ -88,7 +91,7 @@ public final class FeedReader {
     let repairsWaiting: UnsafeMutablePointer<Bool>
 
     /// The detected format, once the root element (or the first JSON byte) has been seen.
-    public internal(set) var format: FeedFormat?
+    @exclusivity(unchecked) public internal(set) var format: FeedFormat?
 
     /// The channel / feed title as plain text, once it has been read.
     public internal(set) var feedTitle: String?

@@ -22,6 +22,11 @@ struct FieldCapture {
     /// The text collected, as a new array.
     var bytes: [UInt8] { Array(UnsafeBufferPointer(start: storage, count: count)) }
 
+    /// Calls `body` with the text collected, in place.
+    func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        body(UnsafeBufferPointer(start: storage, count: count))
+    }
+
     init() {
         capacity = 256
         storage = .allocate(capacity: capacity)

@@ -115,6 +115,8 @@ final class HTMLTextConverter {
     /// Open elements. Text outside every element (a stray "<" before the first one) has no place in
     /// libxml2's tree, which drops it; so does this reader.
     private var openElements = 0
+    /// The simple reader's buffers, kept from caption to caption.
+    private var simpleScratch = SimpleHTML.Scratch()
 
     init() {
         context = fl_xml_html_context_create()
@@ -147,11 +149,18 @@ final class HTMLTextConverter {
     ///   - collectImages: whether to look for `<img>` (only needed when no other image exists).
     /// - Returns: the text and, if asked, the plausible images in document order.
     func convert(_ html: [UInt8], collectImages: Bool) -> Result {
+        html.withUnsafeBufferPointer { convert($0, collectImages: collectImages) }
+    }
+
+    /// Converts `html` in place (see ``convert(_:collectImages:)-([UInt8],_)``).
+    func convert(_ html: UnsafeBufferPointer<UInt8>, collectImages: Bool) -> Result {
         // Most titles and many captions have no markup at all: skip the parser for them.
         if !html.contains(UInt8(ascii: "<")) && !html.contains(UInt8(ascii: "&")) {
             return Result(text: Self.collapseWhitespace(html), images: [])
         }
-        if !collectImages, let text = SimpleHTML.text(html) { return Result(text: text, images: []) }
+        if !collectImages, let text = SimpleHTML.text(html, scratch: &simpleScratch) {
+            return Result(text: text, images: [])
+        }
         guard let context, !html.isEmpty else {
             return Result(text: Self.collapseWhitespace(html), images: [])
         }
@@ -161,10 +170,8 @@ final class HTMLTextConverter {
         collectingImages = collectImages
         skippedDepth = 0
         openElements = 0
-        let document = html.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { chars in
-                fl_xml_html_read(context, chars.baseAddress, Int32(clamping: chars.count))
-            }
+        let document = html.withMemoryRebound(to: CChar.self) { chars in
+            fl_xml_html_read(context, chars.baseAddress, Int32(clamping: chars.count))
         }
         // The document node alone (the default startDocument handler still makes one).
         if let document { xmlFreeDoc(document) }
@@ -395,6 +402,10 @@ final class HTMLTextConverter {
 
     /// Whether text contains a known HTML tag or an entity reference.
     static func looksLikeHTML(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer { looksLikeHTML($0) }
+    }
+
+    static func looksLikeHTML(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var index = 0
         while index < bytes.count {
             let byte = bytes[index]
@@ -442,50 +453,52 @@ final class HTMLTextConverter {
     }
 
     static func collapseWhitespace(_ bytes: [UInt8]) -> String {
-        bytes.withUnsafeBufferPointer { input in
-            // Built in place: runs of other bytes are copied whole (most text has one space per word).
-            String(
-                unsafeUninitializedCapacity: input.count,
-                initializingUTF8With: { (output: UnsafeMutableBufferPointer<UInt8>) -> Int in
-                    var written = 0
-                    var pendingSpace = false
-                    var index = 0
-                    let count = input.count
-                    while index < count {
-                        let byte = input[index]
-                        if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0C {
-                            pendingSpace = true
-                            index += 1
-                            continue
-                        }
-                        if byte == 0xC2, index + 1 < count, input[index + 1] == 0xA0 {
-                            pendingSpace = true
-                            index += 2
-                            continue
-                        }
-                        if pendingSpace && written > 0 {
-                            output[written] = 0x20
-                            written += 1
-                        }
-                        pendingSpace = false
-                        output[written] = byte
-                        written += 1
+        bytes.withUnsafeBufferPointer { collapseWhitespace($0) }
+    }
+
+    static func collapseWhitespace(_ input: UnsafeBufferPointer<UInt8>) -> String {
+        // Built in place: runs of other bytes are copied whole (most text has one space per word).
+        String(
+            unsafeUninitializedCapacity: input.count,
+            initializingUTF8With: { (output: UnsafeMutableBufferPointer<UInt8>) -> Int in
+                var written = 0
+                var pendingSpace = false
+                var index = 0
+                let count = input.count
+                while index < count {
+                    let byte = input[index]
+                    if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0C {
+                        pendingSpace = true
                         index += 1
-                        // Then eight bytes at a time while none is a space, a control or a
-                        // no-break space's lead byte (0xC2): words are copied whole.
-                        let source = UnsafeRawPointer(input.baseAddress!)
-                        let target = UnsafeMutableRawPointer(output.baseAddress!)
-                        while index &+ 8 <= count {
-                            let word = source.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                            guard !Self.hasByteBelow0x21OrC2(word) else { break }
-                            target.storeBytes(of: word, toByteOffset: written, as: UInt64.self)
-                            written &+= 8
-                            index &+= 8
-                        }
+                        continue
                     }
-                    return written
-                })
-        }
+                    if byte == 0xC2, index + 1 < count, input[index + 1] == 0xA0 {
+                        pendingSpace = true
+                        index += 2
+                        continue
+                    }
+                    if pendingSpace && written > 0 {
+                        output[written] = 0x20
+                        written += 1
+                    }
+                    pendingSpace = false
+                    output[written] = byte
+                    written += 1
+                    index += 1
+                    // Then eight bytes at a time while none is a space, a control or a
+                    // no-break space's lead byte (0xC2): words are copied whole.
+                    let source = UnsafeRawPointer(input.baseAddress!)
+                    let target = UnsafeMutableRawPointer(output.baseAddress!)
+                    while index &+ 8 <= count {
+                        let word = source.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                        guard !Self.hasByteBelow0x21OrC2(word) else { break }
+                        target.storeBytes(of: word, toByteOffset: written, as: UInt64.self)
+                        written &+= 8
+                        index &+= 8
+                    }
+                }
+                return written
+            })
     }
 }
 
@@ -563,6 +576,8 @@ extension String {
         // image reference's resolution.
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
         let bytes = utf8
+        // Most values have nothing to trim: their two ends say so.
+        if let head = bytes.first, let tail = bytes.last, !isSpace(head), !isSpace(tail) { return self }
         guard let first = bytes.firstIndex(where: { !isSpace($0) }) else { return "" }
         let last = bytes.lastIndex(where: { !isSpace($0) })!
         if first == bytes.startIndex && last == bytes.index(before: bytes.endIndex) { return self }
@@ -597,101 +612,125 @@ func truncateText(_ text: String, limit: Int) -> String {
 /// valid UTF-8 without control characters. Everything else goes to libxml2. (The agreement is tested
 /// on the fixtures, the fuzz corpus and generated markup: `HTMLSAXAgreementTests`.)
 enum SimpleHTML {
-    private enum Kind {
+    fileprivate enum Kind {
         case inline, paragraph, division, lineBreak, image
     }
 
+    /// Buffers a caller keeps from one text to the next: three allocations fewer per caption.
+    struct Scratch {
+        fileprivate var output: [UInt8] = []
+        fileprivate var stack: [Kind] = []
+        fileprivate var names: [UInt64] = []
+    }
+
     static func text(_ html: [UInt8]) -> String? {
-        html.withUnsafeBufferPointer { input -> String? in
-            var output: [UInt8] = []
-            output.reserveCapacity(input.count)
-            // Open elements; `inlineDepth` counts those inside which only inline content may follow.
-            var stack: [Kind] = []
-            var names: [UInt64] = []
-            var inlineDepth = 0
-            var index = 0
-            let count = input.count
-            while index < count {
-                let byte = input[index]
-                switch byte {
-                case UInt8(ascii: "<"):
-                    guard let tag = parseTag(input, from: index + 1) else { return nil }
-                    index = tag.end
-                    if tag.isEnd {
-                        // A "</p>" with no paragraph open (its paragraph was closed by the next "<p>"): the parser
-                        // drops it. Unless text came before the first tag: the parser put that text in a paragraph
-                        // of its own, which this closes.
-                        if tag.name == p && !names.contains(p) {
-                            let textBeforeFirstTag = input.prefix { $0 != UInt8(ascii: "<") }.contains { !isSpace($0) }
-                            guard !textBeforeFirstTag else { return nil }
-                            continue
-                        }
-                        guard let top = names.last, top == tag.name, let kind = stack.last else { return nil }
-                        names.removeLast()
-                        stack.removeLast()
-                        if kind != .division { inlineDepth -= 1 }
-                        if kind != .inline { output.append(0x20) }
+        var scratch = Scratch()
+        return text(html, scratch: &scratch)
+    }
+
+    static func text(_ html: [UInt8], scratch: inout Scratch) -> String? {
+        html.withUnsafeBufferPointer { text($0, scratch: &scratch) }
+    }
+
+    static func text(_ html: UnsafeBufferPointer<UInt8>, scratch: inout Scratch) -> String? {
+        scratch.output.removeAll(keepingCapacity: true)
+        scratch.stack.removeAll(keepingCapacity: true)
+        scratch.names.removeAll(keepingCapacity: true)
+        return text(html, output: &scratch.output, stack: &scratch.stack, names: &scratch.names)
+    }
+
+    /// - Parameters:
+    ///   - output: the text so far (empty at the start).
+    ///   - stack: open elements (empty at the start); `inlineDepth` counts those inside which only inline content
+    ///     may follow.
+    ///   - names: the open elements' packed names.
+    private static func text(
+        _ input: UnsafeBufferPointer<UInt8>, output: inout [UInt8], stack: inout [Kind], names: inout [UInt64]
+    ) -> String? {
+        output.reserveCapacity(input.count)
+        var inlineDepth = 0
+        var index = 0
+        let count = input.count
+        while index < count {
+            let byte = input[index]
+            switch byte {
+            case UInt8(ascii: "<"):
+                guard let tag = parseTag(input, from: index + 1) else { return nil }
+                index = tag.end
+                if tag.isEnd {
+                    // A "</p>" with no paragraph open (its paragraph was closed by the next "<p>"): the parser
+                    // drops it. Unless text came before the first tag: the parser put that text in a paragraph
+                    // of its own, which this closes.
+                    if tag.name == p && !names.contains(p) {
+                        let textBeforeFirstTag = input.prefix { $0 != UInt8(ascii: "<") }.contains { !isSpace($0) }
+                        guard !textBeforeFirstTag else { return nil }
                         continue
                     }
-                    switch tag.kind {
-                    case .lineBreak, .image:
-                        output.append(0x20)
-                    case .paragraph, .division:
-                        // "<p>" closes a paragraph that is open with nothing inside it still open, as the parser's
-                        // auto-close does ("<p>a<p>b"): the paragraph ends, a new one starts.
-                        if tag.name == p, inlineDepth == 1, names.last == p {
-                            names.removeLast()
-                            stack.removeLast()
-                            inlineDepth = 0
-                            output.append(0x20)
-                        }
-                        guard inlineDepth == 0 else { return nil }
-                        output.append(0x20)
-                        if tag.isSelfClosing {
-                            output.append(0x20)
-                        } else {
-                            stack.append(tag.kind)
-                            names.append(tag.name)
-                            if tag.kind == .paragraph { inlineDepth += 1 }
-                        }
-                    case .inline:
-                        // `<a>` inside `<a>` is closed by the parser: not simple.
-                        if tag.name == anchor && names.contains(anchor) { return nil }
-                        if !tag.isSelfClosing {
-                            stack.append(.inline)
-                            names.append(tag.name)
-                            inlineDepth += 1
-                        }
-                    }
-                case UInt8(ascii: "&"):
-                    guard let end = appendReference(input, from: index, into: &output) else { return nil }
-                    index = end
-                case 0x00..<0x20 where byte != 0x09 && byte != 0x0A && byte != 0x0D:
-                    return nil
-                default:
-                    // A run of text up to the next markup, copied at once: ASCII (tabs and newlines included)
-                    // and valid UTF-8 sequences.
-                    var end = index
-                    while end < count {
-                        let next = input[end]
-                        if next < 0x80 {
-                            guard next >= 0x20 || next == 0x09 || next == 0x0A || next == 0x0D,
-                                next != UInt8(ascii: "<"), next != UInt8(ascii: "&")
-                            else { break }
-                            end += 1
-                        } else {
-                            guard let length = InputSanitizer.validSequenceLength(input, at: end, rejectingC1: true)
-                            else { return nil }
-                            end += length
-                        }
-                    }
-                    output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<end]))
-                    index = end
+                    guard let top = names.last, top == tag.name, let kind = stack.last else { return nil }
+                    names.removeLast()
+                    stack.removeLast()
+                    if kind != .division { inlineDepth -= 1 }
+                    if kind != .inline { output.append(0x20) }
+                    continue
                 }
+                switch tag.kind {
+                case .lineBreak, .image:
+                    output.append(0x20)
+                case .paragraph, .division:
+                    // "<p>" closes a paragraph that is open with nothing inside it still open, as the parser's
+                    // auto-close does ("<p>a<p>b"): the paragraph ends, a new one starts.
+                    if tag.name == p, inlineDepth == 1, names.last == p {
+                        names.removeLast()
+                        stack.removeLast()
+                        inlineDepth = 0
+                        output.append(0x20)
+                    }
+                    guard inlineDepth == 0 else { return nil }
+                    output.append(0x20)
+                    if tag.isSelfClosing {
+                        output.append(0x20)
+                    } else {
+                        stack.append(tag.kind)
+                        names.append(tag.name)
+                        if tag.kind == .paragraph { inlineDepth += 1 }
+                    }
+                case .inline:
+                    // `<a>` inside `<a>` is closed by the parser: not simple.
+                    if tag.name == anchor && names.contains(anchor) { return nil }
+                    if !tag.isSelfClosing {
+                        stack.append(.inline)
+                        names.append(tag.name)
+                        inlineDepth += 1
+                    }
+                }
+            case UInt8(ascii: "&"):
+                guard let end = appendReference(input, from: index, into: &output) else { return nil }
+                index = end
+            case 0x00..<0x20 where byte != 0x09 && byte != 0x0A && byte != 0x0D:
+                return nil
+            default:
+                // A run of text up to the next markup, copied at once: ASCII (tabs and newlines included)
+                // and valid UTF-8 sequences.
+                var end = index
+                while end < count {
+                    let next = input[end]
+                    if next < 0x80 {
+                        guard next >= 0x20 || next == 0x09 || next == 0x0A || next == 0x0D,
+                            next != UInt8(ascii: "<"), next != UInt8(ascii: "&")
+                        else { break }
+                        end += 1
+                    } else {
+                        guard let length = InputSanitizer.validSequenceLength(input, at: end, rejectingC1: true)
+                        else { return nil }
+                        end += length
+                    }
+                }
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<end]))
+                index = end
             }
-            guard stack.isEmpty else { return nil }
-            return HTMLTextConverter.collapseWhitespace(output)
         }
+        guard stack.isEmpty else { return nil }
+        return HTMLTextConverter.collapseWhitespace(output)
     }
 
     private struct Tag {

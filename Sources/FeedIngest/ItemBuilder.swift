@@ -46,10 +46,11 @@ struct RawImage {
     var line: Int?
 }
 
-/// A field's text as captured, how to read it, and the line its element starts on.
+/// A field's text as captured (where it is in its item's ``ItemBuilder/text``), how to read it, and the line its
+/// element starts on.
 struct CapturedField {
     let field: ItemField
-    var bytes: [UInt8]
+    var range: Range<Int>
     var kind: TextKind
     var line: Int?
 }
@@ -59,6 +60,9 @@ struct ItemBuilder {
     /// The fields set, in the order first set: an item has a handful of the 25 kinds, so a short list
     /// (one allocation) rather than three arrays indexed by field (three allocations per item).
     private(set) var captured: [CapturedField] = []
+    /// The captured fields' bytes, one after another: one allocation per item rather than one per field, made
+    /// on the parser's task and freed on the finisher's.
+    private(set) var text: [UInt8] = []
     /// One bit per `ItemField` in `captured`: finishing asks for some twenty fields an item mostly lacks, and a
     /// scan of the list for each cost a retain and a release per element passed.
     private var capturedMask: UInt32 = 0
@@ -95,15 +99,29 @@ struct ItemBuilder {
     ///   - base: the `xml:base` in effect on the field's element: the base of a relative `<link>` and
     ///     of the `<img>` in its HTML.
     mutating func set(_ field: ItemField, _ bytes: [UInt8], kind: TextKind, line: Int? = nil, base: String? = nil) {
-        var bytes = bytes
+        bytes.withUnsafeBufferPointer { set(field, $0, kind: kind, line: line, base: base) }
+    }
+
+    /// Sets a field's text, as ``set(_:_:kind:line:base:)-([UInt8],_,_,_,_)``, from bytes the caller keeps.
+    mutating func set(
+        _ field: ItemField, _ bytes: UnsafeBufferPointer<UInt8>, kind: TextKind, line: Int? = nil, base: String? = nil
+    ) {
         if base64Field == field {
             base64Field = nil
-            bytes = Base64.decoded(bytes) ?? bytes
+            if let decoded = Base64.decoded(Array(bytes)) {
+                decoded.withUnsafeBufferPointer { set(field, $0, kind: kind, line: line, base: base) }
+                return
+            }
         }
         // The first occurrence wins, as in feedparser; an empty one does not block a later one.
-        let value = CapturedField(field: field, bytes: bytes, kind: kind, line: line)
-        if let position = position(of: field) {
-            if captured[position].bytes.contains(where: { !Self.isSpace($0) }) { return }
+        let position = position(of: field)
+        if let position, text[captured[position].range].contains(where: { !Self.isSpace($0) }) { return }
+        // Room for a small item's fields at once (an RSS item's six or seven come to a few hundred bytes).
+        if text.isEmpty { text.reserveCapacity(max(bytes.count, 512)) }
+        let start = text.count
+        text.append(contentsOf: bytes)
+        let value = CapturedField(field: field, range: start..<text.count, kind: kind, line: line)
+        if let position {
             captured[position] = value
         } else {
             if captured.isEmpty { captured.reserveCapacity(8) }
@@ -117,6 +135,11 @@ struct ItemBuilder {
     /// A field's capture, if its element was seen.
     func captured(_ field: ItemField) -> CapturedField? {
         position(of: field).map { captured[$0] }
+    }
+
+    /// Calls `body` with a captured field's bytes, in place.
+    func withBytes<Result>(of field: CapturedField, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        text.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[field.range])) }
     }
 
     private func position(of field: ItemField) -> Int? {
@@ -174,21 +197,21 @@ struct ItemFinisher {
         var warnings = ItemWarnings(list: builder.warnings, suppressed: builder.suppressedWarnings)
         func plain(_ field: ItemField) -> String? {
             guard let captured = builder.captured(field) else { return nil }
-            let bytes = captured.bytes
-            let text: String
-            switch captured.kind {
-            case .plain: text = HTMLTextConverter.collapseWhitespace(bytes)
-            case .html, .xhtml: text = converter.convert(bytes, collectImages: false).text
-            case .maybeHTML:
-                text =
+            let text = builder.withBytes(of: captured) { bytes in
+                switch captured.kind {
+                case .plain: HTMLTextConverter.collapseWhitespace(bytes)
+                case .html, .xhtml: converter.convert(bytes, collectImages: false).text
+                case .maybeHTML:
                     HTMLTextConverter.looksLikeHTML(bytes)
-                    ? converter.convert(bytes, collectImages: false).text : HTMLTextConverter.collapseWhitespace(bytes)
+                        ? converter.convert(bytes, collectImages: false).text
+                        : HTMLTextConverter.collapseWhitespace(bytes)
+                }
             }
             return text.isEmpty ? nil : text
         }
         func raw(_ field: ItemField) -> String? {
-            guard let bytes = builder.captured(field)?.bytes else { return nil }
-            let text = HTMLTextConverter.collapseWhitespace(bytes)
+            guard let captured = builder.captured(field) else { return nil }
+            let text = builder.withBytes(of: captured) { HTMLTextConverter.collapseWhitespace($0) }
             return text.isEmpty ? nil : text
         }
 
@@ -200,7 +223,7 @@ struct ItemFinisher {
         func webAddress(_ text: String?) -> String? { text.flatMap { URLResolver.isHTTP($0) ? $0 : nil } }
         let permalink = (builder.guidIsPermaLink ? webAddress(guid) : nil) ?? webAddress(raw(.atomID))
         let link =
-            raw(.link).map { resolver.resolveLink($0, bases: [builder.base(of: .link)]) } ?? builder.alternateLink
+            raw(.link).map { resolver.resolveLink($0, base: builder.base(of: .link)) } ?? builder.alternateLink
             ?? permalink
 
         var text: String?
@@ -246,7 +269,7 @@ struct ItemFinisher {
             var captionBase: String?
             for field in Self.htmlFields {
                 guard let captured = builder.captured(field), captured.kind != .plain else { continue }
-                captionImages = converter.convert(captured.bytes, collectImages: true).images
+                captionImages = builder.withBytes(of: captured) { converter.convert($0, collectImages: true).images }
                 captionBase = builder.base(of: field)
                 if !captionImages.isEmpty { break }
             }
@@ -373,7 +396,7 @@ struct ItemFinisher {
     private func resolve(_ raw: RawImage, warnings: inout ItemWarnings) -> Candidate? {
         let url = raw.url.trimmingASCIIWhitespace()
         guard !url.isEmpty, !url.hasASCIIPrefixIgnoringCase("data:") else { return nil }
-        let resolved = resolver.resolveImage(url, bases: [raw.base])
+        let resolved = resolver.resolveImage(url, base: raw.base)
         if let refusal = resolved.refusal {
             // The item keeps its image reference (unread: no local path), so that a layout can
             // still use the declared size; the warning says why it was not read.

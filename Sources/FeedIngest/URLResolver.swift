@@ -53,15 +53,15 @@ struct URLResolver {
         var exists: Bool?
     }
 
-    /// Resolves a link or `xml:base` value against the first base available.
+    /// Resolves a link or `xml:base` value against its base, else the feed's own URL.
     /// - Parameters:
     ///   - reference: the value as written.
-    ///   - bases: candidate bases, most specific first (nil entries are skipped).
+    ///   - base: the `xml:base` in effect, if any.
     /// - Returns: the absolute URL when a base allowed it, else the reference (trimmed).
-    func resolveLink(_ reference: String, bases: [String?]) -> String {
+    func resolveLink(_ reference: String, base: String?) -> String {
         let trimmed = reference.trimmingASCIIWhitespace()
         if trimmed.isEmpty || Self.schemeLength(of: trimmed) != nil { return trimmed }
-        let base = bases.lazy.compactMap { $0 }.first ?? feedURL
+        let base = base ?? feedURL
         if trimmed.hasPrefix("//") {
             return (base.flatMap { Self.scheme(of: $0) }.map { $0 == "http" ? "http" : "https" } ?? "https") + ":"
                 + trimmed
@@ -75,8 +75,8 @@ struct URLResolver {
     }
 
     /// Resolves an image reference; local files are checked against the allowed roots.
-    func resolveImage(_ reference: String, bases: [String?]) -> ResolvedImage {
-        let resolved = resolveLink(reference, bases: bases)
+    func resolveImage(_ reference: String, base: String?) -> ResolvedImage {
+        let resolved = resolveLink(reference, base: base)
         if feedURL != nil && feedDirectory == nil {
             // A feed fetched over http(s) must not make this machine read its own files, except inside an image
             // root the person running it named.
