@@ -54,13 +54,9 @@ struct ByteSink: ~Copyable, ByteAppending {
         UnsafeBufferPointer(start: start + offset, count: max(0, count - offset)).contains(where: predicate)
     }
 
-    /// The bytes appended, as an array; the sink's memory is freed.
-    consuming func takeArray() -> [UInt8] {
-        guard count > 0 else { return [] }
-        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            buffer.baseAddress!.update(from: start, count: count)
-            initialized = count
-        }
+    /// Calls `body` with the bytes appended, in place.
+    func withUnsafeBufferPointer<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        body(UnsafeBufferPointer(start: start, count: count))
     }
 
     private mutating func grow(toHold needed: Int) {

@@ -15,7 +15,7 @@ struct SanitizingStream: Sendable {
     /// - Returns: the clean bytes.
     mutating func clean(
         _ bytes: UnsafeBufferPointer<UInt8>, isFinal: Bool, repairs: inout [InputSanitizer.Repair]
-    ) -> [UInt8] {
+    ) -> ByteSink {
         // Room for the usual growth (`&lt;` becomes `&#60;`), so that the output is not moved as it grows.
         let size = tail.count + bytes.count
         var output = ByteSink(capacity: size + size / 4 + 64)
@@ -29,18 +29,32 @@ struct SanitizingStream: Sendable {
         }
         repairs.append(contentsOf: sanitizer.repairs)
         sanitizer.repairs.removeAll(keepingCapacity: true)
-        return output.takeArray()
+        return output
     }
 }
 
 /// A feed's bytes as a ``FeedInputSanitizer`` cleaned them, for ``FeedReader/captureItems(sanitized:)``.
 public struct SanitizedChunk: Sendable {
-    let bytes: [UInt8]
+    let bytes: SanitizedBytes
     let repairs: [InputSanitizer.Repair]
     /// Input bytes sanitized so far, this chunk's included (the reader's errors quote it).
     let inputByteCount: Int
     /// Whether this is the end of the input (from ``FeedInputSanitizer/finish()``).
     public let isFinal: Bool
+}
+
+/// A sanitized chunk's bytes, handed from the sanitizer's task to the parser's as they were written (not
+/// copied into an array). Immutable once made.
+final class SanitizedBytes: @unchecked Sendable {
+    private let sink: ByteSink
+
+    init(_ sink: consuming ByteSink) {
+        self.sink = sink
+    }
+
+    func withUnsafeBufferPointer<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        sink.withUnsafeBufferPointer(body)
+    }
 }
 
 /// Repairs a feed's bytes (invalid UTF-8, control characters, bare `&`, HTML entities; see the
@@ -76,7 +90,8 @@ public struct FeedInputSanitizer: Sendable {
     private mutating func clean(_ bytes: UnsafeBufferPointer<UInt8>, isFinal: Bool) -> SanitizedChunk {
         var repairs: [InputSanitizer.Repair] = []
         let output = stream.clean(bytes, isFinal: isFinal, repairs: &repairs)
-        return SanitizedChunk(bytes: output, repairs: repairs, inputByteCount: inputByteCount, isFinal: isFinal)
+        return SanitizedChunk(
+            bytes: SanitizedBytes(output), repairs: repairs, inputByteCount: inputByteCount, isFinal: isFinal)
     }
 }
 

@@ -47,9 +47,9 @@ extension FeedReader {
         guard let parser, !hasStoppedParsing else { return }
         if sanitizing != nil {
             let clean = sanitizing!.clean(bytes, isFinal: isFinal, repairs: &pendingRepairs.repairs)
-            parseSanitized(clean, isFinal: isFinal, parser: parser)
+            clean.withUnsafeBufferPointer { parseSanitized($0, isFinal: isFinal, parser: parser) }
         } else {
-            parse(Array(bytes), isFinal: isFinal, parser: parser)
+            parse(bytes, isFinal: isFinal, parser: parser)
             noteIfHalted(parser, isFinal: isFinal)
         }
     }
@@ -59,12 +59,12 @@ extension FeedReader {
         inputByteCount = chunk.inputByteCount
         guard let parser, !hasStoppedParsing else { return }
         pendingRepairs.repairs.append(contentsOf: chunk.repairs)
-        parseSanitized(chunk.bytes, isFinal: chunk.isFinal, parser: parser)
+        chunk.bytes.withUnsafeBufferPointer { parseSanitized($0, isFinal: chunk.isFinal, parser: parser) }
     }
 
     /// Parses clean bytes whose repairs are already in `pendingRepairs`, handing each repair to the item the
     /// parser is in when it gets there (the rest at the end of the input).
-    private func parseSanitized(_ bytes: [UInt8], isFinal: Bool, parser: xmlParserCtxtPtr) {
+    private func parseSanitized(_ bytes: UnsafeBufferPointer<UInt8>, isFinal: Bool, parser: xmlParserCtxtPtr) {
         if pendingRepairs.hasWaiting { repairsWaiting.pointee = true }
         parse(bytes, isFinal: isFinal, parser: parser)
         // Also after each chunk, not only at SAX events: a long run of dropped bytes makes no event,
@@ -91,7 +91,7 @@ extension FeedReader {
             line: Int(xmlSAX2GetLineNumber(parser)), column: nil)
     }
 
-    private func parse(_ bytes: [UInt8], isFinal: Bool, parser: xmlParserCtxtPtr) {
+    private func parse(_ bytes: UnsafeBufferPointer<UInt8>, isFinal: Bool, parser: xmlParserCtxtPtr) {
         // libxml2 takes an Int32 length: very large chunks go in pieces.
         let step = 1 << 24
         var offset = 0
@@ -100,16 +100,14 @@ extension FeedReader {
         var savedHandlers = fl_xml_error_scope()
         fl_xml_error_scope_enter(&savedHandlers, UnsafeMutableRawPointer(parser), FeedReader.structuredErrorCallback)
         defer { fl_xml_error_scope_leave(&savedHandlers) }
-        bytes.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { chars in
-                repeat {
-                    let length = min(step, chars.count - offset)
-                    let last = isFinal && offset + length == chars.count
-                    if failure != nil { return }
-                    _ = xmlParseChunk(parser, chars.baseAddress.map { $0 + offset }, Int32(length), last ? 1 : 0)
-                    offset += length
-                } while offset < chars.count
-            }
+        bytes.withMemoryRebound(to: CChar.self) { chars in
+            repeat {
+                let length = min(step, chars.count - offset)
+                let last = isFinal && offset + length == chars.count
+                if failure != nil { return }
+                _ = xmlParseChunk(parser, chars.baseAddress.map { $0 + offset }, Int32(length), last ? 1 : 0)
+                offset += length
+            } while offset < chars.count
         }
     }
 

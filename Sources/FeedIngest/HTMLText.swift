@@ -155,7 +155,7 @@ final class HTMLTextConverter {
     /// Converts `html` in place (see ``convert(_:collectImages:)-([UInt8],_)``).
     func convert(_ html: UnsafeBufferPointer<UInt8>, collectImages: Bool) -> Result {
         // Most titles and many captions have no markup at all: skip the parser for them.
-        if !html.contains(UInt8(ascii: "<")) && !html.contains(UInt8(ascii: "&")) {
+        if !html.contains(where: { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: "&") }) {
             return Result(text: Self.collapseWhitespace(html), images: [])
         }
         if !collectImages, let text = SimpleHTML.text(html, scratch: &simpleScratch) {
@@ -710,8 +710,14 @@ enum SimpleHTML {
                 return nil
             default:
                 // A run of text up to the next markup, copied at once: ASCII (tabs and newlines included)
-                // and valid UTF-8 sequences.
+                // and valid UTF-8 sequences; eight bytes at a time while they are printable ASCII.
                 var end = index
+                let base = UnsafeRawPointer(input.baseAddress!)
+                while end &+ 8 <= count,
+                    InputSanitizer.isPlainTextWord(base.loadUnaligned(fromByteOffset: end, as: UInt64.self))
+                {
+                    end &+= 8
+                }
                 while end < count {
                     let next = input[end]
                     if next < 0x80 {

@@ -355,17 +355,20 @@ struct InputSanitizer {
         _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout ByteSink
     ) -> Int? {
         if input.count - index < 9 && !isFinal { return nil }
-        if Self.matches(input, at: index, "<![CDATA[") {
-            output.append(contentsOf: Array("<![CDATA[".utf8))
-            inCDATA = true
-            cdataSectionStart = currentOutputOffset(output)
-            return index + 9
-        }
-        if Self.matches(input, at: index, "<!ENTITY") { declaresEntities = true }
-        if Self.matches(input, at: index, "<!--") {
-            output.append(contentsOf: Array("<!--".utf8))
-            inComment = true
-            return index + 4
+        // CDATA sections, declarations and comments start with "<!"; tags, nearly every "<", do not.
+        if index + 1 < input.count && input[index + 1] == UInt8(ascii: "!") {
+            if Self.matches(input, at: index, "<![CDATA[") {
+                output.append(contentsOf: Array("<![CDATA[".utf8))
+                inCDATA = true
+                cdataSectionStart = currentOutputOffset(output)
+                return index + 9
+            }
+            if Self.matches(input, at: index, "<!ENTITY") { declaresEntities = true }
+            if Self.matches(input, at: index, "<!--") {
+                output.append(contentsOf: Array("<!--".utf8))
+                inComment = true
+                return index + 4
+            }
         }
         if index + 1 < input.count {
             let next = input[index + 1]
@@ -411,7 +414,7 @@ struct InputSanitizer {
     /// Whether eight bytes are all printable ASCII (0x20–0x7F) other than `&` and `<`: text the
     /// content fast path copies as it is, with no newline to count.
     @inline(__always)
-    private static func isPlainTextWord(_ word: UInt64) -> Bool {
+    static func isPlainTextWord(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         // With no high bit set, (x - n) & ~x has a high bit exactly where a byte is below n

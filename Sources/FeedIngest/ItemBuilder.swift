@@ -191,7 +191,7 @@ struct ItemFinisher {
     ///   - builder: the raw item.
     ///   - index: its position in the feed.
     /// - Returns: the finished item.
-    func finish(_ builder: ItemBuilder, index: Int) -> FeedItem {
+    func finish(_ builder: borrowing ItemBuilder, index: Int) -> FeedItem {
         // Only the warnings change while finishing: kept apart, so that the builder is read in place rather
         // than copied (a copy retains and releases a dozen references).
         var warnings = ItemWarnings(list: builder.warnings, suppressed: builder.suppressedWarnings)
@@ -258,14 +258,12 @@ struct ItemFinisher {
         }
 
         // Images declared by elements; caption <img> only when there are none.
-        var images: [FeedImage] = []
-        var kinds: [Candidate] = []
+        var candidates: [Candidate] = []
         for rawImage in builder.images where isImage(rawImage) {
             guard let candidate = resolve(rawImage, warnings: &warnings) else { continue }
-            images.append(candidate.image)
-            kinds.append(candidate)
+            candidates.append(candidate)
         }
-        if images.isEmpty {
+        if candidates.isEmpty {
             var captionBase: String?
             for field in Self.htmlFields {
                 guard let captured = builder.captured(field), captured.kind != .plain else { continue }
@@ -278,13 +276,10 @@ struct ItemFinisher {
                     origin: "html:img", url: reference.source, width: reference.width, height: reference.height,
                     base: captionBase)
                 guard let candidate = resolve(rawImage, warnings: &warnings) else { continue }
-                images.append(candidate.image)
-                kinds.append(candidate)
+                candidates.append(candidate)
             }
         }
-        let ranked = Self.ranked(kinds)
-        let chosen = ranked.first(where: { $0.usable }) ?? ranked.first
-        let fallbacks = ranked.filter { $0.usable && $0.index != chosen?.index }.map { $0.image }
+        let chosen = Self.choice(candidates)
 
         let id =
             guid ?? raw(.atomID) ?? raw(.dcIdentifier) ?? link ?? builder.about
@@ -300,7 +295,7 @@ struct ItemFinisher {
             span: raw(.layoutSpan), section: raw(.layoutSection), builder: builder, warnings: &warnings)
         return FeedItem(
             index: index, id: id, title: title, text: text, link: link, author: author, published: published,
-            image: chosen?.image, imageFallbacks: fallbacks, images: images, layout: hints,
+            image: chosen.image, imageFallbacks: chosen.fallbacks, images: candidates.map(\.image), layout: hints,
             warnings: warnings.list)
     }
 
@@ -384,7 +379,8 @@ struct ItemFinisher {
     /// local path is kept by reference, but an image that can be read wins the choice over it).
     struct Candidate {
         var image: FeedImage
-        var raw: RawImage
+        /// Its place in the choice order (see ``ranked(_:)``); nil for an origin that is never chosen.
+        var group: Int?
         var usable = true
     }
 
@@ -408,7 +404,9 @@ struct ItemFinisher {
             height: size(raw.height, name: "height", raw: raw, warnings: &warnings),
             type: raw.type.map { $0.trimmingASCIIWhitespace() }.flatMap { $0.isEmpty ? nil : $0 },
             origin: raw.origin)
-        return Candidate(image: image, raw: raw, usable: resolved.refusal == nil)
+        return Candidate(
+            image: image, group: Self.group(origin: raw.origin, isDefault: raw.isDefault),
+            usable: resolved.refusal == nil)
     }
 
     private func size(_ text: String?, name: String, raw: RawImage, warnings: inout ItemWarnings) -> Int? {
@@ -421,30 +419,37 @@ struct ItemFinisher {
         return nil
     }
 
+    /// Where an image of this origin comes in the choice order (see ``ranked(_:)``); nil for one never chosen.
+    static func group(origin: String, isDefault: Bool) -> Int? {
+        switch origin {
+        case "media:content": isDefault ? 0 : 1
+        case _ where origin.hasPrefix("json:"): 2
+        case "media:thumbnail": 3
+        case "enclosure", "atom:link": 4
+        case "itunes:image": 5
+        case "html:img": 6
+        default: nil
+        }
+    }
+
+    /// The item's image and its fallbacks, from its candidates (see ``ranked(_:)``).
+    static func choice(_ candidates: [Candidate]) -> (image: FeedImage?, fallbacks: [FeedImage]) {
+        // Most items declare one image: nothing to rank.
+        if candidates.count == 1 { return (candidates[0].group == nil ? nil : candidates[0].image, []) }
+        let ranked = ranked(candidates)
+        let chosen = ranked.first(where: { $0.usable }) ?? ranked.first
+        return (chosen?.image, ranked.filter { $0.usable && $0.index != chosen?.index }.map { $0.image })
+    }
+
     /// The candidates in the choice order: media:content (isDefault, else largest), JSON Feed's
     /// image, media:thumbnail (largest), image enclosure / Atom enclosure link (first), itunes:image,
     /// caption `<img>` (first); equals keep the item's order. The item's image is the first usable
     /// one, so that a refused `media:content` does not hide a readable thumbnail; a refused one is
     /// chosen only when nothing else is left. The usable ones after it are its fallbacks.
     static func ranked(_ candidates: [Candidate]) -> [(index: Int, image: FeedImage, usable: Bool)] {
-        func group(_ raw: RawImage) -> Int? {
-            switch raw.origin {
-            case "media:content": raw.isDefault ? 0 : 1
-            case _ where raw.origin.hasPrefix("json:"): 2
-            case "media:thumbnail": 3
-            case "enclosure", "atom:link": 4
-            case "itunes:image": 5
-            case "html:img": 6
-            default: nil
-            }
-        }
-        // Most items declare one image: nothing to sort.
-        if candidates.count == 1, group(candidates[0].raw) != nil {
-            return [(0, candidates[0].image, candidates[0].usable)]
-        }
         func area(_ image: FeedImage) -> Int { (image.width ?? 0) * (image.height ?? image.width.map { _ in 1 } ?? 0) }
         let ranked = candidates.enumerated().compactMap { index, candidate in
-            group(candidate.raw).map { (group: $0, index: index, candidate: candidate) }
+            candidate.group.map { (group: $0, index: index, candidate: candidate) }
         }
         .sorted { first, second in
             if first.group != second.group { return first.group < second.group }

@@ -93,9 +93,9 @@ struct HTMLTextTests {
         #expect(count == expected.count)
         #expect(fifth == expected[5])
         #expect(lastIsMarkup && !pastTheEnd)
-        let taken = sink.takeArray()
-        #expect(taken == expected)
-        let empty = ByteSink(capacity: 0).takeArray()
+        let written = sink.withUnsafeBufferPointer { Array($0) }
+        #expect(written == expected)
+        let empty = ByteSink(capacity: 0).withUnsafeBufferPointer { Array($0) }
         #expect(empty.isEmpty)
     }
 
