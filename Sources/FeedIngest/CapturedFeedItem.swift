@@ -5,12 +5,13 @@
 /// hand out captured items (``FeedReader/captureItems(_:)``) and go on parsing while another task
 /// finishes them with a ``FeedItemFinisher``: on two cores the parser then runs nearly alone on one.
 public struct CapturedFeedItem: Sendable {
+    /// Both cases boxed: an item is copied several times on its way to the finisher (into a window, out of it),
+    /// and a bare builder or record in the payload made each copy retain a dozen references.
     enum Content: Sendable {
-        /// An XML item, finished later. Boxed: the builder holds a dozen references, and an item is copied
-        /// several times on its way to the finisher (a copy of the bare struct retained each one).
+        /// An XML item, finished later.
         case raw(RawItem)
         /// A JSON Feed item: decoded whole at the end of the input, finished at once.
-        case finished(FeedItem)
+        case finished(FinishedItem)
     }
 
     let content: Content
@@ -23,8 +24,17 @@ public struct CapturedFeedItem: Sendable {
     }
 
     init(finished item: FeedItem) {
-        content = .finished(item)
+        content = .finished(FinishedItem(item))
         index = item.index
+    }
+}
+
+/// A JSON Feed item's record, shared rather than copied.
+final class FinishedItem: Sendable {
+    let item: FeedItem
+
+    init(_ item: FeedItem) {
+        self.item = item
     }
 }
 
@@ -34,6 +44,12 @@ final class RawItem: Sendable {
 
     init(_ builder: ItemBuilder) {
         self.builder = builder
+    }
+
+    /// The record, finished from the builder in place: read through the box from outside, the builder was
+    /// copied (every field retained and released) on its way into the finisher.
+    func finish(with finisher: ItemFinisher, index: Int) -> FeedItem {
+        finisher.finish(builder, index: index)
     }
 }
 
@@ -71,8 +87,8 @@ public final class FeedItemFinisher {
 extension ItemFinisher {
     func finish(_ item: CapturedFeedItem) -> FeedItem {
         switch item.content {
-        case .raw(let raw): finish(raw.builder, index: item.index)
-        case .finished(let record): record
+        case .raw(let raw): raw.finish(with: self, index: item.index)
+        case .finished(let finished): finished.item
         }
     }
 }

@@ -9,7 +9,11 @@ enum FeedDate {
     /// - Parameter raw: the element's text.
     /// - Returns: the UTC timestamp, or nil.
     static func iso8601(from raw: String) -> String? {
-        let bytes = Array(raw.utf8)
+        iso8601(from: Array(raw.utf8))
+    }
+
+    /// The same, from the date's UTF-8 bytes.
+    static func iso8601(from bytes: [UInt8]) -> String? {
         guard let parts = parseRFC822(bytes) ?? parseISO(bytes) ?? parseFree(bytes) else { return nil }
         return format(parts)
     }

@@ -64,10 +64,10 @@ extension FeedReader {
                 line: currentLine, column: nil)
             closeItem()
         }
-        var builder = ItemBuilder()
-        builder.base = baseStack.last?.base
-        builder.about = attributes.value(namespace: .rdf, name: "about")
-        item = builder
+        // Built in place: a local builder assigned to `item` was copied and destroyed.
+        item = ItemBuilder()
+        item!.base = baseStack.last?.base
+        item!.about = attributes.value(namespace: .rdf, name: "about")
         itemDepth = depth
     }
 

@@ -458,47 +458,57 @@ final class HTMLTextConverter {
 
     static func collapseWhitespace(_ input: UnsafeBufferPointer<UInt8>) -> String {
         // Built in place: runs of other bytes are copied whole (most text has one space per word).
-        String(
-            unsafeUninitializedCapacity: input.count,
-            initializingUTF8With: { (output: UnsafeMutableBufferPointer<UInt8>) -> Int in
-                var written = 0
-                var pendingSpace = false
-                var index = 0
-                let count = input.count
-                while index < count {
-                    let byte = input[index]
-                    if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0C {
-                        pendingSpace = true
-                        index += 1
-                        continue
-                    }
-                    if byte == 0xC2, index + 1 < count, input[index + 1] == 0xA0 {
-                        pendingSpace = true
-                        index += 2
-                        continue
-                    }
-                    if pendingSpace && written > 0 {
-                        output[written] = 0x20
-                        written += 1
-                    }
-                    pendingSpace = false
-                    output[written] = byte
-                    written += 1
-                    index += 1
-                    // Then eight bytes at a time while none is a space, a control or a
-                    // no-break space's lead byte (0xC2): words are copied whole.
-                    let source = UnsafeRawPointer(input.baseAddress!)
-                    let target = UnsafeMutableRawPointer(output.baseAddress!)
-                    while index &+ 8 <= count {
-                        let word = source.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                        guard !Self.hasByteBelow0x21OrC2(word) else { break }
-                        target.storeBytes(of: word, toByteOffset: written, as: UInt64.self)
-                        written &+= 8
-                        index &+= 8
-                    }
-                }
-                return written
-            })
+        String(unsafeUninitializedCapacity: input.count) { collapseWhitespace(input, into: $0) }
+    }
+
+    /// The collapsed text as bytes, for a value that is read rather than kept (a date).
+    static func collapsedWhitespaceBytes(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: input.count) { output, written in
+            written = collapseWhitespace(input, into: output)
+        }
+    }
+
+    /// Writes the collapsed text of `input` into `output` (at least as large) and returns its length.
+    private static func collapseWhitespace(
+        _ input: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>
+    ) -> Int {
+        var written = 0
+        var pendingSpace = false
+        var index = 0
+        let count = input.count
+        while index < count {
+            let byte = input[index]
+            if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0C {
+                pendingSpace = true
+                index += 1
+                continue
+            }
+            if byte == 0xC2, index + 1 < count, input[index + 1] == 0xA0 {
+                pendingSpace = true
+                index += 2
+                continue
+            }
+            if pendingSpace && written > 0 {
+                output[written] = 0x20
+                written += 1
+            }
+            pendingSpace = false
+            output[written] = byte
+            written += 1
+            index += 1
+            // Then eight bytes at a time while none is a space, a control or a
+            // no-break space's lead byte (0xC2): words are copied whole.
+            let source = UnsafeRawPointer(input.baseAddress!)
+            let target = UnsafeMutableRawPointer(output.baseAddress!)
+            while index &+ 8 <= count {
+                let word = source.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                guard !Self.hasByteBelow0x21OrC2(word) else { break }
+                target.storeBytes(of: word, toByteOffset: written, as: UInt64.self)
+                written &+= 8
+                index &+= 8
+            }
+        }
+        return written
     }
 }
 

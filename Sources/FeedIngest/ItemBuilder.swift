@@ -238,23 +238,24 @@ struct ItemFinisher {
         let author = authorName(
             raw(.author) ?? raw(.dcCreator) ?? raw(.atomAuthorName) ?? raw(.mediaCredit) ?? raw(.itunesAuthor))
 
+        // The first date field with text, its whitespace collapsed as any raw field's, read on its bytes: the text
+        // itself is needed only when it is not a date.
         var published: String?
-        var dateField: ItemField?
-        var dateText: String?
+        var unreadDate: String?
         for field in Self.dateFields {
-            if let text = raw(field) {
-                (dateField, dateText) = (field, text)
-                break
-            }
-        }
-        if let dateField, let dateText {
-            published = FeedDate.iso8601(from: dateText)
+            guard let captured = builder.captured(field) else { continue }
+            let date = builder.withBytes(of: captured) { HTMLTextConverter.collapsedWhitespaceBytes($0) }
+            guard !date.isEmpty else { continue }
+            published = FeedDate.iso8601(from: date)
             if published == nil {
+                let dateText = String(decoding: date, as: UTF8.self)
+                unreadDate = dateText
                 warnings.add(
                     FeedWarning(
                         code: "invalidDate", message: "unparseable date '\(dateText.prefix(80))'; published is null",
-                        line: builder.captured(dateField)?.line))
+                        line: captured.line))
             }
+            break
         }
 
         // Images declared by elements; caption <img> only when there are none.
@@ -283,7 +284,7 @@ struct ItemFinisher {
 
         let id =
             guid ?? raw(.atomID) ?? raw(.dcIdentifier) ?? link ?? builder.about
-            ?? Self.stableHash(title: title, date: published ?? dateText, text: text)
+            ?? Self.stableHash(title: title, date: published ?? unreadDate, text: text)
 
         if warnings.suppressed > 0 {
             warnings.list.append(

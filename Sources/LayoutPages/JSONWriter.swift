@@ -14,8 +14,12 @@ public struct JSONWriter: Sendable {
     private let initialCapacity: Int
     /// Spaces per nesting level; 0 writes everything on one line.
     private let indentWidth: Int
-    /// One entry per open container: whether it already holds an element.
-    private var containerHasElements: [Bool] = []
+    /// How many containers are open, and for each (bit `depth - 1`) whether it already holds an element: bits
+    /// rather than an array, which cost a uniqueness check on every element written.
+    private var openContainers = 0
+    private var containerHasElements: UInt64 = 0
+    /// The deepest nesting the bits can follow; the records and pages nest a few levels.
+    private static let maximumDepth = 64
     /// Set after a key: the next value belongs to it and needs no separator.
     private var afterKey = false
 
@@ -46,7 +50,8 @@ public struct JSONWriter: Sendable {
     /// (``withUnsafeBytes(_:)``), the next record is written into the same memory.
     public mutating func removeAll() {
         count = 0
-        containerHasElements.removeAll(keepingCapacity: true)
+        openContainers = 0
+        containerHasElements = 0
         afterKey = false
     }
 
@@ -98,13 +103,9 @@ public struct JSONWriter: Sendable {
 
     // MARK: Containers
 
-    public mutating func beginObject() {
-        beginValue(); append(UInt8(ascii: "{")); containerHasElements.append(false)
-    }
+    public mutating func beginObject() { beginContainer(UInt8(ascii: "{")) }
     public mutating func endObject() { endContainer(UInt8(ascii: "}")) }
-    public mutating func beginArray() {
-        beginValue(); append(UInt8(ascii: "[")); containerHasElements.append(false)
-    }
+    public mutating func beginArray() { beginContainer(UInt8(ascii: "[")) }
     public mutating func endArray() { endContainer(UInt8(ascii: "]")) }
 
     /// Writes an object key; the next call writes its value.
@@ -169,20 +170,31 @@ public struct JSONWriter: Sendable {
     }
 
     private mutating func separateElement() {
-        guard let last = containerHasElements.indices.last else { return }
-        if containerHasElements[last] { append(UInt8(ascii: ",")) }
-        containerHasElements[last] = true
-        newline(depth: containerHasElements.count)
+        guard openContainers > 0 else { return }
+        let innermost: UInt64 = 1 << (openContainers - 1)
+        if containerHasElements & innermost != 0 { append(UInt8(ascii: ",")) }
+        containerHasElements |= innermost
+        if indentWidth > 0 { newline(depth: openContainers) }
+    }
+
+    private mutating func beginContainer(_ opening: UInt8) {
+        precondition(openContainers < Self.maximumDepth, "JSONWriter nests at most \(Self.maximumDepth) containers")
+        beginValue()
+        append(opening)
+        openContainers += 1
     }
 
     private mutating func endContainer(_ closing: UInt8) {
-        let hadElements = containerHasElements.removeLast()
-        if hadElements { newline(depth: containerHasElements.count) }
+        precondition(openContainers > 0, "JSONWriter: no container to close")
+        let innermost: UInt64 = 1 << (openContainers - 1)
+        let hadElements = containerHasElements & innermost != 0
+        containerHasElements &= ~innermost
+        openContainers -= 1
+        if hadElements && indentWidth > 0 { newline(depth: openContainers) }
         append(closing)
     }
 
     private mutating func newline(depth: Int) {
-        guard indentWidth > 0 else { return }
         append(UInt8(ascii: "\n"))
         for _ in 0..<(depth * indentWidth) { append(UInt8(ascii: " ")) }
     }
