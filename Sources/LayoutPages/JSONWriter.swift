@@ -4,18 +4,18 @@
 /// value, strings as UTF-8 with only the escapes JSON requires. So the same values always give the same bytes,
 /// on every machine, which the layout's determinism promise relies on. Reflection-based encoders cannot
 /// promise key order and cost several times more.
-public struct JSONWriter: Sendable {
-    /// The output is `buffer[..<count]`; the bytes after it are room already allocated. Copying into that room
-    /// costs a third of an `Array.append(contentsOf:)`, which a record pays for each of its keys and strings.
-    private var buffer: [UInt8] = []
+///
+/// A writer is not copyable: it owns its buffer and writes through a pointer, so that each of the hundreds of
+/// small appends of a record (a quote, a comma, a key) is a store, not an array's uniqueness check and store.
+public struct JSONWriter: ~Copyable, @unchecked Sendable {
+    /// The output is `start[..<count]`; `capacity` bytes are allocated.
+    private var start: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
     /// How many bytes were written.
     public private(set) var count = 0
-    /// The room a new buffer starts with.
-    private let initialCapacity: Int
     /// Spaces per nesting level; 0 writes everything on one line.
     private let indentWidth: Int
-    /// How many containers are open, and for each (bit `depth - 1`) whether it already holds an element: bits
-    /// rather than an array, which cost a uniqueness check on every element written.
+    /// How many containers are open, and for each (bit `depth - 1`) whether it already holds an element.
     private var openContainers = 0
     private var containerHasElements: UInt64 = 0
     /// The deepest nesting the bits can follow; the records and pages nest a few levels.
@@ -25,25 +25,24 @@ public struct JSONWriter: Sendable {
 
     public init(indentWidth: Int = 0, reservingCapacity capacity: Int = 1024) {
         self.indentWidth = indentWidth
-        initialCapacity = max(capacity, 16)
+        self.capacity = max(capacity, 16)
+        start = .allocate(capacity: self.capacity)
     }
 
+    deinit { start.deallocate() }
+
     /// The bytes written so far, as a new array.
-    public var bytes: [UInt8] { Array(buffer[..<count]) }
+    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: start, count: count)) }
 
     /// Calls `body` with the bytes written so far, in place.
     public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
-        try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        try body(UnsafeRawBufferPointer(start: start, count: count))
     }
 
-    /// Takes the bytes written so far and starts over (the next write allocates a new buffer).
+    /// Takes the bytes written so far and starts over in the same buffer.
     public mutating func takeBytes() -> [UInt8] {
-        buffer.removeLast(buffer.count - count)
-        defer {
-            buffer = []
-            count = 0
-        }
-        return buffer
+        defer { count = 0 }
+        return bytes
     }
 
     /// Forgets the bytes written so far, keeping the buffer: after the caller has used the bytes in place
@@ -65,20 +64,17 @@ public struct JSONWriter: Sendable {
 
     @inline(__always)
     private mutating func append(_ byte: UInt8) {
-        if count == buffer.count { grow(toHold: count + 1) }
-        buffer[count] = byte
+        if count == capacity { grow(toHold: count + 1) }
+        start[count] = byte
         count &+= 1
     }
 
     @inline(__always)
     private mutating func append(_ source: UnsafeRawBufferPointer) {
-        guard let start = source.baseAddress else { return }
-        let offset = count
-        let end = offset + source.count
-        if end > buffer.count { grow(toHold: end) }
-        buffer.withUnsafeMutableBytes { target in
-            (target.baseAddress! + offset).copyMemory(from: start, byteCount: source.count)
-        }
+        guard let source = source.baseAddress.map({ (address: $0, count: source.count) }) else { return }
+        let end = count + source.count
+        if end > capacity { grow(toHold: end) }
+        UnsafeMutableRawPointer(start + count).copyMemory(from: source.address, byteCount: source.count)
         count = end
     }
 
@@ -95,10 +91,14 @@ public struct JSONWriter: Sendable {
         append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    /// Makes the buffer hold at least `needed` bytes, doubling it (zero-filled room: written before it is read).
+    /// Makes the buffer hold at least `needed` bytes, doubling it.
     private mutating func grow(toHold needed: Int) {
-        let size = max(needed, initialCapacity, buffer.count * 2)
-        buffer.append(contentsOf: repeatElement(0, count: size - buffer.count))
+        let larger = max(needed, capacity * 2)
+        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
+        moved.update(from: start, count: count)
+        start.deallocate()
+        start = moved
+        capacity = larger
     }
 
     // MARK: Containers
