@@ -41,8 +41,9 @@ public struct JSONWriter: ~Copyable, @unchecked Sendable {
 
     /// Takes the bytes written so far and starts over in the same buffer.
     public mutating func takeBytes() -> [UInt8] {
-        defer { count = 0 }
-        return bytes
+        let taken = bytes
+        count = 0
+        return taken
     }
 
     /// Forgets the bytes written so far, keeping the buffer: after the caller has used the bytes in place
