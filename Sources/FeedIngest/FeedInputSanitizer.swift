@@ -4,6 +4,10 @@ struct SanitizingStream: Sendable {
     var sanitizer: InputSanitizer
     private var tail: [UInt8] = []
 
+    /// How many bytes of a chunk go with the bytes the last one held back: more than the longest thing held back
+    /// (a reference of 32 characters, a CDATA marker, a UTF-8 sequence).
+    private static let joinLength = 64
+
     init(_ sanitizer: InputSanitizer) {
         self.sanitizer = sanitizer
     }
@@ -19,13 +23,34 @@ struct SanitizingStream: Sendable {
         // Room for the usual growth (`&lt;` becomes `&#60;`), so that the output is not moved as it grows.
         let size = tail.count + bytes.count
         var output = ByteSink(capacity: size + size / 4 + 64)
-        if tail.isEmpty {
-            let consumed = sanitizer.process(bytes, isFinal: isFinal, output: &output)
-            if consumed < bytes.count { tail.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[consumed...])) }
-        } else {
-            tail.append(contentsOf: bytes)
-            let consumed = tail.withUnsafeBufferPointer { sanitizer.process($0, isFinal: isFinal, output: &output) }
-            tail.removeFirst(consumed)
+        var start = 0
+        if !tail.isEmpty {
+            // What the last chunk held back (a few bytes) is finished with the first bytes of this one; the rest
+            // is cleaned in place. Appending the whole chunk to the held-back bytes copied nearly every chunk.
+            let joined = bytes.count > Self.joinLength ? Self.joinLength : bytes.count
+            let heldBack = tail.count
+            tail.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<joined]))
+            let consumed = tail.withUnsafeBufferPointer {
+                sanitizer.process($0, isFinal: isFinal && joined == bytes.count, output: &output)
+            }
+            if consumed >= heldBack && joined < bytes.count {
+                tail.removeAll(keepingCapacity: true)
+                start = consumed - heldBack
+            } else {
+                // The chunk was short (or the join did not decide): the rest goes the way of the held-back bytes.
+                tail.removeFirst(consumed)
+                tail.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[joined...]))
+                let consumedAll = tail.withUnsafeBufferPointer {
+                    sanitizer.process($0, isFinal: isFinal, output: &output)
+                }
+                tail.removeFirst(consumedAll)
+                start = bytes.count
+            }
+        }
+        if start < bytes.count {
+            let rest = UnsafeBufferPointer(rebasing: bytes[start...])
+            let consumed = sanitizer.process(rest, isFinal: isFinal, output: &output)
+            if consumed < rest.count { tail.append(contentsOf: UnsafeBufferPointer(rebasing: rest[consumed...])) }
         }
         repairs.append(contentsOf: sanitizer.repairs)
         sanitizer.repairs.removeAll(keepingCapacity: true)
