@@ -586,8 +586,13 @@ extension String {
         // image reference's resolution.
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
         let bytes = utf8
-        // Most values have nothing to trim: their two ends say so.
-        if let head = bytes.first, let tail = bytes.last, !isSpace(head), !isSpace(tail) { return self }
+        // Most values have nothing to trim: their two ends say so (read on the contiguous bytes, which the
+        // view's `last` is not).
+        let untrimmed = bytes.withContiguousStorageIfAvailable { utf8 in
+            guard let head = utf8.first, let tail = utf8.last else { return false }
+            return !isSpace(head) && !isSpace(tail)
+        }
+        if untrimmed == true { return self }
         guard let first = bytes.firstIndex(where: { !isSpace($0) }) else { return "" }
         let last = bytes.lastIndex(where: { !isSpace($0) })!
         if first == bytes.startIndex && last == bytes.index(before: bytes.endIndex) { return self }

@@ -176,8 +176,14 @@ struct URLResolver {
 
     /// The length of the scheme before the first `:`, or nil for a relative reference.
     static func schemeLength(of text: String) -> Int? {
+        // Several times per image URL: on the contiguous bytes when the string has them (native strings do).
+        if let length = text.utf8.withContiguousStorageIfAvailable({ schemeLength(of: $0) }) { return length }
+        return schemeLength(of: text.utf8)
+    }
+
+    private static func schemeLength(of utf8: some Sequence<UInt8>) -> Int? {
         var length = 0
-        for character in text.utf8 {
+        for character in utf8 {
             if character == UInt8(ascii: ":") { return length > 0 ? length : nil }
             let isLetter = (character | 0x20) >= 0x61 && (character | 0x20) <= 0x7A
             let isOther =
