@@ -199,6 +199,12 @@ struct InputSanitizer {
             stoppingAt: { $0 == UInt8(ascii: ">") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "'") })
         guard runEnd > index else { return nil }
         output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
+        // A name and its `>` ("title>", "/item>") in one step rather than two: a feed is mostly short tags.
+        if runEnd < input.count && input[runEnd] == UInt8(ascii: ">") {
+            output.append(UInt8(ascii: ">"))
+            markup = .content
+            return runEnd + 1
+        }
         return runEnd
     }
 
@@ -378,6 +384,10 @@ struct InputSanitizer {
             if startsName || next == UInt8(ascii: "/") { markup = .tag }
         }
         output.append(input[index])
+        // The tag's name follows at once (as the next step would take it).
+        if markup == .tag, index + 1 < input.count, let next = copyInsideTag(input, at: index + 1, output: &output) {
+            return next
+        }
         return index + 1
     }
 
