@@ -4,18 +4,65 @@
 /// value, strings as UTF-8 with only the escapes JSON requires. So the same values always give the same bytes,
 /// on every machine, which the layout's determinism promise relies on. Reflection-based encoders cannot
 /// promise key order and cost several times more.
-///
-/// A writer is not copyable: it owns its buffer and writes through a pointer, so that each of the hundreds of
-/// small appends of a record (a quote, a comma, a key) is a store, not an array's uniqueness check and store.
-public struct JSONWriter: ~Copyable, @unchecked Sendable {
-    /// The output is `start[..<count]`; `capacity` bytes are allocated.
-    private var start: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
+public struct JSONWriter: @unchecked Sendable {
+    /// The output, behind a reference so that appends write through a pointer: an array checked its uniqueness on
+    /// every append, a runtime call for each quote, comma and key of a record. The writer keeps value semantics by
+    /// copying the storage before the first write after a copy of the writer (checked once per key or value).
+    private final class Storage {
+        /// The output is `start[..<count]`; `capacity` bytes are allocated. Used by one writer at a time, so
+        /// without dynamic exclusivity checks.
+        @exclusivity(unchecked) var start: UnsafeMutablePointer<UInt8>
+        @exclusivity(unchecked) var count = 0
+        @exclusivity(unchecked) var capacity: Int
+
+        init(capacity: Int) {
+            self.capacity = max(capacity, 16)
+            start = .allocate(capacity: self.capacity)
+        }
+
+        deinit { start.deallocate() }
+
+        func copy() -> Storage {
+            let copy = Storage(capacity: capacity)
+            copy.start.update(from: start, count: count)
+            copy.count = count
+            return copy
+        }
+
+        @inline(__always)
+        func append(_ byte: UInt8) {
+            if count == capacity { grow(toHold: count + 1) }
+            start[count] = byte
+            count &+= 1
+        }
+
+        @inline(__always)
+        func append(_ source: UnsafeRawBufferPointer) {
+            guard let address = source.baseAddress else { return }
+            let end = count + source.count
+            if end > capacity { grow(toHold: end) }
+            UnsafeMutableRawPointer(start + count).copyMemory(from: address, byteCount: source.count)
+            count = end
+        }
+
+        /// Makes room for at least `needed` bytes, doubling.
+        func grow(toHold needed: Int) {
+            let larger = max(needed, capacity * 2)
+            let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
+            moved.update(from: start, count: count)
+            start.deallocate()
+            start = moved
+            capacity = larger
+        }
+    }
+
+    private var storage: Storage
     /// How many bytes were written.
-    public private(set) var count = 0
+    public var count: Int { storage.count }
     /// Spaces per nesting level; 0 writes everything on one line.
     private let indentWidth: Int
-    /// How many containers are open, and for each (bit `depth - 1`) whether it already holds an element.
+    /// How many containers are open, and for each (bit `depth - 1`) whether it already holds an element: bits
+    /// rather than an array, which cost a uniqueness check on every element written.
     private var openContainers = 0
     private var containerHasElements: UInt64 = 0
     /// The deepest nesting the bits can follow; the records and pages nest a few levels.
@@ -25,31 +72,30 @@ public struct JSONWriter: ~Copyable, @unchecked Sendable {
 
     public init(indentWidth: Int = 0, reservingCapacity capacity: Int = 1024) {
         self.indentWidth = indentWidth
-        self.capacity = max(capacity, 16)
-        start = .allocate(capacity: self.capacity)
+        storage = Storage(capacity: capacity)
     }
 
-    deinit { start.deallocate() }
-
     /// The bytes written so far, as a new array.
-    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: start, count: count)) }
+    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: storage.start, count: storage.count)) }
 
     /// Calls `body` with the bytes written so far, in place.
     public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
-        try body(UnsafeRawBufferPointer(start: start, count: count))
+        try body(UnsafeRawBufferPointer(start: storage.start, count: storage.count))
     }
 
     /// Takes the bytes written so far and starts over in the same buffer.
     public mutating func takeBytes() -> [UInt8] {
         let taken = bytes
-        count = 0
+        makeUnique()
+        storage.count = 0
         return taken
     }
 
     /// Forgets the bytes written so far, keeping the buffer: after the caller has used the bytes in place
     /// (``withUnsafeBytes(_:)``), the next record is written into the same memory.
     public mutating func removeAll() {
-        count = 0
+        makeUnique()
+        storage.count = 0
         openContainers = 0
         containerHasElements = 0
         afterKey = false
@@ -57,49 +103,37 @@ public struct JSONWriter: ~Copyable, @unchecked Sendable {
 
     /// Appends raw bytes, for example a newline between NDJSON records.
     public mutating func appendRaw(_ raw: String) {
+        makeUnique()
         var raw = raw
         raw.withUTF8 { append($0) }
     }
 
     // MARK: Storage
 
+    /// Gives this writer a storage of its own before it writes, when a copy of it shares the storage.
     @inline(__always)
-    private mutating func append(_ byte: UInt8) {
-        if count == capacity { grow(toHold: count + 1) }
-        start[count] = byte
-        count &+= 1
+    private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
     }
 
-    @inline(__always)
-    private mutating func append(_ source: UnsafeRawBufferPointer) {
-        guard let source = source.baseAddress.map({ (address: $0, count: source.count) }) else { return }
-        let end = count + source.count
-        if end > capacity { grow(toHold: end) }
-        UnsafeMutableRawPointer(start + count).copyMemory(from: source.address, byteCount: source.count)
-        count = end
-    }
+    // The appends below write to the storage as it is: every public entry point that writes calls `makeUnique`
+    // first (`key`, `beginValue` for values and containers, `endContainer`, `appendRaw`).
 
     @inline(__always)
-    private mutating func append(_ source: UnsafeBufferPointer<UInt8>) {
-        append(UnsafeRawBufferPointer(source))
-    }
+    private func append(_ byte: UInt8) { storage.append(byte) }
 
-    private mutating func append(contentsOf bytes: [UInt8]) {
+    @inline(__always)
+    private func append(_ source: UnsafeRawBufferPointer) { storage.append(source) }
+
+    @inline(__always)
+    private func append(_ source: UnsafeBufferPointer<UInt8>) { storage.append(UnsafeRawBufferPointer(source)) }
+
+    private func append(contentsOf bytes: [UInt8]) {
         bytes.withUnsafeBytes { append($0) }
     }
 
-    private mutating func appendASCII(_ text: StaticString) {
+    private func appendASCII(_ text: StaticString) {
         append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-    }
-
-    /// Makes the buffer hold at least `needed` bytes, doubling it.
-    private mutating func grow(toHold needed: Int) {
-        let larger = max(needed, capacity * 2)
-        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
-        moved.update(from: start, count: count)
-        start.deallocate()
-        start = moved
-        capacity = larger
     }
 
     // MARK: Containers
@@ -111,6 +145,7 @@ public struct JSONWriter: ~Copyable, @unchecked Sendable {
 
     /// Writes an object key; the next call writes its value.
     public mutating func key(_ name: String) {
+        makeUnique()
         separateElement()
         writeString(name)
         append(UInt8(ascii: ":"))
@@ -163,6 +198,7 @@ public struct JSONWriter: ~Copyable, @unchecked Sendable {
     // MARK: Internals
 
     private mutating func beginValue() {
+        makeUnique()
         if afterKey {
             afterKey = false
         } else {
@@ -186,6 +222,7 @@ public struct JSONWriter: ~Copyable, @unchecked Sendable {
     }
 
     private mutating func endContainer(_ closing: UInt8) {
+        makeUnique()
         precondition(openContainers > 0, "JSONWriter: no container to close")
         let innermost: UInt64 = 1 << (openContainers - 1)
         let hadElements = containerHasElements & innermost != 0

@@ -93,6 +93,22 @@ import WaterfallLayout
         json.withUnsafeBytes { #expect(Array($0) == Array("next".utf8)) }
     }
 
+    @Test func aCopyWritesIntoItsOwnBytes() {
+        var original = JSONWriter(reservingCapacity: 16)
+        original.beginArray()
+        original.int(1)
+        var copy = original
+        copy.int(2)
+        copy.endArray()
+        original.int(3)
+        original.endArray()
+        #expect(String(decoding: original.bytes, as: UTF8.self) == "[1,3]")
+        #expect(String(decoding: copy.bytes, as: UTF8.self) == "[1,2]")
+        var taken = copy
+        #expect(taken.takeBytes() == Array("[1,2]".utf8))
+        #expect(copy.bytes == Array("[1,2]".utf8) && taken.count == 0)
+    }
+
     @Test func integersAtTheLimits() {
         var json = JSONWriter()
         json.beginArray()
