@@ -19,10 +19,10 @@ struct SanitizingStream: Sendable {
     /// - Returns: the clean bytes.
     mutating func clean(
         _ bytes: UnsafeBufferPointer<UInt8>, isFinal: Bool, repairs: inout [InputSanitizer.Repair]
-    ) -> ByteSink {
+    ) -> ByteBuffer {
         // Room for the usual growth (`&lt;` becomes `&#60;`), so that the output is not moved as it grows.
         let size = tail.count + bytes.count
-        var output = ByteSink(capacity: size + size / 4 + 64)
+        let output = ByteBuffer(capacity: size + size / 4 + 64)
         var start = 0
         if !tail.isEmpty {
             // What the last chunk held back (a few bytes) is finished with the first bytes of this one; the rest
@@ -31,7 +31,7 @@ struct SanitizingStream: Sendable {
             let heldBack = tail.count
             tail.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<joined]))
             let consumed = tail.withUnsafeBufferPointer {
-                sanitizer.process($0, isFinal: isFinal && joined == bytes.count, output: &output)
+                sanitizer.process($0, isFinal: isFinal && joined == bytes.count, output: output)
             }
             if consumed >= heldBack && joined < bytes.count {
                 tail.removeAll(keepingCapacity: true)
@@ -41,7 +41,7 @@ struct SanitizingStream: Sendable {
                 tail.removeFirst(consumed)
                 tail.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[joined...]))
                 let consumedAll = tail.withUnsafeBufferPointer {
-                    sanitizer.process($0, isFinal: isFinal, output: &output)
+                    sanitizer.process($0, isFinal: isFinal, output: output)
                 }
                 tail.removeFirst(consumedAll)
                 start = bytes.count
@@ -49,7 +49,7 @@ struct SanitizingStream: Sendable {
         }
         if start < bytes.count {
             let rest = UnsafeBufferPointer(rebasing: bytes[start...])
-            let consumed = sanitizer.process(rest, isFinal: isFinal, output: &output)
+            let consumed = sanitizer.process(rest, isFinal: isFinal, output: output)
             if consumed < rest.count { tail.append(contentsOf: UnsafeBufferPointer(rebasing: rest[consumed...])) }
         }
         repairs.append(contentsOf: sanitizer.repairs)
@@ -60,26 +60,13 @@ struct SanitizingStream: Sendable {
 
 /// A feed's bytes as a ``FeedInputSanitizer`` cleaned them, for ``FeedReader/captureItems(sanitized:)``.
 public struct SanitizedChunk: Sendable {
-    let bytes: SanitizedBytes
+    /// The sanitizer's own buffer, handed to the parser as it was written (not copied into an array).
+    let bytes: ByteBuffer
     let repairs: [InputSanitizer.Repair]
     /// Input bytes sanitized so far, this chunk's included (the reader's errors quote it).
     let inputByteCount: Int
     /// Whether this is the end of the input (from ``FeedInputSanitizer/finish()``).
     public let isFinal: Bool
-}
-
-/// A sanitized chunk's bytes, handed from the sanitizer's task to the parser's as they were written (not
-/// copied into an array). Immutable once made.
-final class SanitizedBytes: @unchecked Sendable {
-    private let sink: ByteSink
-
-    init(_ sink: consuming ByteSink) {
-        self.sink = sink
-    }
-
-    func withUnsafeBufferPointer<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        sink.withUnsafeBufferPointer(body)
-    }
 }
 
 /// Repairs a feed's bytes (invalid UTF-8, control characters, bare `&`, HTML entities; see the
@@ -115,8 +102,7 @@ public struct FeedInputSanitizer: Sendable {
     private mutating func clean(_ bytes: UnsafeBufferPointer<UInt8>, isFinal: Bool) -> SanitizedChunk {
         var repairs: [InputSanitizer.Repair] = []
         let output = stream.clean(bytes, isFinal: isFinal, repairs: &repairs)
-        return SanitizedChunk(
-            bytes: SanitizedBytes(output), repairs: repairs, inputByteCount: inputByteCount, isFinal: isFinal)
+        return SanitizedChunk(bytes: output, repairs: repairs, inputByteCount: inputByteCount, isFinal: isFinal)
     }
 }
 

@@ -122,7 +122,6 @@ public final class FeedReader {
     }
 
     deinit {
-        capture.pointee.release()
         capture.deinitialize(count: 1)
         capture.deallocate()
         repairsWaiting.deallocate()

@@ -10,9 +10,7 @@ struct FieldCapture {
     /// The line the element starts on, for warnings about its value.
     private(set) var line: Int?
     /// The text so far: libxml2 delivers text in many small pieces (one per character reference).
-    private var storage: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
-    private var count = 0
+    private var collected = ByteBuffer(capacity: 256)
     private(set) var truncated = false
 
     /// A buffer larger than this is given back when the next field begins (one huge field must
@@ -20,22 +18,13 @@ struct FieldCapture {
     private static let keptCapacity = 1 << 16
 
     /// The text collected, as a new array.
-    var bytes: [UInt8] { Array(UnsafeBufferPointer(start: storage, count: count)) }
+    var bytes: [UInt8] { collected.withUnsafeBufferPointer { Array($0) } }
 
     /// Calls `body` with the text collected, in place.
     func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        body(UnsafeBufferPointer(start: storage, count: count))
+        collected.withUnsafeBufferPointer(body)
     }
 
-    init() {
-        capacity = 256
-        storage = .allocate(capacity: capacity)
-    }
-
-    /// Frees the buffer (the owner calls this once, before deallocating).
-    func release() {
-        storage.deallocate()
-    }
 
     /// Starts collecting a field's text.
     mutating func begin(field: ItemField?, depth: Int, kind: TextKind, limit: Int, line: Int?) {
@@ -45,12 +34,11 @@ struct FieldCapture {
         self.kind = kind
         self.limit = limit
         self.line = line
-        count = 0
         truncated = false
-        if capacity > Self.keptCapacity {
-            storage.deallocate()
-            capacity = 256
-            storage = .allocate(capacity: capacity)
+        if collected.allocated > Self.keptCapacity {
+            collected = ByteBuffer(capacity: 256)
+        } else {
+            collected.removeAll()
         }
     }
 
@@ -81,8 +69,8 @@ struct FieldCapture {
     /// that the markup is not shown as characters. Fields kept as written (links, ids, dates) are not.
     mutating func appendStartTag(name: String, attributes: Attributes) {
         if kind == .plain && (field == nil || field!.isDisplayText) {
-            let written = Array(UnsafeBufferPointer(start: storage, count: count))
-            count = 0
+            let written = bytes
+            collected.removeAll()
             kind = .xhtml
             written.withUnsafeBufferPointer { appendText($0) }
         }
@@ -110,20 +98,10 @@ struct FieldCapture {
     }
 
     private mutating func append(_ text: UnsafeBufferPointer<UInt8>) {
-        let room = max(0, limit - count)
+        let room = max(0, limit - collected.count)
         let taken = min(text.count, room)
         if taken < text.count { truncated = true }
-        guard taken > 0, let source = text.baseAddress else { return }
-        let needed = count + taken
-        if needed > capacity {
-            let grown = max(needed, capacity * 2)
-            let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
-            larger.update(from: storage, count: count)
-            storage.deallocate()
-            storage = larger
-            capacity = grown
-        }
-        (storage + count).update(from: source, count: taken)
-        count = needed
+        guard taken > 0 else { return }
+        collected.append(contentsOf: UnsafeBufferPointer(rebasing: text[..<taken]))
     }
 }

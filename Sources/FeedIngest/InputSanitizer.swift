@@ -94,7 +94,7 @@ struct InputSanitizer {
     ///   - output: receives clean UTF-8.
     /// - Returns: how many bytes of `input` were consumed; the rest (at most a few dozen bytes:
     ///   a split UTF-8 sequence, entity reference or CDATA marker) must be passed again.
-    mutating func process(_ input: UnsafeBufferPointer<UInt8>, isFinal: Bool, output: inout ByteSink) -> Int {
+    mutating func process(_ input: UnsafeBufferPointer<UInt8>, isFinal: Bool, output: ByteBuffer) -> Int {
         let count = input.count
         chunkOutputStart = output.count
         // The caller takes this call's repairs away: the next call starts a new record.
@@ -102,7 +102,7 @@ struct InputSanitizer {
         defer { outputOffset += output.count - chunkOutputStart }
         var index = 0
         while index < count {
-            guard let next = step(input, at: index, isFinal: isFinal, output: &output) else { break }
+            guard let next = step(input, at: index, isFinal: isFinal, output: output) else { break }
             index = next
         }
         inputOffset += index
@@ -114,13 +114,13 @@ struct InputSanitizer {
     /// - Returns: the index after the bytes handled, or nil when they may continue in the next chunk.
     @inline(__always)
     private mutating func step(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout ByteSink
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: ByteBuffer
     ) -> Int? {
-        if inComment { return skipComment(input, at: index, isFinal: isFinal, output: &output) }
-        if inCDATA { splitCDATASectionIfLong(output: &output) }
-        if markup != .content, let next = copyInsideTag(input, at: index, output: &output) { return next }
+        if inComment { return skipComment(input, at: index, isFinal: isFinal, output: output) }
+        if inCDATA { splitCDATASectionIfLong(output: output) }
+        if markup != .content, let next = copyInsideTag(input, at: index, output: output) { return next }
         if markup == .content {
-            if !inCDATA, let next = copyContentRun(input, at: index, output: &output) { return next }
+            if !inCDATA, let next = copyContentRun(input, at: index, output: output) { return next }
             if Self.isOrdinary(input[index]) {
                 // A run of ordinary printable ASCII (and tab / newline / carriage return) is copied in
                 // one append.
@@ -129,14 +129,14 @@ struct InputSanitizer {
                 return runEnd
             }
         }
-        return repairOrCopyByte(input, at: index, isFinal: isFinal, output: &output)
+        return repairOrCopyByte(input, at: index, isFinal: isFinal, output: output)
     }
 
     /// Comments never matter to a feed: their content is dropped (newlines kept, so line numbers
     /// stay true), and a megabyte-long comment cannot trip libxml2's "Huge input lookup" limit.
     @inline(__always)
     private mutating func skipComment(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout ByteSink
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: ByteBuffer
     ) -> Int? {
         let byte = input[index]
         if byte == UInt8(ascii: "-") {
@@ -159,7 +159,7 @@ struct InputSanitizer {
     /// ("Huge input lookup") past 10 MB; closing and reopening the section every megabyte keeps
     /// the text identical and the parser going.
     @inline(__always)
-    private mutating func splitCDATASectionIfLong(output: inout ByteSink) {
+    private mutating func splitCDATASectionIfLong(output: ByteBuffer) {
         guard currentOutputOffset(output) - cdataSectionStart >= Self.cdataSplitLength else { return }
         output.append(contentsOf: Self.cdataSplit)
         cdataSectionStart = currentOutputOffset(output)
@@ -172,7 +172,7 @@ struct InputSanitizer {
     ///   unclosed tag).
     @inline(__always)
     private mutating func copyInsideTag(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, output: inout ByteSink
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, output: ByteBuffer
     ) -> Int? {
         let byte = input[index]
         if byte == UInt8(ascii: "<") {
@@ -180,7 +180,7 @@ struct InputSanitizer {
             return nil
         }
         if case .attributeValue(let quote) = markup {
-            return copyAttributeValue(input, at: index, quote: quote, output: &output)
+            return copyAttributeValue(input, at: index, quote: quote, output: output)
         }
         if byte == UInt8(ascii: ">") {
             output.append(byte)
@@ -213,7 +213,7 @@ struct InputSanitizer {
     /// - Returns: as ``copyInsideTag(_:at:output:)``.
     @inline(__always)
     private mutating func copyAttributeValue(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, quote: UInt8, output: inout ByteSink
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, quote: UInt8, output: ByteBuffer
     ) -> Int? {
         let byte = input[index]
         if byte == quote {
@@ -264,7 +264,7 @@ struct InputSanitizer {
     /// - Returns: the index after the run, or nil when there was none at `index`.
     @inline(__always)
     private mutating func copyContentRun(
-        _ input: UnsafeBufferPointer<UInt8>, at start: Int, output: inout ByteSink
+        _ input: UnsafeBufferPointer<UInt8>, at start: Int, output: ByteBuffer
     ) -> Int? {
         let count = input.count
         var index = start
@@ -310,7 +310,7 @@ struct InputSanitizer {
     /// - Returns: the index after the bytes handled, or nil when they may continue in the next chunk.
     @inline(__always)
     private mutating func repairOrCopyByte(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout ByteSink
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: ByteBuffer
     ) -> Int? {
         let byte = input[index]
         switch byte {
@@ -326,12 +326,12 @@ struct InputSanitizer {
             record(.controlCharacter, at: index, output: output)
             return index + 1
         case 0x80...:
-            return decodeNonASCII(input, at: index, isFinal: isFinal, output: &output).map { index + $0 }
+            return decodeNonASCII(input, at: index, isFinal: isFinal, output: output).map { index + $0 }
         default:
-            if inCDATA { return copyCDATAByte(input, at: index, isFinal: isFinal, output: &output) }
-            if byte == UInt8(ascii: "<") { return startMarkup(input, at: index, isFinal: isFinal, output: &output) }
+            if inCDATA { return copyCDATAByte(input, at: index, isFinal: isFinal, output: output) }
+            if byte == UInt8(ascii: "<") { return startMarkup(input, at: index, isFinal: isFinal, output: output) }
             if byte == UInt8(ascii: "&") {
-                return repairReference(input, at: index, isFinal: isFinal, output: &output).map { index + $0 }
+                return repairReference(input, at: index, isFinal: isFinal, output: output).map { index + $0 }
             }
             output.append(byte)  // ']' or '-' outside CDATA / comments
             return index + 1
@@ -340,7 +340,7 @@ struct InputSanitizer {
 
     /// A byte inside CDATA: literal, until `]]>` ends the section.
     private mutating func copyCDATAByte(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout ByteSink
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: ByteBuffer
     ) -> Int? {
         let byte = input[index]
         if byte == UInt8(ascii: "]") {
@@ -358,7 +358,7 @@ struct InputSanitizer {
 
     /// A `<` in content: a CDATA section, a comment, an entity declaration, or a tag.
     private mutating func startMarkup(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout ByteSink
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: ByteBuffer
     ) -> Int? {
         if input.count - index < 9 && !isFinal { return nil }
         // CDATA sections, declarations and comments start with "<!"; tags, nearly every "<", do not.
@@ -385,7 +385,7 @@ struct InputSanitizer {
         }
         output.append(input[index])
         // The tag's name follows at once (as the next step would take it).
-        if markup == .tag, index + 1 < input.count, let next = copyInsideTag(input, at: index + 1, output: &output) {
+        if markup == .tag, index + 1 < input.count, let next = copyInsideTag(input, at: index + 1, output: output) {
             return next
         }
         return index + 1
@@ -401,7 +401,7 @@ struct InputSanitizer {
     /// A repair of the same kind as the last one, with no `<` or `>` written since, extends that record
     /// instead: no tag can have opened or closed between them, so the parser passes both inside the same
     /// item, and a caption of a million bare `&` is one record rather than a million.
-    private mutating func record(_ kind: Repair.Kind, at index: Int, output: borrowing ByteSink) {
+    private mutating func record(_ kind: Repair.Kind, at index: Int, output: ByteBuffer) {
         if let last = repairs.indices.last, repairs[last].kind == kind, let since = lastRepairOutputIndex,
             !output.contains(from: since, where: { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") })
         {
@@ -417,7 +417,7 @@ struct InputSanitizer {
 
     /// The offset in the whole sanitised output where `output` (this call's) ends now.
     @inline(__always)
-    private func currentOutputOffset(_ output: borrowing ByteSink) -> Int {
+    private func currentOutputOffset(_ output: ByteBuffer) -> Int {
         outputOffset + output.count - chunkOutputStart
     }
 
@@ -503,7 +503,7 @@ struct InputSanitizer {
     /// Decodes one non-ASCII character: valid UTF-8 as it is, anything else as windows-1252.
     /// - Returns: the bytes consumed, or nil when a UTF-8 sequence may continue in the next chunk.
     private mutating func decodeNonASCII(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout ByteSink
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: ByteBuffer
     ) -> Int? {
         let byte = input[index]
         if decoding == .utf8 {
@@ -514,7 +514,8 @@ struct InputSanitizer {
             if !isFinal && Self.mayBeCutOffSequence(input, at: index) { return nil }
             record(.invalidUTF8, at: index, output: output)
         }
-        Self.appendWindows1252(byte, to: &output)
+        var sink = output
+        Self.appendWindows1252(byte, to: &sink)
         return 1
     }
 
@@ -562,7 +563,7 @@ struct InputSanitizer {
 
     /// windows-1252 → UTF-8. 0x80–0x9F map to the printable characters browsers show; the five
     /// unassigned positions keep their C1 code points.
-    static func appendWindows1252<Output: ByteAppending & ~Copyable>(_ byte: UInt8, to output: inout Output) {
+    static func appendWindows1252<Output: ByteAppending>(_ byte: UInt8, to output: inout Output) {
         var scalar = UInt32(byte)
         if byte >= 0x80 && byte <= 0x9F {
             let table: [UInt32] = [
@@ -575,7 +576,7 @@ struct InputSanitizer {
         appendUTF8(scalar, to: &output)
     }
 
-    static func appendUTF8<Output: ByteAppending & ~Copyable>(_ scalar: UInt32, to output: inout Output) {
+    static func appendUTF8<Output: ByteAppending>(_ scalar: UInt32, to output: inout Output) {
         switch scalar {
         case 0..<0x80:
             output.append(UInt8(scalar))
@@ -600,7 +601,7 @@ struct InputSanitizer {
     /// Handles an `&`: keeps valid references, replaces HTML named entities, escapes bare `&`.
     /// Returns the bytes consumed, or nil when the reference may continue in the next chunk.
     private mutating func repairReference(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: inout ByteSink
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: ByteBuffer
     ) -> Int? {
         var end = index + 1
         let limit = min(input.count, index + 1 + Self.maximumReferenceLength)
@@ -642,7 +643,8 @@ struct InputSanitizer {
         var nameBytes = Array(name)
         nameBytes.append(0)
         if let entity = htmlEntityLookup(nameBytes) {
-            Self.appendUTF8(UInt32(entity.pointee.value), to: &output)
+            var sink = output
+            Self.appendUTF8(UInt32(entity.pointee.value), to: &sink)
             return end - index + 1
         }
         if !declaresEntities {

@@ -1,3 +1,5 @@
+import FeedIngest
+
 /// Writes JSON straight into a byte buffer.
 ///
 /// Keys come out in the order they are written, numbers in the shortest form that reads back to the same
@@ -7,56 +9,8 @@
 public struct JSONWriter: @unchecked Sendable {
     /// The output, behind a reference so that appends write through a pointer: an array checked its uniqueness on
     /// every append, a runtime call for each quote, comma and key of a record. The writer keeps value semantics by
-    /// copying the storage before the first write after a copy of the writer (checked once per key or value).
-    private final class Storage {
-        /// The output is `start[..<count]`; `capacity` bytes are allocated. Used by one writer at a time, so
-        /// without dynamic exclusivity checks.
-        @exclusivity(unchecked) var start: UnsafeMutablePointer<UInt8>
-        @exclusivity(unchecked) var count = 0
-        @exclusivity(unchecked) var capacity: Int
-
-        init(capacity: Int) {
-            self.capacity = max(capacity, 16)
-            start = .allocate(capacity: self.capacity)
-        }
-
-        deinit { start.deallocate() }
-
-        func copy() -> Storage {
-            let copy = Storage(capacity: capacity)
-            copy.start.update(from: start, count: count)
-            copy.count = count
-            return copy
-        }
-
-        @inline(__always)
-        func append(_ byte: UInt8) {
-            if count == capacity { grow(toHold: count + 1) }
-            start[count] = byte
-            count &+= 1
-        }
-
-        @inline(__always)
-        func append(_ source: UnsafeRawBufferPointer) {
-            guard let address = source.baseAddress else { return }
-            let end = count + source.count
-            if end > capacity { grow(toHold: end) }
-            UnsafeMutableRawPointer(start + count).copyMemory(from: address, byteCount: source.count)
-            count = end
-        }
-
-        /// Makes room for at least `needed` bytes, doubling.
-        func grow(toHold needed: Int) {
-            let larger = max(needed, capacity * 2)
-            let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
-            moved.update(from: start, count: count)
-            start.deallocate()
-            start = moved
-            capacity = larger
-        }
-    }
-
-    private var storage: Storage
+    /// copying the buffer before the first write after a copy of the writer (checked once per key or value).
+    private var storage: ByteBuffer
     /// How many bytes were written.
     public var count: Int { storage.count }
     /// Spaces per nesting level; 0 writes everything on one line.
@@ -72,22 +26,22 @@ public struct JSONWriter: @unchecked Sendable {
 
     public init(indentWidth: Int = 0, reservingCapacity capacity: Int = 1024) {
         self.indentWidth = indentWidth
-        storage = Storage(capacity: capacity)
+        storage = ByteBuffer(capacity: capacity)
     }
 
     /// The bytes written so far, as a new array.
-    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: storage.start, count: storage.count)) }
+    public var bytes: [UInt8] { storage.withUnsafeBufferPointer { Array($0) } }
 
     /// Calls `body` with the bytes written so far, in place.
     public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
-        try body(UnsafeRawBufferPointer(start: storage.start, count: storage.count))
+        try storage.withUnsafeBufferPointer { try body(UnsafeRawBufferPointer($0)) }
     }
 
     /// Takes the bytes written so far and starts over in the same buffer.
     public mutating func takeBytes() -> [UInt8] {
         let taken = bytes
         makeUnique()
-        storage.count = 0
+        storage.removeAll()
         return taken
     }
 
@@ -95,7 +49,7 @@ public struct JSONWriter: @unchecked Sendable {
     /// (``withUnsafeBytes(_:)``), the next record is written into the same memory.
     public mutating func removeAll() {
         makeUnique()
-        storage.count = 0
+        storage.removeAll()
         openContainers = 0
         containerHasElements = 0
         afterKey = false
@@ -126,7 +80,7 @@ public struct JSONWriter: @unchecked Sendable {
     private func append(_ source: UnsafeRawBufferPointer) { storage.append(source) }
 
     @inline(__always)
-    private func append(_ source: UnsafeBufferPointer<UInt8>) { storage.append(UnsafeRawBufferPointer(source)) }
+    private func append(_ source: UnsafeBufferPointer<UInt8>) { storage.append(contentsOf: source) }
 
     private func append(contentsOf bytes: [UInt8]) {
         bytes.withUnsafeBytes { append($0) }

@@ -76,27 +76,25 @@ struct HTMLTextTests {
         #expect(Set(ItemField.allCases.map(\.bit)).count == ItemField.allCases.count)
     }
 
-    @Test func theByteSinkGrowsAndKeepsItsBytes() {
-        var sink = ByteSink(capacity: 4)
+    @Test func theByteBufferGrowsAndKeepsItsBytes() {
+        let buffer = ByteBuffer(capacity: 4)
         var expected: [UInt8] = []
         for round in 0..<200 {
             let run = [UInt8](repeating: UInt8(round & 0x7F), count: round % 13)
-            run.withUnsafeBufferPointer { sink.append(contentsOf: $0) }
-            sink.append(0x3C)
+            run.withUnsafeBufferPointer { buffer.append(contentsOf: $0) }
+            buffer.append(0x3C)
             expected += run + [0x3C]
         }
-        // (The values are taken out first: the expectation macros need copyable operands.)
-        let count = sink.count
-        let fifth = sink[5]
-        let lastIsMarkup = sink.contains(from: expected.count - 1, where: { $0 == 0x3C })
-        let pastTheEnd = sink.contains(from: expected.count, where: { _ in true })
-        #expect(count == expected.count)
-        #expect(fifth == expected[5])
-        #expect(lastIsMarkup && !pastTheEnd)
-        let written = sink.withUnsafeBufferPointer { Array($0) }
-        #expect(written == expected)
-        let empty = ByteSink(capacity: 0).withUnsafeBufferPointer { Array($0) }
-        #expect(empty.isEmpty)
+        #expect(buffer.count == expected.count)
+        #expect(buffer[5] == expected[5])
+        #expect(buffer.contains(from: expected.count - 1, where: { $0 == 0x3C }))
+        #expect(!buffer.contains(from: expected.count, where: { _ in true }))
+        let copy = buffer.copy()
+        buffer.removeAll()
+        buffer.append(0x41)
+        #expect(buffer.withUnsafeBufferPointer { Array($0) } == [0x41])
+        #expect(copy.withUnsafeBufferPointer { Array($0) } == expected)
+        #expect(ByteBuffer(capacity: 0).withUnsafeBufferPointer { Array($0) }.isEmpty)
     }
 
     @Test func attributeValuesSurviveAtEveryAlignment() throws {

@@ -1,0 +1,101 @@
+/// Something bytes are appended to one or a few at a time: an array, or a ``ByteBuffer``.
+protocol ByteAppending {
+    mutating func append(_ byte: UInt8)
+}
+
+extension Array: ByteAppending where Element == UInt8 {}
+
+/// A growable byte buffer written through a pointer: the input sanitizer's output, a captured field's text,
+/// JSONWriter's bytes.
+///
+/// Each of these appends many short runs (a line of text, a tag name, a quote, a key), and into an `[UInt8]` each
+/// append paid a uniqueness check (a runtime call) and the generic sequence copy: about three times the copy
+/// itself. A buffer is a reference, used by one owner at a time (so without dynamic exclusivity checks); an owner
+/// that must behave as a value copies it (``copy()``) before writing to one it shares.
+public final class ByteBuffer: @unchecked Sendable {
+    @usableFromInline @exclusivity(unchecked) var start: UnsafeMutablePointer<UInt8>
+    @usableFromInline @exclusivity(unchecked) var capacity: Int
+    /// How many bytes were appended.
+    @usableFromInline @exclusivity(unchecked) var used = 0
+
+    public init(capacity: Int) {
+        self.capacity = max(capacity, 16)
+        start = .allocate(capacity: self.capacity)
+    }
+
+    deinit { start.deallocate() }
+
+    /// How many bytes were appended.
+    @inlinable public var count: Int { used }
+
+    /// The room allocated.
+    var allocated: Int { capacity }
+
+    /// The byte at `index` (below `count`).
+    subscript(index: Int) -> UInt8 {
+        precondition(index >= 0 && index < used, "ByteBuffer index out of range")
+        return start[index]
+    }
+
+    @inlinable
+    public func append(_ byte: UInt8) {
+        if used == capacity { grow(toHold: used + 1) }
+        start[used] = byte
+        used &+= 1
+    }
+
+    @inlinable
+    public func append(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress else { return }
+        let end = used + bytes.count
+        if end > capacity { grow(toHold: end) }
+        UnsafeMutableRawPointer(start + used).copyMemory(from: source, byteCount: bytes.count)
+        used = end
+    }
+
+    @inlinable
+    public func append(contentsOf bytes: UnsafeBufferPointer<UInt8>) {
+        append(UnsafeRawBufferPointer(bytes))
+    }
+
+    func append(contentsOf bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    /// Forgets the bytes, keeping the room.
+    public func removeAll() {
+        used = 0
+    }
+
+    /// A buffer of its own with the same bytes.
+    public func copy() -> ByteBuffer {
+        let copy = ByteBuffer(capacity: capacity)
+        copy.start.update(from: start, count: used)
+        copy.used = used
+        return copy
+    }
+
+    /// Calls `body` with the bytes appended, in place.
+    @inlinable
+    public func withUnsafeBufferPointer<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        try body(UnsafeBufferPointer(start: start, count: used))
+    }
+
+    /// Whether a byte appended at or after `offset` satisfies `predicate`.
+    func contains(from offset: Int, where predicate: (UInt8) -> Bool) -> Bool {
+        UnsafeBufferPointer(start: start + offset, count: max(0, used - offset)).contains(where: predicate)
+    }
+
+    /// Makes room for at least `needed` bytes, doubling.
+    @usableFromInline
+    func grow(toHold needed: Int) {
+        let larger = max(needed, capacity * 2)
+        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
+        moved.update(from: start, count: used)
+        start.deallocate()
+        start = moved
+        capacity = larger
+    }
+}
+
+extension ByteBuffer: ByteAppending {}
