@@ -114,18 +114,18 @@ extension FeedReader {
     private func startMediaChild(name: String, attributes: Attributes) {
         switch name {
         case "content":
+            let image = attributes.mediaImage()
             item!.images.append(
                 RawImage(
-                    origin: "media:content", url: attributes.value(name: "url") ?? "",
-                    width: attributes.value(name: "width"), height: attributes.value(name: "height"),
-                    type: attributes.value(name: "type"), medium: attributes.value(name: "medium"),
-                    isDefault: attributes.value(name: "isDefault")?.equalsASCIIIgnoringCase("true") == true, base: baseStack.last?.base,
+                    origin: "media:content", url: image.url ?? "", width: image.width, height: image.height,
+                    type: image.type, medium: image.medium,
+                    isDefault: image.isDefault?.equalsASCIIIgnoringCase("true") == true, base: baseStack.last?.base,
                     line: currentLine))
         case "thumbnail":
+            let image = attributes.mediaImage()
             item!.images.append(
                 RawImage(
-                    origin: "media:thumbnail", url: attributes.value(name: "url") ?? "",
-                    width: attributes.value(name: "width"), height: attributes.value(name: "height"),
+                    origin: "media:thumbnail", url: image.url ?? "", width: image.width, height: image.height,
                     base: baseStack.last?.base, line: currentLine))
         case "description":
             beginCapture(.mediaDescription, attributes.value(name: "type") == "html" ? .html : .plain)
