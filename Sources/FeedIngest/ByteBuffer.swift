@@ -31,12 +31,6 @@ public final class ByteBuffer: @unchecked Sendable {
     /// The room allocated.
     var allocated: Int { capacity }
 
-    /// The byte at `index` (below `count`).
-    subscript(index: Int) -> UInt8 {
-        precondition(index >= 0 && index < used, "ByteBuffer index out of range")
-        return start[index]
-    }
-
     @inlinable
     public func append(_ byte: UInt8) {
         if used == capacity { grow(toHold: used + 1) }

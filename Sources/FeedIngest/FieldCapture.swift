@@ -25,7 +25,6 @@ struct FieldCapture {
         collected.withUnsafeBufferPointer(body)
     }
 
-
     /// Starts collecting a field's text.
     mutating func begin(field: ItemField?, depth: Int, kind: TextKind, limit: Int, line: Int?) {
         isActive = true

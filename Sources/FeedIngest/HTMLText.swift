@@ -440,18 +440,6 @@ final class HTMLTextConverter {
     }
 
     /// Collapses runs of ASCII whitespace and U+00A0 into one space and trims the ends.
-    /// Whether any of eight bytes is below 0x21 or equal to 0xC2 (the classic "has less than" and
-    /// "has zero" word tricks, valid for any byte values with a bound of at most 0x80).
-    @inline(__always)
-    private static func hasByteBelow0x21OrC2(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        let below = (word &- ones &* 0x21) & ~word & highs
-        let c2 = word ^ (ones &* 0xC2)
-        let equal = (c2 &- ones) & ~c2 & highs
-        return below | equal != 0
-    }
-
     static func collapseWhitespace(_ bytes: [UInt8]) -> String {
         bytes.withUnsafeBufferPointer { collapseWhitespace($0) }
     }
@@ -501,8 +489,8 @@ final class HTMLTextConverter {
             let source = UnsafeRawPointer(input.baseAddress!)
             let target = UnsafeMutableRawPointer(output.baseAddress!)
             while index &+ 8 <= count {
-                let word = source.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                guard !Self.hasByteBelow0x21OrC2(word) else { break }
+                let word = ByteWord.load(source, at: index)
+                guard !ByteWord.hasByte(below: 0x21, in: word), !ByteWord.hasByte(0xC2, in: word) else { break }
                 target.storeBytes(of: word, toByteOffset: written, as: UInt64.self)
                 written &+= 8
                 index &+= 8
@@ -640,11 +628,7 @@ enum SimpleHTML {
 
     static func text(_ html: [UInt8]) -> String? {
         var scratch = Scratch()
-        return text(html, scratch: &scratch)
-    }
-
-    static func text(_ html: [UInt8], scratch: inout Scratch) -> String? {
-        html.withUnsafeBufferPointer { text($0, scratch: &scratch) }
+        return html.withUnsafeBufferPointer { text($0, scratch: &scratch) }
     }
 
     static func text(_ html: UnsafeBufferPointer<UInt8>, scratch: inout Scratch) -> String? {
@@ -728,8 +712,7 @@ enum SimpleHTML {
                 // and valid UTF-8 sequences; eight bytes at a time while they are printable ASCII.
                 var end = index
                 let base = UnsafeRawPointer(input.baseAddress!)
-                while end &+ 8 <= count,
-                    InputSanitizer.isPlainTextWord(base.loadUnaligned(fromByteOffset: end, as: UInt64.self))
+                while end &+ 8 <= count, InputSanitizer.isPlainTextWord(ByteWord.load(base, at: end))
                 {
                     end &+= 8
                 }

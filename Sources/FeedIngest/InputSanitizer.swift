@@ -274,7 +274,7 @@ struct InputSanitizer {
         while runEnd < count {
             // Eight bytes at a time while they are plain text (most of a feed's bytes).
             while runEnd &+ 8 <= count,
-                Self.isPlainTextWord(base.loadUnaligned(fromByteOffset: runEnd, as: UInt64.self))
+                Self.isPlainTextWord(ByteWord.load(base, at: runEnd))
             {
                 runEnd &+= 8
             }
@@ -425,13 +425,8 @@ struct InputSanitizer {
     /// content fast path copies as it is, with no newline to count.
     @inline(__always)
     static func isPlainTextWord(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        // With no high bit set, (x - n) & ~x has a high bit exactly where a byte is below n
-        // (a zero byte after XOR-ing with c means a byte equal to c).
-        func hasByteBelow(_ x: UInt64, _ n: UInt64) -> Bool { (x &- ones &* n) & ~x & highs != 0 }
-        func hasByte(_ x: UInt64, _ c: UInt64) -> Bool { hasByteBelow(x ^ (ones &* c), 1) }
-        return word & highs == 0 && !hasByteBelow(word, 0x20) && !hasByte(word, 0x26) && !hasByte(word, 0x3C)
+        ByteWord.isASCII(word) && !ByteWord.hasByte(below: 0x20, in: word) && !ByteWord.hasByte(0x26, in: word)
+            && !ByteWord.hasByte(0x3C, in: word)
     }
 
     /// The end of the run of eight-byte words from `start`, before `limit`, that are plain text (see
@@ -441,13 +436,10 @@ struct InputSanitizer {
         _ input: UnsafeBufferPointer<UInt8>, from start: Int, to limit: Int, excluding excluded: UInt8
     ) -> Int {
         let base = UnsafeRawPointer(input.baseAddress!)
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
         var end = start
         while end &+ 8 <= limit {
-            let word = base.loadUnaligned(fromByteOffset: end, as: UInt64.self)
-            let matches = word ^ (ones &* UInt64(excluded))
-            guard isPlainTextWord(word), (matches &- ones) & ~matches & highs == 0 else { break }
+            let word = ByteWord.load(base, at: end)
+            guard isPlainTextWord(word), !ByteWord.hasByte(excluded, in: word) else { break }
             end &+= 8
         }
         return end

@@ -77,19 +77,22 @@ struct URLResolver {
     /// Resolves an image reference; local files are checked against the allowed roots.
     func resolveImage(_ reference: String, base: String?) -> ResolvedImage {
         let resolved = resolveLink(reference, base: base)
+        // What kind of reference it is, decided once: an absolute URL, and of those a file: one.
+        let isAbsolute = Self.schemeLength(of: resolved) != nil
+        let isFile = isAbsolute && Self.hasScheme(resolved, "file")
         if feedURL != nil && feedDirectory == nil {
             // A feed fetched over http(s) must not make this machine read its own files, except inside an image
             // root the person running it named.
-            if Self.schemeLength(of: resolved) == nil || (Self.hasScheme(resolved, "file") && imageRoot == nil) {
+            if !isAbsolute || (isFile && imageRoot == nil) {
                 return ResolvedImage(
                     url: reference,
                     refusal: "local image '\(reference)' in a feed fetched from \(feedURL!); "
                         + "local files are not read for a remote feed")
             }
-            if !Self.hasScheme(resolved, "file") { return ResolvedImage(url: resolved) }
+            if !isFile { return ResolvedImage(url: resolved) }
         }
-        if Self.schemeLength(of: resolved) != nil {
-            if Self.hasScheme(resolved, "file") {
+        if isAbsolute {
+            if isFile {
                 var path = String(resolved.dropFirst("file:".count))
                 if path.hasPrefix("//") {
                     // file://host/path: only an empty host or localhost names this machine.

@@ -233,17 +233,14 @@ public struct JSONWriter: @unchecked Sendable {
         let raw = UnsafeRawPointer(start)
         var index = 0
         let count = utf8.count
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
         while index &+ 8 <= count {
-            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            // A byte is flagged when it is below 0x20, or equal to '"' (0x22) or '\\' (0x5C); bytes at or above
-            // 0x80 (UTF-8) are not (masked out by `~word`).
-            let below0x20 = word &- ones &* 0x20
-            let quote = word ^ (ones &* 0x22)
-            let backslash = word ^ (ones &* 0x5C)
-            let flagged = (below0x20 | (quote &- ones) | (backslash &- ones)) & ~word & highs
-            if flagged != 0 { return true }
+            // UTF-8's bytes at or above 0x80 are never below 0x20.
+            let word = ByteWord.load(raw, at: index)
+            if ByteWord.hasByte(below: 0x20, in: word) || ByteWord.hasByte(0x22, in: word)
+                || ByteWord.hasByte(0x5C, in: word)
+            {
+                return true
+            }
             index &+= 8
         }
         while index < count {

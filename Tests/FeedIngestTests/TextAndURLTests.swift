@@ -76,6 +76,25 @@ struct HTMLTextTests {
         #expect(Set(ItemField.allCases.map(\.bit)).count == ItemField.allCases.count)
     }
 
+    @Test func wordChecksAgreeWithBytewiseChecks() {
+        // Every byte value at every position of a word, among neighbours that never match: the word tricks must
+        // say what a byte-by-byte look says, for each bound and value the scanners use.
+        for position in 0..<8 {
+            for value in 0...255 {
+                var bytes = [UInt8](repeating: 0x61, count: 8)
+                bytes[position] = UInt8(value)
+                let word = bytes.withUnsafeBytes { ByteWord.load($0.baseAddress!, at: 0) }
+                for bound: UInt8 in [0x20, 0x21] {
+                    #expect(ByteWord.hasByte(below: bound, in: word) == (value < Int(bound)), "\(value) < \(bound)")
+                }
+                for probe: UInt8 in [0x22, 0x26, 0x3C, 0x5C, 0xC2] {
+                    #expect(ByteWord.hasByte(probe, in: word) == (value == Int(probe)), "\(value) == \(probe)")
+                }
+                #expect(ByteWord.isASCII(word) == (value < 0x80))
+            }
+        }
+    }
+
     @Test func theByteBufferGrowsAndKeepsItsBytes() {
         let buffer = ByteBuffer(capacity: 4)
         var expected: [UInt8] = []
@@ -86,7 +105,7 @@ struct HTMLTextTests {
             expected += run + [0x3C]
         }
         #expect(buffer.count == expected.count)
-        #expect(buffer[5] == expected[5])
+        #expect(buffer.withUnsafeBufferPointer { $0[5] } == expected[5])
         #expect(buffer.contains(from: expected.count - 1, where: { $0 == 0x3C }))
         #expect(!buffer.contains(from: expected.count, where: { _ in true }))
         let copy = buffer.copy()

@@ -1,0 +1,32 @@
+/// Eight bytes at a time: the classic word tricks that tell whether any byte of a `UInt64` is below a bound or
+/// equal to a value, without looking at the bytes one by one. The scanners of the input sanitizer, of caption
+/// text and of JSON strings use them to pass over runs of ordinary text.
+public enum ByteWord {
+    @usableFromInline static let ones: UInt64 = 0x0101_0101_0101_0101
+    @usableFromInline static let highs: UInt64 = 0x8080_8080_8080_8080
+
+    /// The eight bytes at `offset`, unaligned (the checks below do not depend on the bytes' order in the word).
+    @inlinable
+    public static func load(_ base: UnsafeRawPointer, at offset: Int) -> UInt64 {
+        base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+    }
+
+    /// Whether a byte of `word` is below `bound` (at most 0x80). Bytes with the high bit set are never below it.
+    @inlinable
+    public static func hasByte(below bound: UInt8, in word: UInt64) -> Bool {
+        (word &- ones &* UInt64(bound)) & ~word & highs != 0
+    }
+
+    /// Whether a byte of `word` equals `value` (any value).
+    @inlinable
+    public static func hasByte(_ value: UInt8, in word: UInt64) -> Bool {
+        let matches = word ^ (ones &* UInt64(value))
+        return (matches &- ones) & ~matches & highs != 0
+    }
+
+    /// Whether every byte of `word` is ASCII.
+    @inlinable
+    public static func isASCII(_ word: UInt64) -> Bool {
+        word & highs == 0
+    }
+}
