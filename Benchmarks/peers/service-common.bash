@@ -1,7 +1,7 @@
 # Shared by Benchmarks/peers/service-pages and Benchmarks/peers/service-layouts: sourced, not run.
 #
 # Conventions are Benchmarks/peers/run's: FEEDLAYOUT_BINARY=PATH measures that binary, otherwise this checkout's
-# release build is built (swift build -c release --product feedlayout); inputs are generated into .bench/ (outside
+# release build is built (scripts/build-release); inputs are generated into .bench/ (outside
 # git) by the generators in Benchmarks/inputs/ with the same markers run uses, so both share them; Python for the
 # generators is .bench/venv (made over Debian's python3, as run makes it, with Pillow); progress goes to standard
 # error as `[NAME HH:MM:SS] …`, the Markdown result to standard output.
@@ -53,8 +53,7 @@ find_feedlayout() {
     log "measuring $binary (FEEDLAYOUT_BINARY), not building"
   else
     log "building the release feedlayout"
-    (cd "$root" && swift build -c release --product feedlayout >&2)
-    binary="$root/.build/release/feedlayout"
+    binary="$("$root/scripts/build-release")"
   fi
   [[ -x "$binary" ]] || die "no feedlayout binary at $binary"
   # `serve --help` exits 0 even where there is no serve command (the root help is printed): look for its usage line.

@@ -4,6 +4,7 @@ import FeedLayout
 extension FeedLayoutCommand {
     struct Ingest: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "ingest",
             abstract: "Parse a feed and print one JSON record per item (NDJSON).",
             discussion: """
                 Warnings go inside the record of the item they concern; feed-wide ones and a summary go to \

@@ -5,6 +5,7 @@ import LayoutCommandLine
 extension FeedLayoutCommand {
     struct Layout: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "layout",
             abstract: "Lay out feeds and write their pages.",
             discussion: """
                 Several feeds, or folders of feeds, are laid out one after the other: with --out each gets \

@@ -7,6 +7,7 @@ import TextMeasure
 extension FeedLayoutCommand {
     struct Measure: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "measure",
             abstract: "Measure how texts wrap at a width (NDJSON, one record per text).",
             discussion: """
                 With no TEXT, each line of standard input is one text. Lines wrap as Chromium wraps \

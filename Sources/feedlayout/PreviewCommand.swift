@@ -6,6 +6,7 @@ import LayoutPreview
 extension FeedLayoutCommand {
     struct Preview: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "preview",
             abstract: "Lay out a feed; write an offline HTML preview (DIR/index.html) and DIR/preview.png.",
             discussion: """
                 Takes the same layout options as `layout`. The folder holds index.html, the font files \

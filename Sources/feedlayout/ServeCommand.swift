@@ -6,6 +6,7 @@ import Logging
 extension FeedLayoutCommand {
     struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "serve",
             abstract: "Serve layouts over HTTP: post a feed, get its pages by index, by cursor or by viewport.",
             discussion: """
                 Layouts are computed once and kept in the store (an SQLite file, with the probe cache; or \

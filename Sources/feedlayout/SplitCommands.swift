@@ -8,6 +8,7 @@ import LayoutPages
 extension FeedLayoutCommand {
     struct Prepare: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "prepare",
             abstract: "Parse, probe and measure a feed's items (or a range of them) for `place`: the parallel half of `layout`.",
             discussion: """
                 Writes one NDJSON record per item to standard output, with its index and everything placement \
@@ -142,6 +143,7 @@ extension FeedLayoutCommand {
 
     struct Place: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "place",
             abstract: "Place items `prepare` wrote into pages, exactly as `layout` writes them.",
             discussion: """
                 Reads prepared items from the files in the order given (or standard input), which together must \
