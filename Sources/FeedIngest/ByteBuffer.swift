@@ -56,6 +56,23 @@ public final class ByteBuffer: @unchecked Sendable {
         bytes.withUnsafeBytes { append($0) }
     }
 
+    /// Appends `count` bytes the caller writes at once through the pointer returned (all of them, before any other
+    /// use of the buffer).
+    @inlinable
+    public func appendUninitialized(_ count: Int) -> UnsafeMutablePointer<UInt8> {
+        let end = used + count
+        if end > capacity { grow(toHold: end) }
+        let target = start + used
+        used = end
+        return target
+    }
+
+    /// Forgets the bytes appended after the first `count`.
+    @inlinable
+    public func removeBytes(after count: Int) {
+        used = min(used, count)
+    }
+
     /// Forgets the bytes, keeping the room.
     public func removeAll() {
         used = 0

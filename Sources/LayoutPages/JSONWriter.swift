@@ -97,8 +97,28 @@ public struct JSONWriter: @unchecked Sendable {
     public mutating func beginArray() { beginContainer(UInt8(ascii: "[")) }
     public mutating func endArray() { endContainer(UInt8(ascii: "]")) }
 
-    /// Writes an object key; the next call writes its value.
-    public mutating func key(_ name: String) {
+    /// Writes an object key named in the code; the next call writes its value.
+    ///
+    /// The name is written as it is, quotes and colon in one copy: the records' keys are plain identifiers, and
+    /// checking each for escapes cost more than the copy.
+    public mutating func key(_ name: StaticString) {
+        assert(
+            !Self.needsEscape(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)),
+            "a key named in the code needs no escape")
+        makeUnique()
+        separateElement()
+        let length = name.utf8CodeUnitCount
+        let target = storage.appendUninitialized(length + 3)
+        target[0] = UInt8(ascii: "\"")
+        (target + 1).update(from: name.utf8Start, count: length)
+        target[length + 1] = UInt8(ascii: "\"")
+        target[length + 2] = UInt8(ascii: ":")
+        if indentWidth > 0 { append(UInt8(ascii: " ")) }
+        afterKey = true
+    }
+
+    /// Writes an object key that comes from data (a warning code, a name read from input), escaped as needed.
+    public mutating func key(text name: String) {
         makeUnique()
         separateElement()
         writeString(name)
@@ -133,18 +153,18 @@ public struct JSONWriter: @unchecked Sendable {
 
     // MARK: Key-value shorthands
 
-    public mutating func field(_ name: String, _ value: String) { key(name); string(value) }
-    public mutating func field(_ name: String, _ value: Int) { key(name); int(value) }
-    public mutating func field(_ name: String, _ value: Double) { key(name); number(value) }
-    public mutating func field(_ name: String, _ value: Bool) { key(name); bool(value) }
+    public mutating func field(_ name: StaticString, _ value: String) { key(name); string(value) }
+    public mutating func field(_ name: StaticString, _ value: Int) { key(name); int(value) }
+    public mutating func field(_ name: StaticString, _ value: Double) { key(name); number(value) }
+    public mutating func field(_ name: StaticString, _ value: Bool) { key(name); bool(value) }
 
     /// Writes the key with the value, or with `null` when there is none.
-    public mutating func field(_ name: String, _ value: String?) {
+    public mutating func field(_ name: StaticString, _ value: String?) {
         key(name)
         if let value { string(value) } else { null() }
     }
 
-    public mutating func field(_ name: String, _ value: Int?) {
+    public mutating func field(_ name: StaticString, _ value: Int?) {
         key(name)
         if let value { int(value) } else { null() }
     }
@@ -211,44 +231,62 @@ public struct JSONWriter: @unchecked Sendable {
     }
 
     private mutating func writeString(_ value: String) {
-        // Most strings need no escape at all: their UTF-8 goes in with the quotes, checked eight bytes at a time.
-        let appendedWhole =
-            value.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
-                guard !Self.needsEscape(utf8) else { return false }
-                append(UInt8(ascii: "\""))
-                append(utf8)
-                append(UInt8(ascii: "\""))
-                return true
-            } ?? false
-        if !appendedWhole {
+        // Most strings need no escape at all: their UTF-8 goes in with the quotes, checked as it is copied.
+        let appendedWhole = value.utf8.withContiguousStorageIfAvailable { Self.appendQuotedIfPlain($0, to: storage) }
+        if appendedWhole != true {
             append(UInt8(ascii: "\""))
             writeEscaped(value)
             append(UInt8(ascii: "\""))
         }
     }
 
-    /// Whether `utf8` holds a byte JSON must escape: a control character, `"` or `\`.
-    private static func needsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let start = utf8.baseAddress else { return false }
-        let raw = UnsafeRawPointer(start)
-        var index = 0
+    /// Appends `utf8` in quotes when it holds no byte JSON must escape (a control character, `"` or `\`), copying
+    /// and checking eight bytes at a time; appends nothing and returns false when it does.
+    private static func appendQuotedIfPlain(_ utf8: UnsafeBufferPointer<UInt8>, to storage: ByteBuffer) -> Bool {
         let count = utf8.count
-        while index &+ 8 <= count {
+        let mark = storage.count
+        let target = storage.appendUninitialized(count + 2)
+        target[0] = UInt8(ascii: "\"")
+        target[count + 1] = UInt8(ascii: "\"")
+        guard let start = utf8.baseAddress else { return true }
+        let source = UnsafeRawPointer(start)
+        let output = UnsafeMutableRawPointer(target + 1)
+        /// Copies the word at `offset`; false when it holds a byte to escape.
+        @inline(__always) func copyWord(at offset: Int) -> Bool {
+            let word = ByteWord.load(source, at: offset)
             // UTF-8's bytes at or above 0x80 are never below 0x20.
-            let word = ByteWord.load(raw, at: index)
-            if ByteWord.hasByte(below: 0x20, in: word) || ByteWord.hasByte(0x22, in: word)
-                || ByteWord.hasByte(0x5C, in: word)
-            {
-                return true
+            guard !ByteWord.hasByte(below: 0x20, in: word), !ByteWord.hasByte(0x22, in: word),
+                !ByteWord.hasByte(0x5C, in: word)
+            else { return false }
+            output.storeBytes(of: word, toByteOffset: offset, as: UInt64.self)
+            return true
+        }
+        var plain = true
+        if count >= 8 {
+            // Whole words, then the last eight bytes again (overlapping the word before) for the rest.
+            var offset = 0
+            while plain && offset &+ 8 <= count {
+                plain = copyWord(at: offset)
+                offset &+= 8
             }
-            index &+= 8
+            if plain && offset < count { plain = copyWord(at: count &- 8) }
+        } else {
+            for index in 0..<count {
+                let byte = start[index]
+                guard byte >= 0x20, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") else {
+                    plain = false
+                    break
+                }
+                target[1 + index] = byte
+            }
         }
-        while index < count {
-            let byte = utf8[index]
-            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
-            index &+= 1
-        }
-        return false
+        if !plain { storage.removeBytes(after: mark) }
+        return plain
+    }
+
+    /// Whether `utf8` holds a byte JSON must escape (see ``appendQuotedIfPlain(_:to:)``).
+    private static func needsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
     }
 
     private mutating func writeEscaped(_ value: String) {

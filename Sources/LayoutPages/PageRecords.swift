@@ -109,7 +109,7 @@ public enum Records {
         json.endObject()
     }
 
-    private static func writeOptional(_ rect: DeviceRect?, _ name: String, scale: Double, into json: inout JSONWriter) {
+    private static func writeOptional(_ rect: DeviceRect?, _ name: StaticString, scale: Double, into json: inout JSONWriter) {
         json.key(name)
         if let rect { write(rect, scale: scale, into: &json) } else { json.null() }
     }
@@ -154,7 +154,7 @@ public enum Records {
         json.endObject()
     }
 
-    private static func write(_ faces: [FontFace], as block: String, into json: inout JSONWriter) {
+    private static func write(_ faces: [FontFace], as block: StaticString, into json: inout JSONWriter) {
         json.key(block)
         json.beginArray()
         for face in faces {
@@ -203,7 +203,7 @@ public enum Records {
         json.beginObject()
         json.key("frame")
         write(placed.annotationFrame, scale: scale, into: &json)
-        for (name, block) in [("title", item.title), ("text", item.text)] {
+        for (name, block) in [("title" as StaticString, item.title), ("text", item.text)] {
             json.key(name)
             guard let block else {
                 json.null()

@@ -59,7 +59,7 @@ package enum PreparedRecords {
         json.beginArray()
         for annotation in prepared.annotations {
             json.beginObject()
-            for (name, block) in [("title", annotation.title), ("text", annotation.text)] {
+            for (name, block) in [("title" as StaticString, annotation.title), ("text", annotation.text)] {
                 json.key(name)
                 guard let block else {
                     json.null()

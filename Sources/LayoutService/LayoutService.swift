@@ -165,7 +165,10 @@ final class LayoutService: Sendable {
         json.field("pages", record.parts.reduce(0) { $0 + $1.pageCount })
         json.key("warnings")
         json.beginObject()
-        for (code, count) in record.warnings.sorted(by: { $0.key < $1.key }) { json.field(code, count) }
+        for (code, count) in record.warnings.sorted(by: { $0.key < $1.key }) {
+            json.key(text: code)
+            json.int(count)
+        }
         json.endObject()
         if let code = record.errorCode {
             json.key("error")

@@ -77,4 +77,15 @@ enum Terminal {
     static func write(_ bytes: [UInt8]) {
         FileHandle.standardOutput.write(Data(bytes))
     }
+
+    /// Writes the records `json` holds, in place, and empties it for the next ones (between records: no container
+    /// is open).
+    static func write(_ json: inout JSONWriter) {
+        json.withUnsafeBytes { bytes in
+            guard let start = bytes.baseAddress, !bytes.isEmpty else { return }
+            FileHandle.standardOutput.write(
+                Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: start), count: bytes.count, deallocator: .none))
+        }
+        json.removeAll()
+    }
 }

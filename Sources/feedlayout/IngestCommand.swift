@@ -37,9 +37,9 @@ extension FeedLayoutCommand {
             { item in
                 Records.write(item, into: &json)
                 json.appendRaw("\n")
-                if json.count > 1 << 16 { Terminal.write(json.takeBytes()) }
+                if json.count > 1 << 16 { Terminal.write(&json) }
             }
-            Terminal.write(json.takeBytes())
+            Terminal.write(&json)
             if !quiet { summary.report(feed: feed).forEach(Terminal.note) }
         }
     }

@@ -74,12 +74,12 @@ extension FeedLayoutCommand {
             if texts.isEmpty {
                 while let line = readLine(strippingNewline: true) {
                     emit(line)
-                    if json.count > 1 << 16 { Terminal.write(json.takeBytes()) }
+                    if json.count > 1 << 16 { Terminal.write(&json) }
                 }
             } else {
                 texts.forEach(emit)
             }
-            Terminal.write(json.takeBytes())
+            Terminal.write(&json)
         }
     }
 }

@@ -108,9 +108,9 @@ extension FeedLayoutCommand {
                         placeholder: outcome.result.placeholder, into: &json)
                     json.appendRaw("\n")
                 }
-                if json.count > 1 << 15 { Terminal.write(json.takeBytes()) }
+                if json.count > 1 << 15 { Terminal.write(&json) }
             }
-            Terminal.write(json.takeBytes())
+            Terminal.write(&json)
             try await fetcher?.shutdown()
             if failures > 0 { throw ExitCode(CommandLineFailure.someInputsFailed) }
         }

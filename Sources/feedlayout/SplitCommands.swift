@@ -112,7 +112,7 @@ extension FeedLayoutCommand {
             func write(_ item: PreparedItem) {
                 PreparedRecords.write(item, identity: identity, into: &json)
                 if item.photo.isUnreadImage { failedImages = true }
-                if json.count > 1 << 16 { Terminal.write(json.takeBytes()) }
+                if json.count > 1 << 16 { Terminal.write(&json) }
             }
             if let bytes {
                 let range = FeedByteRange(
@@ -121,7 +121,7 @@ extension FeedLayoutCommand {
             } else {
                 _ = try await pipeline.prepare(.path(feed), items: try items.map { try Self.range($0) }) { write($0) }
             }
-            Terminal.write(json.takeBytes())
+            Terminal.write(&json)
             if failedImages { throw ExitCode(CommandLineFailure.someInputsFailed) }
         }
 
@@ -137,7 +137,7 @@ extension FeedLayoutCommand {
                 json.endObject()
                 json.appendRaw("\n")
             }
-            Terminal.write(json.takeBytes())
+            Terminal.write(&json)
         }
     }
 

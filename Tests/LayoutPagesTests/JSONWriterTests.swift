@@ -79,6 +79,25 @@ import WaterfallLayout
         #expect(json.bytes == [0x22] + Array(plain.utf8) + [0x22])
     }
 
+    @Test func copiesStringsOfEveryLengthAroundAWord() throws {
+        // Copied a word at a time, the tail as an overlapping last word (or byte by byte under eight bytes): every
+        // length, plain, and with the one byte to escape last, where only the overlapping word sees it.
+        for length in 0..<25 {
+            let plain = String((0..<length).map { Character(UnicodeScalar(UInt8(0x41 + $0))) })
+            var json = JSONWriter()
+            json.string(plain)
+            #expect(json.bytes == [0x22] + Array(plain.utf8) + [0x22], "length \(length)")
+            guard length > 0 else { continue }
+            let escapedLast = String(plain.dropLast()) + "\""
+            var escaped = JSONWriter(reservingCapacity: 16)
+            escaped.beginArray()
+            escaped.string(escapedLast)
+            escaped.endArray()
+            let decoded = try JSONSerialization.jsonObject(with: Data(escaped.bytes)) as? [String]
+            #expect(decoded == [escapedLast], "length \(length)")
+        }
+    }
+
     @Test func growsPastItsFirstBufferAndStartsOverAfterATake() {
         var json = JSONWriter(reservingCapacity: 16)
         json.beginArray()
