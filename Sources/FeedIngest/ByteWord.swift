@@ -24,6 +24,15 @@ public enum ByteWord {
         return (matches &- ones) & ~matches & highs != 0
     }
 
+    /// The high bit of every byte of `word` that equals `value`, and of no other: exact, unlike the borrow trick
+    /// of ``hasByte(_:in:)``, so that neighbouring matches can be compared.
+    @inlinable
+    public static func positions(of value: UInt8, in word: UInt64) -> UInt64 {
+        let matches = word ^ (ones &* UInt64(value))
+        // A byte's low seven bits plus 0x7F carry into its high bit unless they are all zero (and never beyond it).
+        return ~(((matches & ~highs) &+ ~highs) | matches) & highs
+    }
+
     /// Whether every byte of `word` is ASCII.
     @inlinable
     public static func isASCII(_ word: UInt64) -> Bool {

@@ -445,8 +445,39 @@ final class HTMLTextConverter {
     }
 
     static func collapseWhitespace(_ input: UnsafeBufferPointer<UInt8>) -> String {
+        // Most fields (URLs, ids, names, one-line titles) are already collapsed: taken as they are.
+        if isCollapsed(input) { return String(decoding: input, as: UTF8.self) }
         // Built in place: runs of other bytes are copied whole (most text has one space per word).
-        String(unsafeUninitializedCapacity: input.count) { collapseWhitespace(input, into: $0) }
+        return String(unsafeUninitializedCapacity: input.count) { collapseWhitespace(input, into: $0) }
+    }
+
+    /// Whether collapsing would leave `input` as it is: no space at either end, no two spaces in a row, and no
+    /// other whitespace or no-break space (checked broadly: no byte below 0x20 and no 0xC2 lead byte at all).
+    /// Eight bytes at a time.
+    static func isCollapsed(_ input: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = input.count
+        guard count > 0 else { return true }
+        guard input[0] != 0x20, input[count - 1] != 0x20 else { return false }
+        let base = UnsafeRawPointer(input.baseAddress!)
+        // Whether the byte before the current word or byte was a space.
+        var afterSpace = false
+        var index = 0
+        while index &+ 8 <= count {
+            let word = ByteWord.load(base, at: index)
+            guard !ByteWord.hasByte(below: 0x20, in: word), !ByteWord.hasByte(0xC2, in: word) else { return false }
+            let spaces = ByteWord.positions(of: 0x20, in: word)
+            // Two spaces in a row: within the word, or the previous word's last byte and this one's first.
+            guard spaces & (spaces << 8) == 0, !(afterSpace && spaces & 0x80 != 0) else { return false }
+            afterSpace = spaces >> 63 != 0
+            index &+= 8
+        }
+        while index < count {
+            let byte = input[index]
+            guard byte >= 0x20, byte != 0xC2, !(afterSpace && byte == 0x20) else { return false }
+            afterSpace = byte == 0x20
+            index &+= 1
+        }
+        return true
     }
 
     /// The collapsed text as bytes, for a value that is read rather than kept (a date).

@@ -1,3 +1,4 @@
+import FeedLayoutTestSupport
 import Foundation
 import Testing
 
@@ -91,7 +92,35 @@ struct HTMLTextTests {
                     #expect(ByteWord.hasByte(probe, in: word) == (value == Int(probe)), "\(value) == \(probe)")
                 }
                 #expect(ByteWord.isASCII(word) == (value < 0x80))
+                let highBit = UInt64(0x80) << (8 * UInt64(position))
+                #expect(ByteWord.positions(of: 0x20, in: word) == (value == 0x20 ? highBit : 0), "\(value) at \(position)")
+                // Exact among neighbours that all match, where a borrow would spill into the next byte.
+                var spaces = [UInt8](repeating: 0x20, count: 8)
+                spaces[position] = UInt8(value)
+                let spaced = spaces.withUnsafeBytes { ByteWord.load($0.baseAddress!, at: 0) }
+                let expected = value == 0x20 ? ByteWord.highs : ByteWord.highs & ~highBit
+                #expect(ByteWord.positions(of: 0x20, in: spaced) == expected, "\(value) among spaces at \(position)")
             }
+        }
+    }
+
+    @Test func collapsedTextIsTakenAsItIsAndOtherTextCollapses() {
+        // Whitespace collapses to single spaces with the ends trimmed, as splitting on it and joining with spaces
+        // does; text already like that takes the fast path. Random strings over the bytes that matter, at every
+        // length around a word.
+        let pieces: [[UInt8]] = [[0x61], [0x62], [0x20], [0x20], [0x09], [0x0A], [0xC2, 0xA0], [0xC3, 0xA9], [0xC2, 0xA9]]
+        var random = SplitMix64(seed: 17)
+        for _ in 0..<4000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<Int.random(in: 0..<20, using: &random) {
+                bytes += pieces[Int.random(in: 0..<pieces.count, using: &random)]
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\u{A0}" })
+            let expected = words.joined(separator: " ")
+            #expect(HTMLTextConverter.collapseWhitespace(bytes) == expected, "\(bytes)")
+            let alreadyCollapsed = Array(text.utf8) == Array(expected.utf8) && !bytes.contains(0xC2)
+            if alreadyCollapsed { #expect(bytes.withUnsafeBufferPointer { HTMLTextConverter.isCollapsed($0) }) }
         }
     }
 
