@@ -92,9 +92,9 @@ public final class ByteBuffer: @unchecked Sendable {
         try body(UnsafeBufferPointer(start: start, count: used))
     }
 
-    /// Whether a byte appended at or after `offset` satisfies `predicate`.
-    func contains(from offset: Int, where predicate: (UInt8) -> Bool) -> Bool {
-        UnsafeBufferPointer(start: start + offset, count: max(0, used - offset)).contains(where: predicate)
+    /// How many bytes appended at or after `offset` satisfy `predicate`.
+    func count(from offset: Int, where predicate: (UInt8) -> Bool) -> Int {
+        UnsafeBufferPointer(start: start + offset, count: max(0, used - offset)).count(where: predicate)
     }
 
     /// Makes room for at least `needed` bytes, doubling.

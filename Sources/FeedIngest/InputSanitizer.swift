@@ -16,7 +16,11 @@ internal import CLibXML2
 ///   declares entities itself;
 /// - attribute values longer than a megabyte are cut (libxml2 would halt on the tag);
 /// - CDATA sections pass through untouched (an `&` there is literal), split every megabyte;
-///   comments lose their content (nothing reads it).
+///   comments lose their content (nothing reads it);
+/// - text inside the root element that escapes markup (`&lt;p&gt;`, Flickr's and most feeds' HTML
+///   captions) goes to libxml2 as a CDATA section with those references decoded: the same
+///   characters, which libxml2 reads as one block instead of a callback per reference and a
+///   character-by-character look at the text around them (see `openTextSection`).
 ///
 /// Lines are never added or removed, so libxml2's line numbers stay those of the input; columns
 /// after a repair on the same line shift by the repair's length.
@@ -52,6 +56,16 @@ struct InputSanitizer {
     static let cdataSplit: [UInt8] = Array("]]><![CDATA[".utf8)
     /// Whether the document declares entities of its own (then unknown names are its business).
     private var declaresEntities = false
+    /// Whether a start tag has been seen: text with escaped markup becomes CDATA only inside the root (before
+    /// it, in a DOCTYPE's internal subset, a CDATA section would be an error).
+    private var rootStarted = false
+    /// Whether a CDATA section this pass opened around escaped text is open, and the output offset where its
+    /// content began (it is split every megabyte, as CDATA from the input is).
+    private var inTextSection = false
+    private var textSectionStart = 0
+    /// How many `<` and `>` bytes of those sections' markers were written since the last repair: they open or
+    /// close no tag, so they do not keep repairs from sharing a record (see `record`).
+    private var markerBracketsSinceRepair = 0
     /// Input bytes consumed so far.
     private(set) var inputOffset = 0
     /// Output bytes produced so far (the parser's byte offsets), before the current call's.
@@ -99,12 +113,15 @@ struct InputSanitizer {
         chunkOutputStart = output.count
         // The caller takes this call's repairs away: the next call starts a new record.
         lastRepairOutputIndex = nil
+        markerBracketsSinceRepair = 0
         defer { outputOffset += output.count - chunkOutputStart }
         var index = 0
         while index < count {
             guard let next = step(input, at: index, isFinal: isFinal, output: output) else { break }
             index = next
         }
+        // The input ends inside text: its section ends with it.
+        if isFinal { closeTextSection(output: output) }
         inputOffset += index
         return index
     }
@@ -121,6 +138,8 @@ struct InputSanitizer {
         if markup != .content, let next = copyInsideTag(input, at: index, output: output) { return next }
         if markup == .content {
             if !inCDATA, let next = copyContentRun(input, at: index, output: output) { return next }
+            // Whatever the run could not take (markup, another reference, a repair) goes as it did before.
+            closeTextSection(output: output)
             if Self.isOrdinary(input[index]) {
                 // A run of ordinary printable ASCII (and tab / newline / carriage return) is copied in
                 // one append.
@@ -266,31 +285,46 @@ struct InputSanitizer {
     private mutating func copyContentRun(
         _ input: UnsafeBufferPointer<UInt8>, at start: Int, output: ByteBuffer
     ) -> Int? {
+        if inTextSection { splitTextSectionIfLong(output: output) }
         let count = input.count
         var index = start
         var runEnd = index
         var rewroteReference = false
         let base = UnsafeRawPointer(input.baseAddress!)
         while runEnd < count {
-            // Eight bytes at a time while they are plain text (most of a feed's bytes).
-            while runEnd &+ 8 <= count,
-                Self.isPlainTextWord(ByteWord.load(base, at: runEnd))
-            {
+            // Eight bytes at a time while they are plain text (most of a feed's bytes); in a text section a `]`
+            // needs a look of its own.
+            while runEnd &+ 8 <= count {
+                let word = ByteWord.load(base, at: runEnd)
+                guard Self.isPlainTextWord(word), !(inTextSection && ByteWord.hasByte(0x5D, in: word)) else { break }
                 runEnd &+= 8
             }
             guard runEnd < count else { break }
             let next = input[runEnd]
-            if Self.isOrdinary(next) || next == 0x2D || next == 0x5D {
+            if next == 0x5D && inTextSection {
+                // A `]` ends the section before it: in one, "]]" and a `>` would end it early, and outside, a
+                // "]]>" the input spells stays the well-formedness error it was.
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
+                closeTextSection(output: output)
+                index = runEnd
+            } else if Self.isOrdinary(next) || next == 0x2D || next == 0x5D {
                 if next == 0x0A { newLine(at: runEnd) }
                 runEnd += 1
             } else if next >= 0xC2, decoding == .utf8 {
                 guard let sequenceEnd = Self.endOfValidUTF8Run(input, from: runEnd) else { break }
                 runEnd = sequenceEnd
             } else if next == 0x26, let reference = Self.predefinedReference(base, at: runEnd, count: count) {
-                // Escaped markup in captions is mostly `&lt;`, `&gt;` and `&quot;`: rewritten here
-                // without leaving the run (see `predefinedReference` for why).
                 output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
-                output.append(contentsOf: reference.replacement)
+                if rootStarted && !declaresEntities {
+                    // Escaped markup in captions is mostly `&lt;`, `&gt;` and `&quot;`: their characters go
+                    // into a CDATA section, opened at the first of them.
+                    openTextSection(output: output)
+                    output.append(reference.character)
+                } else {
+                    // Outside the root, or where the document declares entities: a character reference
+                    // (see `predefinedReference` for why).
+                    output.append(contentsOf: reference.replacement)
+                }
                 runEnd &+= reference.length
                 index = runEnd
                 rewroteReference = true
@@ -303,6 +337,44 @@ struct InputSanitizer {
             return runEnd
         }
         return rewroteReference ? index : nil
+    }
+
+    // MARK: Text sections
+
+    private static let textSectionOpening: [UInt8] = Array("<![CDATA[".utf8)
+    private static let textSectionClosing: [UInt8] = Array("]]>".utf8)
+
+    /// Opens a CDATA section for escaped text, unless one is open.
+    ///
+    /// libxml2 (2.9) hands a predefined reference to the SAX handler as a call of its own, and reads the text
+    /// around non-ASCII characters one character at a time; a CDATA section it checks and hands over in one
+    /// piece. The characters are the same (XML makes no difference between the two), so is every item.
+    @inline(__always)
+    private mutating func openTextSection(output: ByteBuffer) {
+        guard !inTextSection else { return }
+        output.append(contentsOf: Self.textSectionOpening)
+        markerBracketsSinceRepair += 1
+        inTextSection = true
+        textSectionStart = currentOutputOffset(output)
+    }
+
+    /// Closes the open text section, if any: before markup, before a `]`, before what the content run does not
+    /// take, and at the end of the input. (As no `]` goes into a section, nothing inside one can end it.)
+    @inline(__always)
+    private mutating func closeTextSection(output: ByteBuffer) {
+        guard inTextSection else { return }
+        output.append(contentsOf: Self.textSectionClosing)
+        markerBracketsSinceRepair += 1
+        inTextSection = false
+    }
+
+    /// Splits a long text section as a long CDATA section from the input is split (see
+    /// `splitCDATASectionIfLong`); a run adds at most one chunk to it before the next look.
+    private mutating func splitTextSectionIfLong(output: ByteBuffer) {
+        guard currentOutputOffset(output) - textSectionStart >= Self.cdataSplitLength else { return }
+        output.append(contentsOf: Self.cdataSplit)
+        markerBracketsSinceRepair += 2
+        textSectionStart = currentOutputOffset(output)
     }
 
     /// What the runs leave: line ends and control characters, non-ASCII bytes, and the bytes that
@@ -382,6 +454,7 @@ struct InputSanitizer {
                 (next | 0x20) >= 0x61 && (next | 0x20) <= 0x7A || next == UInt8(ascii: "_")
                 || next == UInt8(ascii: ":") || next >= 0x80
             if startsName || next == UInt8(ascii: "/") { markup = .tag }
+            if startsName { rootStarted = true }
         }
         output.append(input[index])
         // The tag's name follows at once (as the next step would take it).
@@ -403,7 +476,8 @@ struct InputSanitizer {
     /// item, and a caption of a million bare `&` is one record rather than a million.
     private mutating func record(_ kind: Repair.Kind, at index: Int, output: ByteBuffer) {
         if let last = repairs.indices.last, repairs[last].kind == kind, let since = lastRepairOutputIndex,
-            !output.contains(from: since, where: { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") })
+            output.count(from: since, where: { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") })
+                == markerBracketsSinceRepair
         {
             repairs[last].count += 1
         } else {
@@ -413,6 +487,7 @@ struct InputSanitizer {
                     column: inputOffset + index - lineStartOffset + 1))
         }
         lastRepairOutputIndex = output.count
+        markerBracketsSinceRepair = 0
     }
 
     /// The offset in the whole sanitised output where `output` (this call's) ends now.
@@ -667,22 +742,22 @@ struct InputSanitizer {
     /// captions carry dozens of `&lt;` / `&quot;` per item, and the content fast path calls this at each `&`.
     @inline(__always)
     private static func predefinedReference(_ base: UnsafeRawPointer, at offset: Int, count: Int)
-        -> (length: Int, replacement: [UInt8])?
+        -> (length: Int, replacement: [UInt8], character: UInt8)?
     {
         guard offset &+ 4 <= count else { return nil }
         let available = count &- offset
         // The first four bytes little-endian: "&lt;", "&gt;", "&amp", "&quo", "&apo".
         switch base.loadUnaligned(fromByteOffset: offset, as: UInt32.self) {
-        case 0x3B74_6C26: return (4, lessThanReference)
-        case 0x3B74_6726: return (4, greaterThanReference)
+        case 0x3B74_6C26: return (4, lessThanReference, UInt8(ascii: "<"))
+        case 0x3B74_6726: return (4, greaterThanReference, UInt8(ascii: ">"))
         case 0x706D_6126 where available >= 5 && base.load(fromByteOffset: offset &+ 4, as: UInt8.self) == 0x3B:
-            return (5, ampersandReference)
+            return (5, ampersandReference, UInt8(ascii: "&"))
         case 0x6F75_7126
         where available >= 6 && base.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt16.self) == 0x3B74:
-            return (6, quoteReference)
+            return (6, quoteReference, UInt8(ascii: "\""))
         case 0x6F70_6126
         where available >= 6 && base.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt16.self) == 0x3B73:
-            return (6, apostropheReference)
+            return (6, apostropheReference, UInt8(ascii: "'"))
         default: return nil
         }
     }

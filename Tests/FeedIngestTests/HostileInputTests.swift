@@ -103,6 +103,18 @@ struct HostileInputTests {
         #expect(feed.items[0].warnings.map(\.code) == ["fieldTruncated"])
     }
 
+    @Test func escapedTextOverTenMegabytesIsCappedNotFatal() throws {
+        // Escaped markup goes to libxml2 as CDATA (see InputSanitizer), here 11.7 MB of it in one text node: the
+        // items around it are kept and the field is capped, as for a CDATA section of the input.
+        let huge = String(repeating: "&lt;b&gt;x&lt;/b&gt; ", count: 1_300_000)  // 11.7 MB once decoded
+        let text =
+            "<rss><channel><item><guid>huge</guid><description>\(huge)</description></item><item><guid>after</guid></item></channel></rss>"
+        let feed = try parse(Array(text.utf8), chunkSize: 65536, options: FeedIngestOptions(maxTextLength: 8))
+        #expect(feed.items.map(\.id) == ["huge", "after"])
+        #expect(feed.items[0].text == "x x x x…")
+        #expect(feed.items[0].warnings.map(\.code) == ["fieldTruncated"])
+    }
+
     @Test func attributeValueOverTenMegabytesIsCutNotFatal() throws {
         let huge = String(repeating: "a", count: 11_000_000)
         let text =

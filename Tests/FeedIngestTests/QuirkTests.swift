@@ -1,4 +1,5 @@
 import FeedIngest
+import Foundation
 import Testing
 
 /// One fixture per real-world quirk, asserting whole records.
@@ -107,6 +108,38 @@ struct QuirkTests {
                     code: "unescapedAmpersand", message: "1 '&' that starts no reference was read as text", line: 3,
                     column: 21)
             ])
+    }
+
+    @Test func escapedTextReadsTheSameAtEveryChunkSize() throws {
+        // Escaped text goes to libxml2 as CDATA with its references decoded (see InputSanitizer): a bare "&", a
+        // numeric or an HTML reference, a "]" and markup end the section, at whatever chunk boundary they fall.
+        // The literal "]]>" (an error in content) stays the error it was; the text before it, in a section, is
+        // kept (libxml2 drops text it has not handed over when it meets the error).
+        let feed = """
+            <?xml version="1.0"?>
+            <rss><channel><item>
+            <guid>a]]&gt;b ]]]]&gt;&gt; c]]>d</guid>
+            <title>1 &lt; 2 &amp; 3 &gt; 2 &#233;t&eacute; AT&T &quot;q&quot; &apos;s&apos;</title>
+            <description>&lt;p&gt;x&lt;b&gt;y&lt;/b&gt;]]&lt;/p&gt;</description>
+            <author>&lt;&gt;&amp;&lt;&gt;</author>
+            </item></channel></rss>
+            """
+        let expected = try parse(feed, chunkSize: 1 << 20).items
+        #expect(expected.first?.id == "a]]>b ]]]]>> c]>d")
+        #expect(expected.first?.title == "1 < 2 & 3 > 2 été AT&T \"q\" 's'")
+        #expect(expected.first?.text == "xy]]")
+        #expect(expected.first?.author == "<>&<>")
+        #expect(expected.first?.warnings.map(\.code) == ["xmlError", "unescapedAmpersand"])
+        for chunkSize in 1...24 {
+            let items = try parse(feed, chunkSize: chunkSize).items
+            #expect(items == expected, "chunk size \(chunkSize)")
+        }
+        // Where the document declares entities, escaped text is left to libxml2 as before.
+        let declaring = feed.replacingOccurrences(
+            of: "<rss>", with: "<!DOCTYPE rss [ <!ENTITY note \"a &lt; b\"> ]>\n<rss>")
+        let declared = try parse(declaring, chunkSize: 5).items
+        #expect(declared.first?.id == "a]]>b ]]]]>>]>d")
+        #expect(declared.first?.title == expected.first?.title)
     }
 
     @Test func cdataSections() throws {

@@ -135,8 +135,8 @@ struct HTMLTextTests {
         }
         #expect(buffer.count == expected.count)
         #expect(buffer.withUnsafeBufferPointer { $0[5] } == expected[5])
-        #expect(buffer.contains(from: expected.count - 1, where: { $0 == 0x3C }))
-        #expect(!buffer.contains(from: expected.count, where: { _ in true }))
+        #expect(buffer.count(from: expected.count - 1, where: { $0 == 0x3C }) == 1)
+        #expect(buffer.count(from: expected.count, where: { _ in true }) == 0)
         let copy = buffer.copy()
         buffer.removeAll()
         buffer.append(0x41)
