@@ -20,7 +20,8 @@ struct SanitizingStream: Sendable {
     mutating func clean(
         _ bytes: UnsafeBufferPointer<UInt8>, isFinal: Bool, repairs: inout [InputSanitizer.Repair]
     ) -> ByteBuffer {
-        // Room for the usual growth (`&lt;` becomes `&#60;`), so that the output is not moved as it grows.
+        // Room for the usual growth (a bare `&` becomes `&#38;`, a text section adds its markers), so that the
+        // output is not moved as it grows.
         let size = tail.count + bytes.count
         let output = ByteBuffer(capacity: size + size / 4 + 64)
         var start = 0

@@ -11,9 +11,9 @@ internal import CLibXML2
 /// - a bare `&` (not starting a character or entity reference) becomes `&#38;`, so "AT&T" and
 ///   "?a=1&b=2" survive, in text and in attribute values;
 /// - HTML named entities (`&nbsp;`, `&eacute;`), which feeds use without declaring, become
-///   their characters; the five XML entities become character references (see
-///   `predefinedReference`); other names are kept as text unless the document
-///   declares entities itself;
+///   their characters; the five XML entities become their characters in a text section (below)
+///   and character references elsewhere (see `predefinedReference`); other names are kept as
+///   text unless the document declares entities itself;
 /// - attribute values longer than a megabyte are cut (libxml2 would halt on the tag);
 /// - CDATA sections pass through untouched (an `&` there is literal), split every megabyte;
 ///   comments lose their content (nothing reads it);
@@ -323,7 +323,7 @@ struct InputSanitizer {
                 } else {
                     // Outside the root, or where the document declares entities: a character reference
                     // (see `predefinedReference` for why).
-                    output.append(contentsOf: reference.replacement)
+                    Self.appendCharacterReference(reference.character, to: output)
                 }
                 runEnd &+= reference.length
                 index = runEnd
@@ -687,7 +687,7 @@ struct InputSanitizer {
         if end == input.count && !isFinal && end < index + 1 + Self.maximumReferenceLength { return nil }
         let terminated = end < input.count && input[end] == UInt8(ascii: ";") && end > nameStart
         guard terminated else {
-            output.append(contentsOf: [0x26, 0x23, 0x33, 0x38, 0x3B])  // "&#38;"
+            Self.appendCharacterReference(UInt8(ascii: "&"), to: output)
             record(.bareAmpersand, at: index, output: output)
             return 1
         }
@@ -703,7 +703,7 @@ struct InputSanitizer {
         if let reference = Self.predefinedReference(UnsafeRawPointer(input.baseAddress!), at: index, count: end + 1),
             reference.length == end - index + 1
         {
-            output.append(contentsOf: reference.replacement)
+            Self.appendCharacterReference(reference.character, to: output)
             return reference.length
         }
         let name = UnsafeBufferPointer(rebasing: input[nameStart..<end])
@@ -717,7 +717,7 @@ struct InputSanitizer {
         if !declaresEntities {
             // "&bogus;" in a feed without declarations is text that was never escaped; keep it
             // as written, as feedparser does, instead of libxml2 dropping it.
-            output.append(contentsOf: [0x26, 0x23, 0x33, 0x38, 0x3B])
+            Self.appendCharacterReference(UInt8(ascii: "&"), to: output)
             record(.bareAmpersand, at: index, output: output)
             for offset in (index + 1)...end { output.append(input[offset]) }
             return end - index + 1
@@ -727,37 +727,49 @@ struct InputSanitizer {
         return end - index + 1
     }
 
-    private static let lessThanReference = Array("&#60;".utf8)
-    private static let greaterThanReference = Array("&#62;".utf8)
-    private static let ampersandReference = Array("&#38;".utf8)
-    private static let quoteReference = Array("&#34;".utf8)
-    private static let apostropheReference = Array("&#39;".utf8)
+    /// Writes `&#N;` for an ASCII character: how the five XML entities and a bare `&` reach libxml2 outside a
+    /// text section.
+    @inline(__always)
+    private static func appendCharacterReference(_ character: UInt8, to output: ByteBuffer) {
+        let target = output.appendUninitialized(character < 100 ? 5 : 6)
+        target[0] = UInt8(ascii: "&")
+        target[1] = UInt8(ascii: "#")
+        var digits = 2
+        if character >= 100 {
+            target[2] = UInt8(ascii: "0") + character / 100
+            digits = 3
+        }
+        target[digits] = UInt8(ascii: "0") + character / 10 % 10
+        target[digits + 1] = UInt8(ascii: "0") + character % 10
+        target[digits + 2] = UInt8(ascii: ";")
+    }
 
     /// The predefined entity reference starting at `offset` (an `&`) and ending within `count` bytes: its length
-    /// and the character reference it becomes; nil for anything else (or a reference cut off at `count`).
+    /// and the character it stands for; nil for anything else (or a reference cut off at `count`).
     ///
-    /// The five XML entities become character references: after its first well-formedness error libxml2 (2.9)
-    /// silently drops every entity reference in content, even `&amp;`, but still honours character references;
-    /// a recovering reader must not lose every "&" after one slip. Compared a word at a time: Flickr-style
-    /// captions carry dozens of `&lt;` / `&quot;` per item, and the content fast path calls this at each `&`.
+    /// Outside a text section the character goes as a character reference: after its first well-formedness error
+    /// libxml2 (2.9) silently drops every entity reference in content, even `&amp;`, but still honours character
+    /// references; a recovering reader must not lose every "&" after one slip. Compared a word at a time:
+    /// Flickr-style captions carry dozens of `&lt;` / `&quot;` per item, and the content fast path calls this at
+    /// each `&`.
     @inline(__always)
     private static func predefinedReference(_ base: UnsafeRawPointer, at offset: Int, count: Int)
-        -> (length: Int, replacement: [UInt8], character: UInt8)?
+        -> (length: Int, character: UInt8)?
     {
         guard offset &+ 4 <= count else { return nil }
         let available = count &- offset
         // The first four bytes little-endian: "&lt;", "&gt;", "&amp", "&quo", "&apo".
         switch base.loadUnaligned(fromByteOffset: offset, as: UInt32.self) {
-        case 0x3B74_6C26: return (4, lessThanReference, UInt8(ascii: "<"))
-        case 0x3B74_6726: return (4, greaterThanReference, UInt8(ascii: ">"))
+        case 0x3B74_6C26: return (4, UInt8(ascii: "<"))
+        case 0x3B74_6726: return (4, UInt8(ascii: ">"))
         case 0x706D_6126 where available >= 5 && base.load(fromByteOffset: offset &+ 4, as: UInt8.self) == 0x3B:
-            return (5, ampersandReference, UInt8(ascii: "&"))
+            return (5, UInt8(ascii: "&"))
         case 0x6F75_7126
         where available >= 6 && base.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt16.self) == 0x3B74:
-            return (6, quoteReference, UInt8(ascii: "\""))
+            return (6, UInt8(ascii: "\""))
         case 0x6F70_6126
         where available >= 6 && base.loadUnaligned(fromByteOffset: offset &+ 4, as: UInt16.self) == 0x3B73:
-            return (6, apostropheReference, UInt8(ascii: "'"))
+            return (6, UInt8(ascii: "'"))
         default: return nil
         }
     }

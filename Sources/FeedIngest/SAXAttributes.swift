@@ -26,30 +26,34 @@ struct Attributes {
         return nil
     }
 
+    typealias MediaImage = (
+        url: String?, width: String?, height: String?, type: String?, medium: String?, isDefault: String?
+    )
+
     /// The unprefixed attributes of a Media RSS image element, in one pass over the attributes rather than one per
     /// name (a `media:content` asks for six); the first of each name counts, as in ``value(namespace:name:)``.
-    func mediaImage() -> (
-        url: String?, width: String?, height: String?, type: String?, medium: String?, isDefault: String?
-    ) {
-        var found: (url: String?, width: String?, height: String?, type: String?, medium: String?, isDefault: String?) =
-            (nil, nil, nil, nil, nil, nil)
+    func mediaImage() -> MediaImage {
+        var found: MediaImage = (nil, nil, nil, nil, nil, nil)
         guard let pointer else { return found }
         for index in 0..<count {
             let base = index * 5
             guard let localName = pointer[base], pointer[base + 1] == nil, pointer[base + 2] == nil else { continue }
-            let value = { Self.value(pointer[base + 3], pointer[base + 4]) }
+            /// The first value of a name counts.
+            func take(_ slot: inout String?) {
+                if slot == nil { slot = Self.value(pointer[base + 3], pointer[base + 4]) }
+            }
             if Self.equals(localName, "url") {
-                if found.url == nil { found.url = value() }
+                take(&found.url)
             } else if Self.equals(localName, "width") {
-                if found.width == nil { found.width = value() }
+                take(&found.width)
             } else if Self.equals(localName, "height") {
-                if found.height == nil { found.height = value() }
+                take(&found.height)
             } else if Self.equals(localName, "type") {
-                if found.type == nil { found.type = value() }
+                take(&found.type)
             } else if Self.equals(localName, "medium") {
-                if found.medium == nil { found.medium = value() }
+                take(&found.medium)
             } else if Self.equals(localName, "isDefault") {
-                if found.isDefault == nil { found.isDefault = value() }
+                take(&found.isDefault)
             }
         }
         return found

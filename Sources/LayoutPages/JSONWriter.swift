@@ -103,7 +103,7 @@ public struct JSONWriter: @unchecked Sendable {
     /// checking each for escapes cost more than the copy.
     public mutating func key(_ name: StaticString) {
         assert(
-            !Self.needsEscape(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)),
+            !UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount).contains(where: Self.mustEscape),
             "a key named in the code needs no escape")
         makeUnique()
         separateElement()
@@ -272,21 +272,21 @@ public struct JSONWriter: @unchecked Sendable {
             if plain && offset < count { plain = copyWord(at: count &- 8) }
         } else {
             for index in 0..<count {
-                let byte = start[index]
-                guard byte >= 0x20, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") else {
+                guard !Self.mustEscape(start[index]) else {
                     plain = false
                     break
                 }
-                target[1 + index] = byte
+                target[1 + index] = start[index]
             }
         }
         if !plain { storage.removeBytes(after: mark) }
         return plain
     }
 
-    /// Whether `utf8` holds a byte JSON must escape (see ``appendQuotedIfPlain(_:to:)``).
-    private static func needsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
-        utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+    /// Whether JSON must escape `byte`: a control character, `"` or `\`.
+    @inline(__always)
+    private static func mustEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 
     private mutating func writeEscaped(_ value: String) {
