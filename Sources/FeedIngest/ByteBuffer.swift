@@ -67,6 +67,15 @@ public final class ByteBuffer: @unchecked Sendable {
         return target
     }
 
+    /// Appends again the bytes at `range` of those appended.
+    @inlinable
+    public func appendCopy(of range: Range<Int>) {
+        precondition(range.upperBound <= used, "ByteBuffer.appendCopy: the range is past the bytes appended")
+        // Room first: growing moves the bytes, so they are read from where they are after it.
+        let target = appendUninitialized(range.count)
+        target.update(from: start + range.lowerBound, count: range.count)
+    }
+
     /// Forgets the bytes appended after the first `count`.
     @inlinable
     public func removeBytes(after count: Int) {

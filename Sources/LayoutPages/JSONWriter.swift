@@ -151,6 +151,20 @@ public struct JSONWriter: @unchecked Sendable {
         }
     }
 
+    /// Where the next byte goes: taken before and after a value, the range for ``repeatValue(_:)``.
+    public var position: Int { storage.count }
+
+    /// Writes a value again, as bytes this writer already wrote (`range`, from ``position`` before the value to
+    /// after it), instead of encoding it again. Only a one-line writer can: indented, a value's bytes depend on
+    /// its depth.
+    /// - Returns: false (and writes nothing) for an indented writer.
+    public mutating func repeatValue(_ range: Range<Int>) -> Bool {
+        guard indentWidth == 0 else { return false }
+        beginValue()
+        storage.appendCopy(of: range)
+        return true
+    }
+
     // MARK: Key-value shorthands
 
     public mutating func field(_ name: StaticString, _ value: String) { key(name); string(value) }

@@ -17,10 +17,16 @@ extension Records {
         json.field("author", item.author)
         json.field("published", item.published)
         json.key("image")
+        let chosenStart = json.position
         if let image = item.image { write(image, into: &json) } else { json.null() }
+        let chosen = chosenStart..<json.position
         json.key("images")
         json.beginArray()
-        for image in item.images { write(image, into: &json) }
+        // The chosen image is nearly always one of the candidates: its bytes are copied rather than encoded twice.
+        for image in item.images {
+            if let chosenImage = item.image, writesTheSame(image, chosenImage), json.repeatValue(chosen) { continue }
+            write(image, into: &json)
+        }
         json.endArray()
         // Only when the feed uses the layout extension, so ordinary records stay as they were.
         if let span = item.layout.span { json.field("span", spanText(span)) }
@@ -35,6 +41,12 @@ extension Records {
         case .columns(let count): String(count)
         case .fullWidth: "full"
         }
+    }
+
+    /// Whether two images have the same record (every field ``write(_:into:)`` writes is equal).
+    private static func writesTheSame(_ first: borrowing FeedImage, _ second: borrowing FeedImage) -> Bool {
+        first.url == second.url && first.width == second.width && first.height == second.height
+            && first.type == second.type && first.origin == second.origin
     }
 
     private static func write(_ image: FeedImage, into json: inout JSONWriter) {

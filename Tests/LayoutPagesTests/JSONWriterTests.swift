@@ -128,6 +128,36 @@ import WaterfallLayout
         #expect(copy.bytes == Array("[1,2]".utf8) && taken.count == 0)
     }
 
+    @Test func aValueWrittenAgainIsTheSameBytesAndGrowsTheBuffer() {
+        // A small first buffer, so that the copy has to grow it: the copied bytes are read after the move.
+        var json = JSONWriter(reservingCapacity: 8)
+        json.beginObject()
+        json.key("image")
+        let start = json.position
+        json.beginObject()
+        json.field("url", "https://example.com/a.jpg")
+        json.field("width", 800)
+        json.endObject()
+        let written = start..<json.position
+        json.key("images")
+        json.beginArray()
+        let repeated = [json.repeatValue(written), json.repeatValue(written)]
+        #expect(repeated == [true, true])
+        json.endArray()
+        json.endObject()
+        let image = #"{"url":"https://example.com/a.jpg","width":800}"#
+        #expect(String(decoding: json.bytes, as: UTF8.self) == #"{"image":\#(image),"images":[\#(image),\#(image)]}"#)
+
+        // Indented, a value's bytes depend on its depth: nothing is copied.
+        var indented = JSONWriter(indentWidth: 2)
+        indented.beginArray()
+        indented.int(1)
+        let repeatedIndented = indented.repeatValue(1..<2)
+        #expect(!repeatedIndented)
+        indented.endArray()
+        #expect(String(decoding: indented.bytes, as: UTF8.self) == "[\n  1\n]")
+    }
+
     @Test func integersAtTheLimits() {
         var json = JSONWriter()
         json.beginArray()
