@@ -106,25 +106,30 @@ extension FeedReader {
 
     /// The captured field's element closed: its text goes to the item, or becomes the feed title.
     private func endCapture() {
+        // Read through the pointer: a copy of the capture retained and released its buffer for every field.
+        let capture = self.capture
         capture.pointee.isActive = false
-        let capture = self.capture.pointee
-        if let field = capture.field {
-            if capture.truncated {
+        if let field = capture.pointee.field {
+            if capture.pointee.truncated {
                 warn(
                     code: "fieldTruncated",
                     message: "a text field longer than \(options.maxFieldBytes) bytes was cut", line: currentLine,
                     column: nil)
             }
-            capture.withBytes { item?.set(field, $0, kind: capture.kind, line: capture.line, base: baseStack.last?.base) }
+            capture.pointee.withBytes {
+                item?.set(
+                    field, $0, kind: capture.pointee.kind, line: capture.pointee.line, base: baseStack.last?.base)
+            }
         } else if !feedTitleSeen {
             feedTitleSeen = true
+            let kind = capture.pointee.kind
+            let bytes = capture.pointee.bytes
             let isMarkup =
-                capture.kind == .html || capture.kind == .xhtml
-                || (capture.kind == .maybeHTML && HTMLTextConverter.looksLikeHTML(capture.bytes))
+                kind == .html || kind == .xhtml || (kind == .maybeHTML && HTMLTextConverter.looksLikeHTML(bytes))
             let converted =
                 isMarkup
-                ? converter.convert(capture.bytes, collectImages: false).text
-                : HTMLTextConverter.collapseWhitespace(capture.bytes)
+                ? converter.convert(bytes, collectImages: false).text
+                : HTMLTextConverter.collapseWhitespace(bytes)
             feedTitle = converted.isEmpty ? nil : converted
         }
     }

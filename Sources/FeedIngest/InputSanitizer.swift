@@ -137,7 +137,15 @@ struct InputSanitizer {
         if inCDATA { splitCDATASectionIfLong(output: output) }
         if markup != .content, let next = copyInsideTag(input, at: index, output: output) { return next }
         if markup == .content {
-            if !inCDATA, let next = copyContentRun(input, at: index, output: output) { return next }
+            if !inCDATA {
+                // Markup, the other half of a feed's steps, goes straight to its handling: a content run would
+                // stop before it at once.
+                if input[index] == UInt8(ascii: "<") {
+                    closeTextSection(output: output)
+                    return startMarkup(input, at: index, isFinal: isFinal, output: output)
+                }
+                if let next = copyContentRun(input, at: index, output: output) { return next }
+            }
             // Whatever the run could not take (markup, another reference, a repair) goes as it did before.
             closeTextSection(output: output)
             if Self.isOrdinary(input[index]) {

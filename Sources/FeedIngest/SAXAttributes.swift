@@ -1,5 +1,11 @@
 internal import CLibXML2
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The SAX2 attribute array: five pointers per attribute (local name, prefix, URI, value start,
 /// value end).
 struct Attributes {
@@ -84,7 +90,9 @@ struct Attributes {
         guard let start, let end else { return nil }
         let bytes = UnsafeBufferPointer(start: start, count: end - start)
         // Without entity substitution libxml2 hands "&" in attribute values over as "&#38;".
-        guard bytes.contains(UInt8(ascii: "&")) else { return String(decoding: bytes, as: UTF8.self) }
+        guard memchr(start, Int32(UInt8(ascii: "&")), bytes.count) != nil else {
+            return String(decoding: bytes, as: UTF8.self)
+        }
         var decoded: [UInt8] = []
         decoded.reserveCapacity(bytes.count)
         var index = 0
