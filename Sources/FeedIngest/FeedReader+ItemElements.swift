@@ -2,17 +2,18 @@
 /// either begin capturing a field's text or add an image candidate.
 extension FeedReader {
     /// The element that starts an item in this feed's format.
-    func isItemElement(_ namespace: Namespace, _ name: String) -> Bool {
+    func isItemElement(_ namespace: Namespace, _ name: ElementName) -> Bool {
         switch format {
-        case .atom: return name == "entry" && (namespace == .atom10 || namespace == .atom03 || namespace == .none)
-        case .rss, .rdf: return name == "item" && (namespace == .none || namespace == .rss10)
+        case .atom: return name == .entry && (namespace == .atom10 || namespace == .atom03 || namespace == .none)
+        case .rss, .rdf: return name == .item && (namespace == .none || namespace == .rss10)
         default: return false
         }
     }
 
     /// Handles a start tag inside an item (not inside a captured field or a skipped Atom `<source>`).
     func startItemChild(
-        namespace: Namespace, name: String, parent: (namespace: Namespace, name: String)?, attributes: Attributes
+        namespace: Namespace, name: ElementName, parent: (namespace: Namespace, name: ElementName)?,
+        attributes: Attributes
     ) {
         // The core vocabulary's fields are the item's own children (and an Atom author's name): a
         // <title> or <link> inside an unknown element (<image><title>) describes that element.
@@ -33,39 +34,39 @@ extension FeedReader {
             startMediaChild(name: name, attributes: attributes)
         case .dc:
             switch name {
-            case "creator": beginCapture(.dcCreator, .plain)
-            case "date": beginCapture(.dcDate, .plain)
-            case "identifier": beginCapture(.dcIdentifier, .plain)
-            case "title": beginCapture(.title, .plain)
-            case "description": beginCapture(.description, .html)
+            case .creator: beginCapture(.dcCreator, .plain)
+            case .date: beginCapture(.dcDate, .plain)
+            case .identifier: beginCapture(.dcIdentifier, .plain)
+            case .title: beginCapture(.title, .plain)
+            case .description: beginCapture(.description, .html)
             default: break
             }
         case .dcterms:
             switch name {
-            case "created": beginCapture(.created, .plain)
-            case "modified": beginCapture(.modified, .plain)
-            case "issued": beginCapture(.issued, .plain)
+            case .created: beginCapture(.created, .plain)
+            case .modified: beginCapture(.modified, .plain)
+            case .issued: beginCapture(.issued, .plain)
             default: break
             }
         case .content:
-            if name == "encoded" { beginCapture(.contentEncoded, .html) }
+            if name == .encoded { beginCapture(.contentEncoded, .html) }
         case .itunes:
             switch name {
             // `url=` instead of `href=`, and iTunes' older `<itunes:link rel="image">`, are common mistakes.
-            case "image",
-                "link" where attributes.value(name: "rel") == "image":
+            case .image,
+                .link where attributes.value(name: "rel") == "image":
                 if let href = attributes.value(name: "href") ?? attributes.value(name: "url") {
                     item!.images.append(
                         RawImage(origin: "itunes:image", url: href, base: baseStack.last?.base, line: currentLine))
                 }
-            case "author": beginCapture(.itunesAuthor, .plain)
-            case "summary": beginCapture(.summary, .plain)
+            case .author: beginCapture(.itunesAuthor, .plain)
+            case .summary: beginCapture(.summary, .plain)
             default: break
             }
         case .feedLayout:
             switch name {
-            case "span": beginCapture(.layoutSpan, .plain)
-            case "section": beginCapture(.layoutSection, .plain)
+            case .span: beginCapture(.layoutSpan, .plain)
+            case .section: beginCapture(.layoutSection, .plain)
             default: break
             }
         case .rdf, .xml, .other:
@@ -74,8 +75,8 @@ extension FeedReader {
     }
 
     /// An Atom `<author><name>` of the item itself.
-    private func isAuthorName(_ name: String, _ parent: (namespace: Namespace, name: String)?) -> Bool {
-        name == "name" && parent?.name == "author" && depth == itemDepth + 2
+    private func isAuthorName(_ name: ElementName, _ parent: (namespace: Namespace, name: ElementName)?) -> Bool {
+        name == .name && parent?.name == .author && depth == itemDepth + 2
     }
 
     /// Starts capturing the text of an item's field.
@@ -84,24 +85,24 @@ extension FeedReader {
     }
 
     /// RSS 0.9x–2.0 and RSS 1.0 core elements.
-    private func startRSSChild(name: String, attributes: Attributes) {
+    private func startRSSChild(name: ElementName, attributes: Attributes) {
         switch name {
-        case "title": beginCapture(.title, .maybeHTML)
-        case "link":
+        case .title: beginCapture(.title, .maybeHTML)
+        case .link:
             // Atom's <link href> and <id> in an RSS item are read as in Atom (feedparser does the same).
             if attributes.value(name: "href") != nil {
                 startAtomChild(name: name, parent: nil, attributes: attributes)
             } else {
                 beginCapture(.link, .plain)
             }
-        case "id": beginCapture(.atomID, .plain)
-        case "guid":
+        case .id: beginCapture(.atomID, .plain)
+        case .guid:
             item!.guidIsPermaLink = attributes.value(name: "isPermaLink")?.equalsASCIIIgnoringCase("false") != true
             beginCapture(.guid, .plain)
-        case "description": beginCapture(.description, .html)
-        case "author": beginCapture(.author, .plain)
-        case "pubDate": beginCapture(.pubDate, .plain)
-        case "enclosure":
+        case .description: beginCapture(.description, .html)
+        case .author: beginCapture(.author, .plain)
+        case .pubDate: beginCapture(.pubDate, .plain)
+        case .enclosure:
             item!.images.append(
                 RawImage(
                     origin: "enclosure", url: attributes.value(name: "url") ?? "",
@@ -111,9 +112,9 @@ extension FeedReader {
     }
 
     /// Media RSS: image candidates and their texts.
-    private func startMediaChild(name: String, attributes: Attributes) {
+    private func startMediaChild(name: ElementName, attributes: Attributes) {
         switch name {
-        case "content":
+        case .content:
             let image = attributes.mediaImage()
             item!.images.append(
                 RawImage(
@@ -121,37 +122,39 @@ extension FeedReader {
                     type: image.type, medium: image.medium,
                     isDefault: image.isDefault?.equalsASCIIIgnoringCase("true") == true, base: baseStack.last?.base,
                     line: currentLine))
-        case "thumbnail":
+        case .thumbnail:
             let image = attributes.mediaImage()
             item!.images.append(
                 RawImage(
                     origin: "media:thumbnail", url: image.url ?? "", width: image.width, height: image.height,
                     base: baseStack.last?.base, line: currentLine))
-        case "description":
+        case .description:
             beginCapture(.mediaDescription, attributes.value(name: "type") == "html" ? .html : .plain)
-        case "credit": beginCapture(.mediaCredit, .plain)
-        case "title": beginCapture(.mediaTitle, attributes.value(name: "type") == "html" ? .html : .plain)
+        case .credit: beginCapture(.mediaCredit, .plain)
+        case .title: beginCapture(.mediaTitle, attributes.value(name: "type") == "html" ? .html : .plain)
         default: break
         }
     }
 
     /// Atom 1.0 and 0.3 entry elements.
-    private func startAtomChild(name: String, parent: (namespace: Namespace, name: String)?, attributes: Attributes) {
+    private func startAtomChild(
+        name: ElementName, parent: (namespace: Namespace, name: ElementName)?, attributes: Attributes
+    ) {
         switch name {
-        case "title": beginTextConstruct(.title, attributes)
-        case "id": beginCapture(.atomID, .plain)
-        case "summary": beginTextConstruct(.summary, attributes)
-        case "content":
+        case .title: beginTextConstruct(.title, attributes)
+        case .id: beginCapture(.atomID, .plain)
+        case .summary: beginTextConstruct(.summary, attributes)
+        case .content:
             // A src= content has no text.
             if attributes.value(name: "src") == nil { beginTextConstruct(.atomContent, attributes) }
-        case "published": beginCapture(.published, .plain)
-        case "issued": beginCapture(.issued, .plain)
-        case "updated": beginCapture(.updated, .plain)
-        case "modified": beginCapture(.modified, .plain)
-        case "created": beginCapture(.created, .plain)
-        case "name":
-            if parent?.name == "author" { beginCapture(.atomAuthorName, .plain) }
-        case "link":
+        case .published: beginCapture(.published, .plain)
+        case .issued: beginCapture(.issued, .plain)
+        case .updated: beginCapture(.updated, .plain)
+        case .modified: beginCapture(.modified, .plain)
+        case .created: beginCapture(.created, .plain)
+        case .name:
+            if parent?.name == .author { beginCapture(.atomAuthorName, .plain) }
+        case .link:
             let relation = (attributes.value(name: "rel") ?? "alternate").lowercased()
             guard let href = attributes.value(name: "href") else { return }
             if relation == "alternate" {

@@ -10,7 +10,7 @@ extension FeedReader {
         attributeRepairsIfAny()
         depth += 1
         let namespace = self.namespace(uri: uri, prefix: prefix)
-        let name = self.name(localName)
+        let name = elementName(localName)
         let parent = elementNames.last
         elementNames.append((namespace, name))
         let attributeList = Attributes(pointer: attributes, count: attributeCount, reader: self)
@@ -20,15 +20,15 @@ extension FeedReader {
             baseStack.append((depth, resolved))
         }
         if !rootSeen {
-            startRoot(namespace: namespace, name: name)
+            startRoot(namespace: namespace, name: self.name(localName))
         } else if capture.pointee.isActive {
-            capture.pointee.appendStartTag(name: name, attributes: attributeList)
+            capture.pointee.appendStartTag(name: self.name(localName), attributes: attributeList)
         } else if isItemElement(namespace, name) {
             openItem(attributes: attributeList)
         } else if item == nil {
             startChannelChild(namespace: namespace, name: name, parent: parent, attributes: attributeList)
         } else if skippedDepth == nil {
-            if name == "source"
+            if name == .source
                 && (namespace == .atom10 || namespace == .atom03 || (namespace == .none && format == .atom))
             {
                 skippedDepth = depth
@@ -73,10 +73,11 @@ extension FeedReader {
 
     /// Channel level: only the feed's title matters here.
     private func startChannelChild(
-        namespace: Namespace, name: String, parent: (namespace: Namespace, name: String)?, attributes: Attributes
+        namespace: Namespace, name: ElementName, parent: (namespace: Namespace, name: ElementName)?,
+        attributes: Attributes
     ) {
-        guard !feedTitleSeen, name == "title", namespace.isCore,
-            let parent, parent.name == "channel" || (parent.name == "feed" && depth == 2)
+        guard !feedTitleSeen, name == .title, namespace.isCore,
+            let parent, parent.name == .channel || (parent.name == .feed && depth == 2)
         else { return }
         let kind: TextKind = format == .atom ? textKind(attributes, default: .plain) : .maybeHTML
         capture.pointee.begin(field: nil, depth: depth, kind: kind, limit: options.maxFieldBytes, line: currentLine)
@@ -181,15 +182,28 @@ extension FeedReader {
 
     // MARK: Names
 
+    /// An element's name as the reader's dispatch knows it.
+    private func elementName(_ pointer: UnsafePointer<xmlChar>) -> ElementName {
+        nameCache[nameSlot(pointer)].element
+    }
+
+    /// An element's name as written (for messages, and markup kept inside a field).
     private func name(_ pointer: UnsafePointer<xmlChar>) -> String {
+        nameCache[nameSlot(pointer)].name
+    }
+
+    /// The name cache's slot for a name, filled with it.
+    @inline(__always)
+    private func nameSlot(_ pointer: UnsafePointer<xmlChar>) -> Int {
         let key = UnsafeRawPointer(pointer)
         // libxml2 interns names in its dictionary, so pointers repeat. They are packed, not
         // aligned: a multiplicative hash spreads neighbours over the slots.
         let slot = Int(truncatingIfNeeded: (UInt64(UInt(bitPattern: key)) &* 0x9E37_79B9_7F4A_7C15) >> 55)
-        if nameCache[slot].key == key { return nameCache[slot].name }
-        let value = String(cString: pointer)
-        nameCache[slot] = (key, value)
-        return value
+        if nameCache[slot].key != key {
+            let value = String(cString: pointer)
+            nameCache[slot] = (key, value, ElementName(value))
+        }
+        return slot
     }
 
     func namespace(uri: UnsafePointer<xmlChar>?, prefix: UnsafePointer<xmlChar>?) -> Namespace {

@@ -54,7 +54,7 @@ public final class FeedReader {
     // one task, and no access to one of these overlaps another to the same one (each is a single
     // statement, or a mutating call on `ItemBuilder`, a value type that cannot reach the reader).
     @exclusivity(unchecked) var depth = 0
-    @exclusivity(unchecked) var elementNames: [(namespace: Namespace, name: String)] = []
+    @exclusivity(unchecked) var elementNames: [(namespace: Namespace, name: ElementName)] = []
     @exclusivity(unchecked) var baseStack: [(depth: Int, base: String)] = []
     @exclusivity(unchecked) var item: ItemBuilder?
     @exclusivity(unchecked) var itemDepth = 0
@@ -78,7 +78,7 @@ public final class FeedReader {
     @exclusivity(unchecked) var lastNamespace: (key: UnsafeRawPointer, namespace: Namespace)?
     /// Element names by libxml2's interned pointer, direct-mapped (a collision just makes the
     /// String again): a hashed dictionary lookup per element showed up in profiles.
-    let nameCache: UnsafeMutablePointer<(key: UnsafeRawPointer?, name: String)>
+    let nameCache: UnsafeMutablePointer<(key: UnsafeRawPointer?, name: String, element: ElementName)>
     static let nameCacheSize = 512  // the hash in `name(_:)` keeps its top 9 bits
 
     // Warnings (see FeedReader+Warnings.swift).
@@ -118,7 +118,7 @@ public final class FeedReader {
         repairsWaiting = .allocate(capacity: 1)
         repairsWaiting.initialize(to: false)
         nameCache = .allocate(capacity: Self.nameCacheSize)
-        nameCache.initialize(repeating: (nil, ""), count: Self.nameCacheSize)
+        nameCache.initialize(repeating: (nil, "", .other), count: Self.nameCacheSize)
     }
 
     deinit {
