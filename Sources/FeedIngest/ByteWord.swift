@@ -5,23 +5,42 @@ public enum ByteWord {
     @usableFromInline static let ones: UInt64 = 0x0101_0101_0101_0101
     @usableFromInline static let highs: UInt64 = 0x8080_8080_8080_8080
 
-    /// The eight bytes at `offset`, unaligned (the checks below do not depend on the bytes' order in the word).
+    /// The eight bytes at `offset`, unaligned, the first in the lowest bits (as ``offset(ofFirst:)`` counts).
     @inlinable
     public static func load(_ base: UnsafeRawPointer, at offset: Int) -> UInt64 {
-        base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
     /// Whether a byte of `word` is below `bound` (at most 0x80). Bytes with the high bit set are never below it.
     @inlinable
     public static func hasByte(below bound: UInt8, in word: UInt64) -> Bool {
-        (word &- ones &* UInt64(bound)) & ~word & highs != 0
+        bytes(below: bound, in: word) != 0
     }
 
     /// Whether a byte of `word` equals `value` (any value).
     @inlinable
     public static func hasByte(_ value: UInt8, in word: UInt64) -> Bool {
+        bytes(equalTo: value, in: word) != 0
+    }
+
+    /// The high bit of the bytes of `word` below `bound` (at most 0x80). The lowest bit set is exact (in memory
+    /// order: the first such byte); a borrow can also mark bytes after it.
+    @inlinable
+    public static func bytes(below bound: UInt8, in word: UInt64) -> UInt64 {
+        (word &- ones &* UInt64(bound)) & ~word & highs
+    }
+
+    /// The high bit of the bytes of `word` equal to `value`, exact for the lowest as ``bytes(below:in:)``.
+    @inlinable
+    public static func bytes(equalTo value: UInt8, in word: UInt64) -> UInt64 {
         let matches = word ^ (ones &* UInt64(value))
-        return (matches &- ones) & ~matches & highs != 0
+        return (matches &- ones) & ~matches & highs
+    }
+
+    /// How many bytes come before the one whose high bit is the lowest set in `mask` (not zero), in memory order.
+    @inlinable
+    public static func offset(ofFirst mask: UInt64) -> Int {
+        mask.trailingZeroBitCount &>> 3
     }
 
     /// The high bit of every byte of `word` that equals `value`, and of no other: exact, unlike the borrow trick

@@ -522,7 +522,7 @@ final class HTMLTextConverter {
             while index &+ 8 <= count {
                 let word = ByteWord.load(source, at: index)
                 guard !ByteWord.hasByte(below: 0x21, in: word), !ByteWord.hasByte(0xC2, in: word) else { break }
-                target.storeBytes(of: word, toByteOffset: written, as: UInt64.self)
+                target.storeBytes(of: word.littleEndian, toByteOffset: written, as: UInt64.self)
                 written &+= 8
                 index &+= 8
             }

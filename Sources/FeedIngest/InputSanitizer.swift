@@ -304,7 +304,13 @@ struct InputSanitizer {
             // needs a look of its own.
             while runEnd &+ 8 <= count {
                 let word = ByteWord.load(base, at: runEnd)
-                guard Self.isPlainTextWord(word), !(inTextSection && ByteWord.hasByte(0x5D, in: word)) else { break }
+                var stops = Self.nonPlainBytes(word)
+                if inTextSection { stops |= ByteWord.bytes(equalTo: 0x5D, in: word) }
+                guard stops == 0 else {
+                    // Up to the first byte that needs a look of its own.
+                    runEnd &+= ByteWord.offset(ofFirst: stops)
+                    break
+                }
                 runEnd &+= 8
             }
             guard runEnd < count else { break }
@@ -508,8 +514,15 @@ struct InputSanitizer {
     /// content fast path copies as it is, with no newline to count.
     @inline(__always)
     static func isPlainTextWord(_ word: UInt64) -> Bool {
-        ByteWord.isASCII(word) && !ByteWord.hasByte(below: 0x20, in: word) && !ByteWord.hasByte(0x26, in: word)
-            && !ByteWord.hasByte(0x3C, in: word)
+        nonPlainBytes(word) == 0
+    }
+
+    /// The high bit of the bytes of `word` that are not plain text (see `isPlainTextWord`); the lowest is exact, so
+    /// that a run can go on up to the first of them (see `ByteWord.offset(ofFirst:)`).
+    @inline(__always)
+    static func nonPlainBytes(_ word: UInt64) -> UInt64 {
+        word & ByteWord.highs | ByteWord.bytes(below: 0x20, in: word) | ByteWord.bytes(equalTo: 0x26, in: word)
+            | ByteWord.bytes(equalTo: 0x3C, in: word)
     }
 
     /// The end of the run of eight-byte words from `start`, before `limit`, that are plain text (see
@@ -522,7 +535,8 @@ struct InputSanitizer {
         var end = start
         while end &+ 8 <= limit {
             let word = ByteWord.load(base, at: end)
-            guard isPlainTextWord(word), !ByteWord.hasByte(excluded, in: word) else { break }
+            let stops = nonPlainBytes(word) | ByteWord.bytes(equalTo: excluded, in: word)
+            guard stops == 0 else { return end &+ ByteWord.offset(ofFirst: stops) }
             end &+= 8
         }
         return end

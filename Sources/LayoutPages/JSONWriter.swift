@@ -272,7 +272,7 @@ public struct JSONWriter: @unchecked Sendable {
             guard !ByteWord.hasByte(below: 0x20, in: word), !ByteWord.hasByte(0x22, in: word),
                 !ByteWord.hasByte(0x5C, in: word)
             else { return false }
-            output.storeBytes(of: word, toByteOffset: offset, as: UInt64.self)
+            output.storeBytes(of: word.littleEndian, toByteOffset: offset, as: UInt64.self)
             return true
         }
         var plain = true

@@ -104,6 +104,28 @@ struct HTMLTextTests {
         }
     }
 
+    @Test func theFirstByteARunStopsAtIsExactInAnyWord() {
+        // Random words over the bytes that matter (each also after a byte that matches, where a borrow spills into
+        // the next): the offset of the lowest stop is the first byte a byte-by-byte look stops at.
+        var generator = SystemRandomNumberGenerator()
+        let alphabet: [UInt8] = [0x00, 0x0A, 0x1F, 0x20, 0x26, 0x3C, 0x5D, 0x61, 0x7F, 0x80, 0xC2, 0xE4, 0xFF]
+        func isPlain(_ byte: UInt8) -> Bool { byte >= 0x20 && byte < 0x80 && byte != 0x26 && byte != 0x3C }
+        for _ in 0..<20_000 {
+            let bytes = (0..<8).map { _ in alphabet.randomElement(using: &generator)! }
+            let word = bytes.withUnsafeBytes { ByteWord.load($0.baseAddress!, at: 0) }
+            let stops = InputSanitizer.nonPlainBytes(word)
+            let first = bytes.firstIndex { !isPlain($0) }
+            #expect((stops == 0) == (first == nil), "\(bytes)")
+            if let first { #expect(ByteWord.offset(ofFirst: stops) == first, "\(bytes)") }
+            let brackets = ByteWord.bytes(equalTo: 0x5D, in: word)
+            if let bracket = bytes.firstIndex(of: 0x5D) {
+                #expect(ByteWord.offset(ofFirst: brackets) == bracket, "\(bytes)")
+            } else {
+                #expect(brackets == 0, "\(bytes)")
+            }
+        }
+    }
+
     @Test func collapsedTextIsTakenAsItIsAndOtherTextCollapses() {
         // Whitespace collapses to single spaces with the ends trimmed, as splitting on it and joining with spaces
         // does; text already like that takes the fast path. Random strings over the bytes that matter, at every
