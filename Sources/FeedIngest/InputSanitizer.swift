@@ -144,6 +144,14 @@ struct InputSanitizer {
                     closeTextSection(output: output)
                     return startMarkup(input, at: index, isFinal: isFinal, output: output)
                 }
+                // So does the markup after a line break (the line ends of a pretty-printed feed), with the break.
+                if input[index] == 0x0A && index + 1 < input.count && input[index + 1] == UInt8(ascii: "<") {
+                    if inTextSection { splitTextSectionIfLong(output: output) }
+                    newLine(at: index)
+                    output.append(0x0A)
+                    closeTextSection(output: output)
+                    return startMarkup(input, at: index + 1, isFinal: isFinal, output: output) ?? index + 1
+                }
                 if let next = copyContentRun(input, at: index, output: output) { return next }
             }
             // Whatever the run could not take (markup, another reference, a repair) goes as it did before.
@@ -216,23 +224,48 @@ struct InputSanitizer {
         }
         if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
             output.append(byte)
-            markup = .attributeValue(quote: byte)
-            attributeValueStart = currentOutputOffset(output)
-            attributeValueCut = false
+            openAttributeValue(quote: byte, output: output)
             return index + 1
         }
+        return copyTagRun(input, from: index, runningFrom: index, output: output)
+    }
+
+    /// Copies a run of a tag's ordinary bytes that starts at `runStart`, together with the bytes from `start` before
+    /// it (a tag's `<`), and with the `>` or quote that ends it: a name with its `>` ("title>", "/item>") or with the
+    /// quote that opens its value (` url="`) goes in one step and one append rather than two, a feed being mostly
+    /// short tags.
+    /// - Returns: as ``copyInsideTag(_:at:output:)``; nil only when there is nothing to copy.
+    @inline(__always)
+    private mutating func copyTagRun(
+        _ input: UnsafeBufferPointer<UInt8>, from start: Int, runningFrom runStart: Int, output: ByteBuffer
+    ) -> Int? {
         let runEnd = endOfOrdinaryRun(
-            input, from: index, to: input.count,
+            input, from: runStart, to: input.count,
             stoppingAt: { $0 == UInt8(ascii: ">") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "'") })
-        guard runEnd > index else { return nil }
-        output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
-        // A name and its `>` ("title>", "/item>") in one step rather than two: a feed is mostly short tags.
-        if runEnd < input.count && input[runEnd] == UInt8(ascii: ">") {
-            output.append(UInt8(ascii: ">"))
-            markup = .content
-            return runEnd + 1
+        guard runEnd > start else { return nil }
+        if runEnd < input.count {
+            let next = input[runEnd]
+            if next == UInt8(ascii: ">") {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: input[start...runEnd]))
+                markup = .content
+                return runEnd + 1
+            }
+            if next == UInt8(ascii: "\"") || next == UInt8(ascii: "'") {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: input[start...runEnd]))
+                openAttributeValue(quote: next, output: output)
+                return runEnd + 1
+            }
         }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: input[start..<runEnd]))
         return runEnd
+    }
+
+    /// An attribute value starts after its opening quote (already written).
+    @inline(__always)
+    private mutating func openAttributeValue(quote: UInt8, output: ByteBuffer) {
+        markup = .attributeValue(quote: quote)
+        attributeValueStart = currentOutputOffset(output)
+        attributeValueCut = false
     }
 
     /// Inside an attribute value: copied up to its closing quote, cut at
@@ -266,6 +299,12 @@ struct InputSanitizer {
         let wordsEnd = Self.endOfPlainTextWords(input, from: index, to: runLimit, excluding: quote)
         let runEnd = endOfOrdinaryRun(input, from: wordsEnd, to: runLimit, stoppingAt: { $0 == quote })
         guard runEnd > index else { return nil }
+        // The value with its closing quote in one append, as with a name and its `>`.
+        if runEnd < input.count && input[runEnd] == quote {
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index...runEnd]))
+            markup = .tag
+            return runEnd + 1
+        }
         output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
         return runEnd
     }
@@ -470,12 +509,12 @@ struct InputSanitizer {
             if startsName || next == UInt8(ascii: "/") { markup = .tag }
             if startsName { rootStarted = true }
         }
-        output.append(input[index])
-        // The tag's name follows at once (as the next step would take it).
-        if markup == .tag, index + 1 < input.count, let next = copyInsideTag(input, at: index + 1, output: output) {
-            return next
+        guard markup == .tag else {
+            output.append(input[index])
+            return index + 1
         }
-        return index + 1
+        // The tag's name follows at once, as the next step would take it, copied with its `<`.
+        return copyTagRun(input, from: index, runningFrom: index + 1, output: output)!
     }
 
     private mutating func newLine(at index: Int) {

@@ -142,6 +142,37 @@ struct QuirkTests {
         #expect(declared.first?.title == expected.first?.title)
     }
 
+    @Test func generatedFeedsReadTheSameAtEveryChunkSize() throws {
+        // The sanitizer takes tags, attribute values and line breaks in pieces of several bytes: wherever a chunk
+        // ends (inside a name, a value, a reference, a UTF-8 sequence, between a line break and its tag), the
+        // items and warnings are those of the feed read whole. Items from random pieces of a Flickr-style feed.
+        var generator = SystemRandomNumberGenerator()
+        let texts = [
+            "plain", "été", "桥城市", "&lt;a href=\"x\"&gt;y&lt;/a&gt;", "AT&T", "a]]b", "&amp;amp;", "\u{0B}v",
+            "&eacute;", "&#233;", " ", "\n  ", "mé&lt;b&gt;lé",
+        ]
+        let attributes = [" url=\"https://e.com/a.jpg?x=1&y=2\"", " type='image/jpeg'", " width=\"800\"", "", " a=\"\n\""]
+        for round in 0..<12 {
+            var feed = "<?xml version=\"1.0\"?>\n<rss version=\"2.0\" xmlns:media=\"http://search.yahoo.com/mrss/\">\n<channel>\n"
+            for index in 0..<4 {
+                func text() -> String { (0..<3).map { _ in texts.randomElement(using: &generator)! }.joined() }
+                feed += "<item>\n<title>\(text())</title>\n<guid>g\(index)</guid>\n"
+                feed += "<description>\(text())</description>\r\n"
+                feed += "<media:content\(attributes.randomElement(using: &generator)!)"
+                feed += "\(attributes.randomElement(using: &generator)!)/>\n"
+                feed += "<media:credit role=\"p\">\(text())</media:credit>\n</item>\n"
+            }
+            feed += "</channel>\n</rss>\n"
+            let whole = try parse(feed, chunkSize: 1 << 20)
+            #expect(whole.items.count == 4, "round \(round): \(feed)")
+            for chunkSize in [1, 2, 3, 4, 5, 7, 8, 9, 13, 17, 64] {
+                let chunked = try parse(feed, chunkSize: chunkSize)
+                #expect(chunked.items == whole.items, "round \(round), chunk size \(chunkSize): \(feed)")
+                #expect(chunked.feedWarnings == whole.feedWarnings, "round \(round), chunk size \(chunkSize)")
+            }
+        }
+    }
+
     @Test func cdataSections() throws {
         let feed = try parse(fixture("cdata.xml"))
         // A title that merely contains "<" is text (feedparser agrees: "CDATA <Feed>").
