@@ -18,9 +18,10 @@ internal import CLibXML2
 /// - CDATA sections pass through untouched (an `&` there is literal), split every megabyte;
 ///   comments lose their content (nothing reads it);
 /// - text inside the root element that escapes markup (`&lt;p&gt;`, Flickr's and most feeds' HTML
-///   captions) goes to libxml2 as a CDATA section with those references decoded: the same
-///   characters, which libxml2 reads as one block instead of a callback per reference and a
-///   character-by-character look at the text around them (see `openTextSection`).
+///   captions) goes to libxml2 as a CDATA section with those references decoded, and so does text
+///   from its first non-ASCII character on: the same characters, which libxml2 reads as one block
+///   instead of a callback per reference and a character-by-character look at the text around
+///   them (see `openTextSection`).
 ///
 /// Lines are never added or removed, so libxml2's line numbers stay those of the input; columns
 /// after a repair on the same line shift by the repair's length.
@@ -365,6 +366,13 @@ struct InputSanitizer {
                 runEnd += 1
             } else if next >= 0xC2, decoding == .utf8 {
                 guard let sequenceEnd = Self.endOfValidUTF8Run(input, from: runEnd) else { break }
+                if !inTextSection && rootStarted && !declaresEntities {
+                    // Text in other scripts goes into a section from its first non-ASCII character on: libxml2 reads
+                    // the rest of a text node after one a character at a time.
+                    output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
+                    openTextSection(output: output)
+                    index = runEnd
+                }
                 runEnd = sequenceEnd
             } else if next == 0x26, let reference = Self.predefinedReference(base, at: runEnd, count: count) {
                 output.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<runEnd]))
@@ -397,7 +405,7 @@ struct InputSanitizer {
     private static let textSectionOpening: [UInt8] = Array("<![CDATA[".utf8)
     private static let textSectionClosing: [UInt8] = Array("]]>".utf8)
 
-    /// Opens a CDATA section for escaped text, unless one is open.
+    /// Opens a CDATA section for escaped text or text in other scripts, unless one is open.
     ///
     /// libxml2 (2.9) hands a predefined reference to the SAX handler as a call of its own, and reads the text
     /// around non-ASCII characters one character at a time; a CDATA section it checks and hands over in one
