@@ -42,6 +42,14 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // A request whose deadline has passed is not served, even before the check has run: an event loop held up
+        // for longer than the deadline reads the bytes that piled up first, and would otherwise pass on a request
+        // that a slow client dribbled in.
+        if let since = waitingSince, NIODeadline.now() - since >= deadline {
+            waitingSince = nil
+            context.close(promise: nil)
+            return
+        }
         if case .end = unwrapInboundIn(data) { waitingSince = nil }
         context.fireChannelRead(data)
     }
