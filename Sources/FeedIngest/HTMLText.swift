@@ -482,8 +482,10 @@ final class HTMLTextConverter {
 
     /// The collapsed text as bytes, for a value that is read rather than kept (a date).
     static func collapsedWhitespaceBytes(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: input.count) { output, written in
-            written = collapseWhitespace(input, into: output)
+        // Through a stack buffer and a copy: `Array(unsafeUninitializedCapacity:)` is not specialized, and asked
+        // the runtime, with a dynamic cast, what storage an array of bytes needs (more than the date's parsing).
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: input.count) { output in
+            Array(UnsafeBufferPointer(rebasing: output[..<collapseWhitespace(input, into: output)]))
         }
     }
 

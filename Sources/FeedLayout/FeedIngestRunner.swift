@@ -66,7 +66,7 @@ private func ingestFeed(
         }
         return summary
     }
-    summary.format = outcome.format.map { "\($0)" }
+    summary.format = outcome.format.map(\.rawValue)
     summary.feedWarnings = outcome.feedWarnings
     return summary
 }
