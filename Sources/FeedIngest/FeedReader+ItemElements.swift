@@ -12,7 +12,7 @@ extension FeedReader {
 
     /// Handles a start tag inside an item (not inside a captured field or a skipped Atom `<source>`).
     func startItemChild(
-        namespace: Namespace, name: ElementName, parent: (namespace: Namespace, name: ElementName)?,
+        namespace: Namespace, name: ElementName, parent: OpenElement?,
         attributes: Attributes
     ) {
         // The core vocabulary's fields are the item's own children (and an Atom author's name): a
@@ -75,7 +75,7 @@ extension FeedReader {
     }
 
     /// An Atom `<author><name>` of the item itself.
-    private func isAuthorName(_ name: ElementName, _ parent: (namespace: Namespace, name: ElementName)?) -> Bool {
+    private func isAuthorName(_ name: ElementName, _ parent: OpenElement?) -> Bool {
         name == .name && parent?.name == .author && depth == itemDepth + 2
     }
 
@@ -138,7 +138,7 @@ extension FeedReader {
 
     /// Atom 1.0 and 0.3 entry elements.
     private func startAtomChild(
-        name: ElementName, parent: (namespace: Namespace, name: ElementName)?, attributes: Attributes
+        name: ElementName, parent: OpenElement?, attributes: Attributes
     ) {
         switch name {
         case .title: beginTextConstruct(.title, attributes)

@@ -73,7 +73,7 @@ extension FeedReader {
 
     /// Channel level: only the feed's title matters here.
     private func startChannelChild(
-        namespace: Namespace, name: ElementName, parent: (namespace: Namespace, name: ElementName)?,
+        namespace: Namespace, name: ElementName, parent: OpenElement?,
         attributes: Attributes
     ) {
         guard !feedTitleSeen, name == .title, namespace.isCore,

@@ -54,7 +54,9 @@ public final class FeedReader {
     // one task, and no access to one of these overlaps another to the same one (each is a single
     // statement, or a mutating call on `ItemBuilder`, a value type that cannot reach the reader).
     @exclusivity(unchecked) var depth = 0
-    @exclusivity(unchecked) var elementNames: [(namespace: Namespace, name: ElementName)] = []
+    /// An element the parser is inside: what the reader needs of its parent.
+    typealias OpenElement = (namespace: Namespace, name: ElementName)
+    @exclusivity(unchecked) var elementNames: [OpenElement] = []
     @exclusivity(unchecked) var baseStack: [(depth: Int, base: String)] = []
     @exclusivity(unchecked) var item: ItemBuilder?
     @exclusivity(unchecked) var itemDepth = 0
@@ -76,10 +78,10 @@ public final class FeedReader {
     /// The last namespace looked up by URI pointer: an item's elements use one or two, and a hashed lookup per
     /// element showed up in profiles.
     @exclusivity(unchecked) var lastNamespace: (key: UnsafeRawPointer, namespace: Namespace)?
-    /// Element names by libxml2's interned pointer, direct-mapped (a collision just makes the
-    /// String again): a hashed dictionary lookup per element showed up in profiles.
+    /// Element names, as written and as ``ElementName``, by libxml2's interned pointer, direct-mapped (a collision
+    /// just maps the name again): a hashed dictionary lookup per element showed up in profiles.
     let nameCache: UnsafeMutablePointer<(key: UnsafeRawPointer?, name: String, element: ElementName)>
-    static let nameCacheSize = 512  // the hash in `name(_:)` keeps its top 9 bits
+    static let nameCacheSize = 512  // the hash in `nameSlot(_:)` keeps its top 9 bits
 
     // Warnings (see FeedReader+Warnings.swift).
     /// Feed-level warnings, in the order found.

@@ -743,12 +743,7 @@ enum SimpleHTML {
             default:
                 // A run of text up to the next markup, copied at once: ASCII (tabs and newlines included)
                 // and valid UTF-8 sequences; eight bytes at a time while they are printable ASCII.
-                var end = index
-                let base = UnsafeRawPointer(input.baseAddress!)
-                while end &+ 8 <= count, InputSanitizer.isPlainTextWord(ByteWord.load(base, at: end))
-                {
-                    end &+= 8
-                }
+                var end = InputSanitizer.endOfPlainTextWords(input, from: index, to: count)
                 while end < count {
                     let next = input[end]
                     if next < 0x80 {

@@ -147,7 +147,6 @@ struct InputSanitizer {
                 }
                 // So does the markup after a line break (the line ends of a pretty-printed feed), with the break.
                 if input[index] == 0x0A && index + 1 < input.count && input[index + 1] == UInt8(ascii: "<") {
-                    if inTextSection { splitTextSectionIfLong(output: output) }
                     newLine(at: index)
                     output.append(0x0A)
                     closeTextSection(output: output)
@@ -572,11 +571,12 @@ struct InputSanitizer {
             | ByteWord.bytes(equalTo: 0x3C, in: word)
     }
 
-    /// The end of the run of eight-byte words from `start`, before `limit`, that are plain text (see
-    /// `isPlainTextWord`) and hold no `excluded` byte.
+    /// The end of the plain text (see `isPlainTextWord`) from `start`, read eight bytes at a time: the first byte
+    /// that is not plain text or is `excluded` (the default, `<`, excludes nothing more), or the first of the last
+    /// bytes before `limit` too few for a word. The caller looks at the bytes from there one by one.
     @inline(__always)
-    private static func endOfPlainTextWords(
-        _ input: UnsafeBufferPointer<UInt8>, from start: Int, to limit: Int, excluding excluded: UInt8
+    static func endOfPlainTextWords(
+        _ input: UnsafeBufferPointer<UInt8>, from start: Int, to limit: Int, excluding excluded: UInt8 = 0x3C
     ) -> Int {
         let base = UnsafeRawPointer(input.baseAddress!)
         var end = start

@@ -23,8 +23,9 @@ extension Records {
         json.key("images")
         json.beginArray()
         // The chosen image is nearly always one of the candidates: its bytes are copied rather than encoded twice.
+        let chosenImage = item.image
         for image in item.images {
-            if let chosenImage = item.image, writesTheSame(image, chosenImage), json.repeatValue(chosen) { continue }
+            if let chosenImage, writesTheSame(image, chosenImage), json.repeatValue(chosen) { continue }
             write(image, into: &json)
         }
         json.endArray()

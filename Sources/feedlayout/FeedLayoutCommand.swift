@@ -88,4 +88,10 @@ enum Terminal {
         }
         json.removeAll()
     }
+
+    /// Writes the records `json` holds once they pass `limit` bytes, in place as `write(_:)` does: a long run of
+    /// records goes out in blocks rather than piling up.
+    static func writeWhenFull(_ json: inout JSONWriter, limit: Int = 1 << 16) {
+        if json.count > limit { write(&json) }
+    }
 }

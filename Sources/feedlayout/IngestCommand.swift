@@ -37,7 +37,7 @@ extension FeedLayoutCommand {
             { item in
                 Records.write(item, into: &json)
                 json.appendRaw("\n")
-                if json.count > 1 << 16 { Terminal.write(&json) }
+                Terminal.writeWhenFull(&json)
             }
             Terminal.write(&json)
             if !quiet { summary.report(feed: feed).forEach(Terminal.note) }

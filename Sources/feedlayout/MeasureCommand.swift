@@ -74,7 +74,7 @@ extension FeedLayoutCommand {
             if texts.isEmpty {
                 while let line = readLine(strippingNewline: true) {
                     emit(line)
-                    if json.count > 1 << 16 { Terminal.write(&json) }
+                    Terminal.writeWhenFull(&json)
                 }
             } else {
                 texts.forEach(emit)

@@ -108,7 +108,7 @@ extension FeedLayoutCommand {
                         placeholder: outcome.result.placeholder, into: &json)
                     json.appendRaw("\n")
                 }
-                if json.count > 1 << 15 { Terminal.write(&json) }
+                Terminal.writeWhenFull(&json, limit: 1 << 15)
             }
             Terminal.write(&json)
             try await fetcher?.shutdown()

@@ -112,7 +112,7 @@ extension FeedLayoutCommand {
             func write(_ item: PreparedItem) {
                 PreparedRecords.write(item, identity: identity, into: &json)
                 if item.photo.isUnreadImage { failedImages = true }
-                if json.count > 1 << 16 { Terminal.write(&json) }
+                Terminal.writeWhenFull(&json)
             }
             if let bytes {
                 let range = FeedByteRange(
