@@ -22,6 +22,11 @@ enum FeedDate {
     /// `GMT`), read without the free parser's words and lists; anything else returns nil and goes
     /// to the other parsers, which read this form the same way.
     static func parseRFC822(_ bytes: [UInt8]) -> Parts? {
+        bytes.withUnsafeBufferPointer { parseRFC822($0) }
+    }
+
+    /// The same, on bytes the finisher reads where they were captured.
+    static func parseRFC822(_ bytes: UnsafeBufferPointer<UInt8>) -> Parts? {
         // "Ddd, D Mmm YYYY HH:MM:SS " is 25 or 26 bytes, then the zone.
         guard bytes.count >= 28, bytes[3] == UInt8(ascii: ","), bytes[4] == 0x20 else { return nil }
         let weekday = UInt32(bytes[0]) << 16 | UInt32(bytes[1]) << 8 | UInt32(bytes[2])

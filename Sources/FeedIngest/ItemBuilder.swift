@@ -244,6 +244,14 @@ struct ItemFinisher {
         var unreadDate: String?
         for field in Self.dateFields {
             guard let captured = builder.captured(field) else { continue }
+            // The common case, an RFC 822 date with nothing to collapse, is read where it was captured.
+            let inPlace = builder.withBytes(of: captured) { bytes in
+                HTMLTextConverter.isCollapsed(bytes) ? FeedDate.parseRFC822(bytes).map(FeedDate.format) : nil
+            }
+            if let inPlace {
+                published = inPlace
+                break
+            }
             let date = builder.withBytes(of: captured) { HTMLTextConverter.collapsedWhitespaceBytes($0) }
             guard !date.isEmpty else { continue }
             published = FeedDate.iso8601(from: date)
