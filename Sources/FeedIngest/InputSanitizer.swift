@@ -239,8 +239,11 @@ struct InputSanitizer {
     private mutating func copyTagRun(
         _ input: UnsafeBufferPointer<UInt8>, from start: Int, runningFrom runStart: Int, output: ByteBuffer
     ) -> Int? {
+        // Eight bytes at a time while none is a stop or needs a look of its own (a long name such as
+        // `media:content url=`), then byte by byte.
+        let wordsEnd = Self.endOfTagWords(input, from: runStart, to: input.count)
         let runEnd = endOfOrdinaryRun(
-            input, from: runStart, to: input.count,
+            input, from: wordsEnd, to: input.count,
             stoppingAt: { $0 == UInt8(ascii: ">") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "'") })
         guard runEnd > start else { return nil }
         if runEnd < input.count {
@@ -258,6 +261,24 @@ struct InputSanitizer {
         }
         output.append(contentsOf: UnsafeBufferPointer(rebasing: input[start..<runEnd]))
         return runEnd
+    }
+
+    /// The end of the whole words from `start` whose bytes are all ordinary (see `isOrdinary`), none a line break,
+    /// and none a stop of a tag run (`>` and the quotes): the first byte that is not, or the last whole word's end.
+    @inline(__always)
+    private static func endOfTagWords(_ input: UnsafeBufferPointer<UInt8>, from start: Int, to limit: Int) -> Int {
+        let base = UnsafeRawPointer(input.baseAddress!)
+        var end = start
+        while end &+ 8 <= limit {
+            let word = ByteWord.load(base, at: end)
+            let stops =
+                nonPlainBytes(word) | ByteWord.bytes(equalTo: 0x5D, in: word) | ByteWord.bytes(equalTo: 0x2D, in: word)
+                | ByteWord.bytes(equalTo: 0x3E, in: word) | ByteWord.bytes(equalTo: 0x22, in: word)
+                | ByteWord.bytes(equalTo: 0x27, in: word)
+            guard stops == 0 else { return end &+ ByteWord.offset(ofFirst: stops) }
+            end &+= 8
+        }
+        return end
     }
 
     /// An attribute value starts after its opening quote (already written).
