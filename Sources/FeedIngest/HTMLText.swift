@@ -471,6 +471,14 @@ final class HTMLTextConverter {
             afterSpace = spaces >> 63 != 0
             index &+= 8
         }
+        if index < count && count >= 8 {
+            // The rest as the last eight bytes, overlapping bytes already checked: the pair across `index` lies
+            // inside this word, so only pairs within it need checking.
+            let word = ByteWord.load(base, at: count &- 8)
+            guard !ByteWord.hasByte(below: 0x20, in: word), !ByteWord.hasByte(0xC2, in: word) else { return false }
+            let spaces = ByteWord.positions(of: 0x20, in: word)
+            return spaces & (spaces << 8) == 0
+        }
         while index < count {
             let byte = input[index]
             guard byte >= 0x20, byte != 0xC2, !(afterSpace && byte == 0x20) else { return false }

@@ -334,7 +334,11 @@ struct ItemFinisher {
         guard let author else { return nil }
         // On UTF-8 bytes ('@', '(' and ')' are ASCII): a Character walk cost 12,000 instructions per item.
         let bytes = author.utf8
-        if bytes.contains(UInt8(ascii: "@")), let open = bytes.firstIndex(of: UInt8(ascii: "(")),
+        // The common name without an address is answered on its contiguous bytes (a generic walk cost 360).
+        let hasAddress =
+            bytes.withContiguousStorageIfAvailable { $0.contains(UInt8(ascii: "@")) }
+            ?? bytes.contains(UInt8(ascii: "@"))
+        if hasAddress, let open = bytes.firstIndex(of: UInt8(ascii: "(")),
             let close = bytes.lastIndex(of: UInt8(ascii: ")")), open < close
         {
             let name = String(decoding: bytes[bytes.index(after: open)..<close], as: UTF8.self)
