@@ -54,7 +54,8 @@ struct ServeEndToEndTests {
         }
 
         func post(_ json: [String: Any]) async throws -> (status: Int, body: Data) {
-            try await Self.http("POST", "http://127.0.0.1:\(port)/v1/layouts", body: try JSONSerialization.data(withJSONObject: json))
+            try await Self.http(
+                "POST", "http://127.0.0.1:\(port)/v1/layouts", body: try JSONSerialization.data(withJSONObject: json))
         }
 
         /// One request through curl (a real client, as a user would).
@@ -103,7 +104,8 @@ struct ServeEndToEndTests {
         let photos = CommandRunner.repositoryRoot.appendingPathComponent("sample-feed/photos")
         let cat = try [UInt8](Data(contentsOf: photos.appendingPathComponent("chelsea-the-cat.jpg")))
         let hills = try [UInt8](Data(contentsOf: photos.appendingPathComponent("aitzgorri-autumn.jpg")))
-        var feed = #"<?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>t</title>"#
+        var feed =
+            #"<?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>t</title>"#
         for index in 0..<count {
             let path = "/photos/\(index).jpg"
             server.serve(
@@ -142,6 +144,34 @@ struct ServeEndToEndTests {
         return pages
     }
 
+    /// Expects a layout's pages from the service to be `expected` (the CLI's) byte for byte, saying where they part.
+    static func expectServedPages(
+        _ service: ServeProcess, _ id: String, equal expected: [Data], sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let served = try await servicePages(service, id, count: expected.count)
+        #expect(served == expected, "\(difference(served: served, expected: expected))", sourceLocation: sourceLocation)
+    }
+
+    /// Where served pages part from the CLI's: the first page that differs, and every item warning up to it on each
+    /// side (a photo that failed on one side only, a timeout on a loaded machine, explains most differences).
+    static func difference(served: [Data], expected: [Data]) -> String {
+        guard let first = (0..<min(served.count, expected.count)).first(where: { served[$0] != expected[$0] }) else {
+            return "\(served.count) pages served, \(expected.count) from the CLI"
+        }
+        func warnings(_ pages: [Data]) -> [String] {
+            pages.prefix(first + 1).flatMap { page -> [String] in
+                let object = (try? JSONSerialization.jsonObject(with: page)) as? [String: Any]
+                return (object?["items"] as? [[String: Any]] ?? []).flatMap { item in
+                    (item["warnings"] as? [[String: Any]] ?? []).map {
+                        "item \(item["index"] ?? "?"): \($0["message"] ?? "?")"
+                    }
+                }
+            }
+        }
+        return
+            "page \(first) is the first that differs; warnings up to it, served: \(warnings(served)); CLI: \(warnings(expected))"
+    }
+
     @Test func theServicesPagesAreTheCommandsPagesByteForByte() async throws {
         try await TestHTTPServer.with { server in
             try RemoteFeedEndToEndTests.serveSampleFeed(server)
@@ -149,7 +179,8 @@ struct ServeEndToEndTests {
             let service = try await ServeProcess(store: store)
             defer { _ = service.signal(SIGTERM) }
             let posted = try await service.post([
-                "feed": server.url("/feed"), "options": ["width": 800, "columns": 3, "pageSize": 12, "placeholders": true],
+                "feed": server.url("/feed"),
+                "options": ["width": 800, "columns": 3, "pageSize": 12, "placeholders": true],
             ])
             #expect(posted.status == 202, "\(String(decoding: posted.body, as: UTF8.self))")
             let id = try #require(
@@ -157,9 +188,10 @@ struct ServeEndToEndTests {
             let done = try await service.waitUntilDone(id)
             #expect(done["status"] as? String == "done")
             let expected = try await Self.cliPages(
-                server.url("/feed"), options: ["--width", "800", "--columns", "3", "--page-size", "12", "--placeholders"])
+                server.url("/feed"),
+                options: ["--width", "800", "--columns", "3", "--page-size", "12", "--placeholders"])
             #expect(expected.count == 5)
-            await #expect(try Self.servicePages(service, id, count: expected.count) == expected)
+            try await Self.expectServedPages(service, id, equal: expected)
         }
     }
 
@@ -192,10 +224,11 @@ struct ServeEndToEndTests {
             let done = try await service.waitUntilDone(id)
             #expect(done["status"] as? String == "done", "\(done)\n\(service.log())")
             #expect(done["items"] as? Int == 600, "items are counted once across the restart")
-            let expected = try await Self.cliPages(feed, options: ["--page-size", "20", "--width", "600", "--columns", "3"])
+            let expected = try await Self.cliPages(
+                feed, options: ["--page-size", "20", "--width", "600", "--columns", "3"])
             #expect(expected.count == 30)
             #expect(done["pages"] as? Int == 30)
-            await #expect(try Self.servicePages(service, id, count: expected.count) == expected)
+            try await Self.expectServedPages(service, id, equal: expected)
             await #expect(try service.get("/v1/layouts/\(id)/pages/30").status == 404)
         }
     }
@@ -207,7 +240,9 @@ struct ServeEndToEndTests {
         defer { _ = first.signal(SIGTERM) }
         let second = try await CommandRunner.run(["serve", "--port", "0", "--store", store], timeout: 60)
         #expect(second.status == 1)
-        #expect(second.stderr.contains(store) && second.stderr.contains("another process is using this store"), "\(second.stderr)")
+        #expect(
+            second.stderr.contains(store) && second.stderr.contains("another process is using this store"),
+            "\(second.stderr)")
 
         // A database another program holds an exclusive lock on (a sqlite3 shell in a transaction).
         let other = folder.appendingPathComponent("other.sqlite").path
