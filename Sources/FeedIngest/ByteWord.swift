@@ -37,6 +37,22 @@ public enum ByteWord {
         return (matches &- ones) & ~matches & highs
     }
 
+    /// Scans from `start` eight bytes at a time, while `marks` (a mask as ``bytes(below:in:)`` gives, its lowest bit
+    /// exact) marks no byte of the word, and returns the offset of the first marked byte, or of the first of the last
+    /// bytes before `limit` too few for a word. The caller looks at the bytes from there one by one.
+    @inlinable @inline(__always)
+    public static func endOfUnmarkedWords(
+        _ base: UnsafeRawPointer, from start: Int, to limit: Int, marks: (UInt64) -> UInt64
+    ) -> Int {
+        var end = start
+        while end &+ 8 <= limit {
+            let marked = marks(load(base, at: end))
+            guard marked == 0 else { return end &+ offset(ofFirst: marked) }
+            end &+= 8
+        }
+        return end
+    }
+
     /// How many bytes come before the one whose high bit is the lowest set in `mask` (not zero), in memory order.
     @inlinable
     public static func offset(ofFirst mask: UInt64) -> Int {

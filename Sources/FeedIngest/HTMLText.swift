@@ -863,15 +863,8 @@ enum SimpleHTML {
             if quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") {
                 index += 1
                 // Eight bytes at a time up to the quote or a control character (a link's URL is most of a tag).
-                let base = UnsafeRawPointer(input.baseAddress!)
-                while index &+ 8 <= count {
-                    let word = ByteWord.load(base, at: index)
-                    let stops = ByteWord.bytes(equalTo: quote, in: word) | ByteWord.bytes(below: 0x20, in: word)
-                    guard stops == 0 else {
-                        index &+= ByteWord.offset(ofFirst: stops)
-                        break
-                    }
-                    index &+= 8
+                index = ByteWord.endOfUnmarkedWords(UnsafeRawPointer(input.baseAddress!), from: index, to: count) {
+                    ByteWord.bytes(equalTo: quote, in: $0) | ByteWord.bytes(below: 0x20, in: $0)
                 }
                 while index < count, input[index] != quote {
                     // The value is not text; it only has to end (and hold nothing the parser would stop at).

@@ -246,18 +246,13 @@ struct InputSanitizer {
             input, from: wordsEnd, to: input.count,
             stoppingAt: { $0 == UInt8(ascii: ">") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "'") })
         guard runEnd > start else { return nil }
-        if runEnd < input.count {
-            let next = input[runEnd]
-            if next == UInt8(ascii: ">") {
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: input[start...runEnd]))
-                markup = .content
-                return runEnd + 1
-            }
-            if next == UInt8(ascii: "\"") || next == UInt8(ascii: "'") {
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: input[start...runEnd]))
-                openAttributeValue(quote: next, output: output)
-                return runEnd + 1
-            }
+        // The run ends at a stop, or at a byte the general handling takes (then it is copied without it).
+        if runEnd < input.count, case let next = input[runEnd],
+            next == UInt8(ascii: ">") || next == UInt8(ascii: "\"") || next == UInt8(ascii: "'")
+        {
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: input[start...runEnd]))
+            if next == UInt8(ascii: ">") { markup = .content } else { openAttributeValue(quote: next, output: output) }
+            return runEnd + 1
         }
         output.append(contentsOf: UnsafeBufferPointer(rebasing: input[start..<runEnd]))
         return runEnd
@@ -267,18 +262,11 @@ struct InputSanitizer {
     /// and none a stop of a tag run (`>` and the quotes): the first byte that is not, or the last whole word's end.
     @inline(__always)
     private static func endOfTagWords(_ input: UnsafeBufferPointer<UInt8>, from start: Int, to limit: Int) -> Int {
-        let base = UnsafeRawPointer(input.baseAddress!)
-        var end = start
-        while end &+ 8 <= limit {
-            let word = ByteWord.load(base, at: end)
-            let stops =
-                nonPlainBytes(word) | ByteWord.bytes(equalTo: 0x5D, in: word) | ByteWord.bytes(equalTo: 0x2D, in: word)
-                | ByteWord.bytes(equalTo: 0x3E, in: word) | ByteWord.bytes(equalTo: 0x22, in: word)
-                | ByteWord.bytes(equalTo: 0x27, in: word)
-            guard stops == 0 else { return end &+ ByteWord.offset(ofFirst: stops) }
-            end &+= 8
+        ByteWord.endOfUnmarkedWords(UnsafeRawPointer(input.baseAddress!), from: start, to: limit) {
+            nonPlainBytes($0) | ByteWord.bytes(equalTo: 0x5D, in: $0) | ByteWord.bytes(equalTo: 0x2D, in: $0)
+                | ByteWord.bytes(equalTo: 0x3E, in: $0) | ByteWord.bytes(equalTo: 0x22, in: $0)
+                | ByteWord.bytes(equalTo: 0x27, in: $0)
         }
-        return end
     }
 
     /// An attribute value starts after its opening quote (already written).
@@ -362,16 +350,9 @@ struct InputSanitizer {
         while runEnd < count {
             // Eight bytes at a time while they are plain text (most of a feed's bytes); in a text section a `]`
             // needs a look of its own.
-            while runEnd &+ 8 <= count {
-                let word = ByteWord.load(base, at: runEnd)
-                var stops = Self.nonPlainBytes(word)
-                if inTextSection { stops |= ByteWord.bytes(equalTo: 0x5D, in: word) }
-                guard stops == 0 else {
-                    // Up to the first byte that needs a look of its own.
-                    runEnd &+= ByteWord.offset(ofFirst: stops)
-                    break
-                }
-                runEnd &+= 8
+            let bracketStops = inTextSection
+            runEnd = ByteWord.endOfUnmarkedWords(base, from: runEnd, to: count) {
+                Self.nonPlainBytes($0) | (bracketStops ? ByteWord.bytes(equalTo: 0x5D, in: $0) : 0)
             }
             guard runEnd < count else { break }
             let next = input[runEnd]
@@ -577,37 +558,25 @@ struct InputSanitizer {
         outputOffset + output.count - chunkOutputStart
     }
 
-    /// Whether eight bytes are all printable ASCII (0x20–0x7F) other than `&` and `<`: text the
-    /// content fast path copies as it is, with no newline to count.
-    @inline(__always)
-    static func isPlainTextWord(_ word: UInt64) -> Bool {
-        nonPlainBytes(word) == 0
-    }
-
-    /// The high bit of the bytes of `word` that are not plain text (see `isPlainTextWord`); the lowest is exact, so
-    /// that a run can go on up to the first of them (see `ByteWord.offset(ofFirst:)`).
+    /// The high bit of the bytes of `word` that are not plain text: plain text is printable ASCII (0x20–0x7F) other
+    /// than `&` and `<`, which the content fast path copies as it is, with no newline to count. The lowest bit is
+    /// exact, so that a run can go on up to the first of them (see `ByteWord.offset(ofFirst:)`).
     @inline(__always)
     static func nonPlainBytes(_ word: UInt64) -> UInt64 {
         word & ByteWord.highs | ByteWord.bytes(below: 0x20, in: word) | ByteWord.bytes(equalTo: 0x26, in: word)
             | ByteWord.bytes(equalTo: 0x3C, in: word)
     }
 
-    /// The end of the plain text (see `isPlainTextWord`) from `start`, read eight bytes at a time: the first byte
+    /// The end of the plain text (see `nonPlainBytes`) from `start`, read eight bytes at a time: the first byte
     /// that is not plain text or is `excluded` (the default, `<`, excludes nothing more), or the first of the last
     /// bytes before `limit` too few for a word. The caller looks at the bytes from there one by one.
     @inline(__always)
     static func endOfPlainTextWords(
         _ input: UnsafeBufferPointer<UInt8>, from start: Int, to limit: Int, excluding excluded: UInt8 = 0x3C
     ) -> Int {
-        let base = UnsafeRawPointer(input.baseAddress!)
-        var end = start
-        while end &+ 8 <= limit {
-            let word = ByteWord.load(base, at: end)
-            let stops = nonPlainBytes(word) | ByteWord.bytes(equalTo: excluded, in: word)
-            guard stops == 0 else { return end &+ ByteWord.offset(ofFirst: stops) }
-            end &+= 8
+        ByteWord.endOfUnmarkedWords(UnsafeRawPointer(input.baseAddress!), from: start, to: limit) {
+            nonPlainBytes($0) | ByteWord.bytes(equalTo: excluded, in: $0)
         }
-        return end
     }
 
     @inline(__always)
