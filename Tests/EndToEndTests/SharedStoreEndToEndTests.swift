@@ -51,6 +51,14 @@ struct SharedStoreEndToEndTests {
             let (computing, other) = posted[0].status == 202 ? (a, b) : (b, a)
 
             _ = await gate.waitUntilHeld()
+            // The held photo must be answered before the computing instance gives up on it (5 s to connect, 10 s
+            // to read): on a machine so loaded that the requests below take longer (it happened, in full runs),
+            // the gate opens by itself, and the photo is read as the CLI reads it.
+            let watchdog = Task {
+                try await Task.sleep(for: .seconds(8))
+                gate.open()
+            }
+            defer { watchdog.cancel() }
             let running = try await other.json("/v1/layouts/\(id)")
             #expect(running["status"] as? String == "running", "\(running)")
             let firstPage = try await other.get("/v1/layouts/\(id)/pages/0")
