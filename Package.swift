@@ -30,12 +30,14 @@ let package = Package(
         // The layout service, for a program that serves layouts in its own process.
         .library(name: "LayoutService", targets: ["LayoutService"]),
     ],
+    // The lowest versions are the ones the build resolves and is tested with (Hummingbird 2.28 itself needs
+    // swift-nio 2.101 and swift-log 1.14).
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.0.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         // The service: Hummingbird 2 without its default traits (swift-configuration support is not used, and
@@ -158,28 +160,41 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // `feedlayout serve`: layouts laid out once and kept in a store (SQLite through GRDB), served page by page
+        // What the service keeps: layouts, their feeds, pages (gzipped) and pins, and the probes it learnt; in an
+        // SQLite file of one process (GRDB) or in PostgreSQL shared by several instances (postgres-nio). Its errors
+        // are its own (StoreError, with codes); the service decides what a client is told.
+        .target(
+            name: "LayoutStore",
+            dependencies: [
+                "LayoutPages", "LocalFileAccess", "ProbeCache", "ImageProbe", "RemoteFetch", "CZlib",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // `feedlayout serve`: layouts laid out once and kept in a LayoutStore, served page by page
         // over HTTP (Hummingbird 2) under swift-service-lifecycle, with Prometheus metrics.
         .target(
             name: "LayoutService",
             dependencies: [
-                "FeedLayout", "LayoutCommandLine", "LayoutPages", "LocalFileAccess", "ProbeCache", "RemoteFetch",
-                "TextMeasure", "WaterfallLayout", "CZlib",
+                "FeedLayout", "LayoutCommandLine", "LayoutPages", "LayoutStore", "LocalFileAccess", "ProbeCache",
+                "RemoteFetch", "TextMeasure", "WaterfallLayout",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             // The web client, served as it is kept: plain files a reader can open and copy.
-            resources: [.copy("Resources/client")],
+            resources: [.copy("Client/Resources/client")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -259,9 +274,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "LayoutStoreTests",
+            dependencies: [
+                "LayoutStore", "FeedLayoutTestSupport", "ImageProbe", "ProbeCache", "RemoteFetch",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "LayoutServiceTests",
             dependencies: [
-                "LayoutService", "FeedLayout", "FeedLayoutTestSupport", "ImageProbe", "ProbeCache", "RemoteFetch",
+                "LayoutService", "LayoutStore", "FeedLayout", "FeedLayoutTestSupport", "ImageProbe", "ProbeCache",
+                "RemoteFetch",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

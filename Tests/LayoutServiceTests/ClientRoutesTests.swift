@@ -9,7 +9,7 @@ import Testing
 /// from the image root only.
 @Suite(.timeLimit(.minutes(5)))
 struct ClientRoutesTests {
-    static let clientFolder = ServiceFeeds.repositoryRoot.appendingPathComponent("Sources/LayoutService/Resources/client")
+    static let clientFolder = ServiceFeeds.repositoryRoot.appendingPathComponent("Sources/LayoutService/Client/Resources/client")
     static let sampleFolder = ServiceFeeds.repositoryRoot.appendingPathComponent("sample-feed")
 
     @Test func theClientsFilesAreServedAsKeptAndRevalidated() async throws {

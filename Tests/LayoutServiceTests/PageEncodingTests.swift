@@ -2,6 +2,8 @@ import FeedLayout
 import Foundation
 import Testing
 
+import LayoutStore
+
 @testable import LayoutService
 
 /// The pins' JSON is sliced out of the stored page: the slices must be exactly the page's items, whatever their

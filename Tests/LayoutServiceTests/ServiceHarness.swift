@@ -7,6 +7,8 @@ import NIOCore
 import NIOHTTP1
 import Synchronization
 
+import LayoutStore
+
 @testable import LayoutService
 
 /// A `feedlayout serve` in this process, on a free loopback port with a store of its own, and a client whose

@@ -12,7 +12,7 @@ import Synchronization
 /// `delay` has passed since the first, and go in one transaction; lookups see them meanwhile. An entry still in
 /// memory when the process is killed is lost, which costs one probe later (a cache may forget); a graceful shutdown
 /// writes them (this is a `Service` that flushes when the group stops, after the layouts have).
-final class WriteBehindProbeCache: ProbeCacheStorage, Service {
+public final class WriteBehindProbeCache: ProbeCacheStorage, Service {
     private let base: any ProbeCacheStorage
     private let logger: Logger
     private let batchSize: Int
@@ -28,19 +28,19 @@ final class WriteBehindProbeCache: ProbeCacheStorage, Service {
 
     private let state = Mutex(State())
 
-    init(base: any ProbeCacheStorage, logger: Logger, batchSize: Int = 256, delay: Duration = .milliseconds(200)) {
+    public init(base: any ProbeCacheStorage, logger: Logger, batchSize: Int = 256, delay: Duration = .milliseconds(200)) {
         self.base = base
         self.logger = logger
         self.batchSize = batchSize
         self.delay = delay
     }
 
-    func entry(for source: String) async throws(ProbeCacheError) -> CachedProbe? {
+    public func entry(for source: String) async throws(ProbeCacheError) -> CachedProbe? {
         if let unwritten = state.withLock({ $0.pending[source] ?? $0.writing[source] }) { return unwritten }
         return try await base.entry(for: source)
     }
 
-    func entries(for sources: [String]) async throws(ProbeCacheError) -> [String: CachedProbe] {
+    public func entries(for sources: [String]) async throws(ProbeCacheError) -> [String: CachedProbe] {
         var found = try await base.entries(for: sources)
         state.withLock { state in
             for source in sources {
@@ -50,7 +50,7 @@ final class WriteBehindProbeCache: ProbeCacheStorage, Service {
         return found
     }
 
-    func store(_ entries: [(source: String, entry: CachedProbe)]) async throws(ProbeCacheError) {
+    public func store(_ entries: [(source: String, entry: CachedProbe)]) async throws(ProbeCacheError) {
         let (isFull, startsTimer) = state.withLock { state -> (Bool, Bool) in
             for (source, entry) in entries { state.pending[source] = entry }
             let isFull = state.pending.count >= batchSize
@@ -70,7 +70,7 @@ final class WriteBehindProbeCache: ProbeCacheStorage, Service {
 
     /// Writes every pending entry, in one batch. A failed write is logged and its entries dropped: the cache only
     /// forgets them.
-    func flush() async {
+    public func flush() async {
         let batch = state.withLock { state -> [String: CachedProbe] in
             let batch = state.pending
             state.pending = [:]
@@ -90,7 +90,7 @@ final class WriteBehindProbeCache: ProbeCacheStorage, Service {
     }
 
     /// Waits for the shutdown, then writes what is pending.
-    func run() async throws {
+    public func run() async throws {
         try? await gracefulShutdown()
         await flush()
     }

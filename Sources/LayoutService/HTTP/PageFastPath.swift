@@ -1,4 +1,5 @@
 import HTTPTypes
+import LayoutStore
 import NIOCore
 import NIOHTTPTypes
 
@@ -30,7 +31,8 @@ final class PageFastPathHandler: ChannelDuplexHandler {
     /// Sent toward the router's side when a request was answered here: the deadline for the next one starts.
     struct RequestAnswered {}
 
-    static let route = "/v1/layouts/{id}/pages/{index}"
+    /// The route it answers, as metrics name it.
+    static let route = ServiceRoute.pagePath
     /// A longer head is not a page request: it goes to the decoder (which applies its own limits).
     static let maximumHead = 8 * 1024
     /// Bytes kept here while the router answers an earlier request; past this, the decoder gets them all.
@@ -148,7 +150,7 @@ final class PageFastPathHandler: ChannelDuplexHandler {
         if page.acceptEncoding == lastAcceptEncoding.value {
             gzip = lastAcceptEncoding.gzip
         } else {
-            gzip = LayoutService.acceptsGzip(page.acceptEncoding.map { String(decoding: $0, as: UTF8.self) })
+            gzip = RouteHandlers.acceptsGzip(page.acceptEncoding.map { String(decoding: $0, as: UTF8.self) })
             lastAcceptEncoding = (page.acceptEncoding ?? [], gzip)
         }
         let key = PageCache.Key(id: page.id, layoutIndex: page.layoutIndex, pageIndex: page.pageIndex, gzip: gzip)

@@ -1,4 +1,5 @@
 import FeedLayout
+import LayoutStore
 import Synchronization
 import WaterfallLayout
 

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import LayoutService
+@testable import LayoutStore
 
 @Suite struct GzipTests {
     @Test(arguments: [0, 1, 100, 70_000, 1_000_000])

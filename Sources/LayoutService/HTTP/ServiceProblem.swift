@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import LayoutStore
 import Logging
 import LayoutPages
 import NIOCore
@@ -51,6 +52,18 @@ struct ServiceProblem: Error, Sendable {
         return problem
     }
 
+    /// What a client is told of a store's failure, decided here for every route: a store that is restarting or slow is
+    /// a 503 to try again after; anything else is logged in full and answered as the 500 of every internal failure, which names no path or
+    /// SQL.
+    init(storeError error: StoreError, logger: Logger) {
+        if error.isTransient {
+            self = .storeUnavailable()
+        } else {
+            logger.error("the store failed", metadata: ["code": "\(error.code)", "error": "\(error.message)"])
+            self.init(.internalServerError, "internal", "Internal error", detail: "the request could not be answered")
+        }
+    }
+
     /// The response: the problem as JSON, with its headers.
     func response() -> Response {
         var json = JSONWriter()
@@ -83,6 +96,8 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let problem as ServiceProblem {
             return problem.response()
+        } catch let error as StoreError {
+            return ServiceProblem(storeError: error, logger: context.logger).response()
         } catch let error as HTTPError {
             return problem(for: error, request: request).response()
         } catch is NIOTooManyBytesError {
@@ -122,23 +137,5 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
                 error.status, "http-\(error.status.code)", error.status.reasonPhrase,
                 detail: error.body ?? error.status.reasonPhrase)
         }
-    }
-}
-
-/// The service's routes by path pattern and method, to tell "no such route" (404) from "not with this method" (405).
-struct ServiceRoutesTable: Sendable {
-    /// Path patterns split at `/`; a component starting with `:` matches any one component.
-    let routes: [(pattern: [Substring], methods: [String])]
-
-    init(_ routes: [(String, [String])]) {
-        self.routes = routes.map { ($0.0.split(separator: "/"), $0.1) }
-    }
-
-    func methods(forPath path: String) -> [String] {
-        let components = path.split(separator: "/")
-        for route in routes where route.pattern.count == components.count {
-            if zip(route.pattern, components).allSatisfy({ $0.hasPrefix(":") || $0 == $1 }) { return route.methods }
-        }
-        return []
     }
 }

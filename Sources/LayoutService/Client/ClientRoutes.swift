@@ -2,12 +2,13 @@ import FeedLayout
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LayoutStore
 import LocalFileAccess
 import NIOCore
 
 /// What the web client needs beyond the layout API: its own files, each layout's text styles and fonts, and the
 /// photos under the service's image root.
-extension LayoutService {
+extension RouteHandlers {
     func clientFile(_ name: String, request: Request) throws -> Response {
         try client.response(name, request: request)
     }

@@ -10,7 +10,7 @@ import ProbeCache
 ///
 /// Every call is bounded in time: PostgreSQL that does not answer makes probes miss (the prober logs it and reads
 /// the photo), it never holds a layout up. A miss costs one photo request, so the bound is shorter than the store's.
-final class PostgresProbeCache: ProbeCacheStorage {
+public final class PostgresProbeCache: ProbeCacheStorage {
     private let client: PostgresClient
     /// The store's URL without its password, for messages.
     private let displayURL: String
@@ -24,11 +24,11 @@ final class PostgresProbeCache: ProbeCacheStorage {
         self.logger = logger
     }
 
-    func entry(for source: String) async throws(ProbeCacheError) -> CachedProbe? {
+    public func entry(for source: String) async throws(ProbeCacheError) -> CachedProbe? {
         try await entries(for: [source])[source]
     }
 
-    func entries(for sources: [String]) async throws(ProbeCacheError) -> [String: CachedProbe] {
+    public func entries(for sources: [String]) async throws(ProbeCacheError) -> [String: CachedProbe] {
         guard !sources.isEmpty else { return [:] }
         return try await operation { [client, logger] in
             var found: [String: CachedProbe] = [:]
@@ -55,7 +55,7 @@ final class PostgresProbeCache: ProbeCacheStorage {
         }
     }
 
-    func store(_ entries: [(source: String, entry: CachedProbe)]) async throws(ProbeCacheError) {
+    public func store(_ entries: [(source: String, entry: CachedProbe)]) async throws(ProbeCacheError) {
         // Of several entries for one source, the last is kept, as separate stores would keep it (and one statement
         // may not update a row twice). Rows go in source order, so two instances storing overlapping batches lock
         // them in the same order and never deadlock.

@@ -7,7 +7,7 @@ import Foundation
 /// Every page is stored in one transaction with its pins and the layout's running counts, so a reader sees a page
 /// whole or not at all, and a process killed at any moment leaves pages that are a prefix of the layout: whoever
 /// resumes it starts from the last stored page's cursor.
-protocol LayoutStore: Sendable {
+public protocol LayoutStore: Sendable {
     /// Stores a new layout, unless one with this id exists.
     /// - Returns: Whether it was new (the caller then starts computing it).
     func insertLayout(
@@ -68,71 +68,119 @@ extension LayoutStore {
     /// One form of a page: gzipped as stored, or its JSON, inflated from it. Stores keep only the gzipped form: the
     /// JSON too was five times the bytes to write (twice, through SQLite's write-ahead log) for every page made,
     /// where inflating is cheap and happens once per page a plain request misses in ``PageCache``.
-    func page(_ id: String, layoutIndex: Int, pageIndex: Int, gzip: Bool) async throws -> Data? {
+    public func page(_ id: String, layoutIndex: Int, pageIndex: Int, gzip: Bool) async throws -> Data? {
         guard let stored = try await gzippedPage(id, layoutIndex: layoutIndex, pageIndex: pageIndex) else { return nil }
         if gzip { return stored }
         guard let json = Gzip.decompress([UInt8](stored)) else {
-            throw StoreError("page \(pageIndex) of layout \(id) (layout \(layoutIndex)) is damaged in the store: not gzip")
+            throw StoreError(.damaged, "page \(pageIndex) of layout \(id) (layout \(layoutIndex)) is damaged in the store: not gzip")
         }
         return Data(json)
     }
 }
 
 /// A layout as stored.
-struct LayoutRecord: Sendable {
-    var id: String
-    var status: String
+public struct LayoutRecord: Sendable {
+    public var id: String
+    public var status: String
     /// The request's layout options as `feedlayout layout` arguments.
-    var arguments: [String]
-    var feedName: String
-    var baseURL: String?
-    var itemCount: Int
-    var warnings: [String: Int]
-    var errorCode: String?
-    var errorMessage: String?
-    var parts: [PartRecord]
+    public var arguments: [String]
+    public var feedName: String
+    public var baseURL: String?
+    public var itemCount: Int
+    public var warnings: [String: Int]
+    public var errorCode: String?
+    public var errorMessage: String?
+    public var parts: [PartRecord]
+
+    public init(
+        id: String, status: String, arguments: [String], feedName: String, baseURL: String?, itemCount: Int, warnings: [String: Int], errorCode: String?, errorMessage: String?, parts: [PartRecord]
+    ) {
+        self.id = id
+        self.status = status
+        self.arguments = arguments
+        self.feedName = feedName
+        self.baseURL = baseURL
+        self.itemCount = itemCount
+        self.warnings = warnings
+        self.errorCode = errorCode
+        self.errorMessage = errorMessage
+        self.parts = parts
+    }
 }
 
 /// One of a layout's layouts (one per breakpoint).
-struct PartRecord: Sendable {
-    var layoutIndex: Int
-    var width: Double
-    var columns: Int
-    var pageCount: Int
-    var contentHeight: Double
-    var lastCursor: String?
+public struct PartRecord: Sendable {
+    public var layoutIndex: Int
+    public var width: Double
+    public var columns: Int
+    public var pageCount: Int
+    public var contentHeight: Double
+    public var lastCursor: String?
+
+    public init(
+        layoutIndex: Int, width: Double, columns: Int, pageCount: Int, contentHeight: Double, lastCursor: String?
+    ) {
+        self.layoutIndex = layoutIndex
+        self.width = width
+        self.columns = columns
+        self.pageCount = pageCount
+        self.contentHeight = contentHeight
+        self.lastCursor = lastCursor
+    }
 }
 
 /// A pin's place, for viewport queries and snapping, and where its JSON sits in its page's bytes.
-struct PinRecord: Sendable {
-    var itemIndex: Int
-    var column: Int
-    var columnSpan: Int
-    var x: Int, y: Int, width: Int, height: Int
-    var pageIndex: Int
-    var jsonOffset: Int
-    var jsonLength: Int
+public struct PinRecord: Sendable {
+    public var itemIndex: Int
+    public var column: Int
+    public var columnSpan: Int
+    public var x: Int, y: Int, width: Int, height: Int
+    public var pageIndex: Int
+    public var jsonOffset: Int
+    public var jsonLength: Int
+
+    public init(
+        itemIndex: Int, column: Int, columnSpan: Int, x: Int, y: Int, width: Int, height: Int, pageIndex: Int, jsonOffset: Int, jsonLength: Int
+    ) {
+        self.itemIndex = itemIndex
+        self.column = column
+        self.columnSpan = columnSpan
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+        self.pageIndex = pageIndex
+        self.jsonOffset = jsonOffset
+        self.jsonLength = jsonLength
+    }
 }
 
 /// A page about to be stored: its bytes (`json`, as `feedlayout layout` writes them; stored only gzipped), its pins,
 /// and what it adds to the layout's counts.
-struct PageWrite: Sendable {
-    var layoutIndex: Int
-    var pageIndex: Int
-    var json: [UInt8]
-    var gzip: [UInt8]
-    var cursor: String?
-    var contentHeight: Double
-    var pins: [PinRecord]
+public struct PageWrite: Sendable {
+    public var layoutIndex: Int
+    public var pageIndex: Int
+    public var json: [UInt8]
+    public var gzip: [UInt8]
+    public var cursor: String?
+    public var contentHeight: Double
+    public var pins: [PinRecord]
     /// Items and warnings by code: counted from the first layout's pages only, so breakpoints count each item
     /// once (as the command's summary does).
-    var itemCount: Int
-    var warnings: [String: Int]
-}
+    public var itemCount: Int
+    public var warnings: [String: Int]
 
-/// The store cannot be opened or used; the message names it and says what to do.
-struct StoreError: Error, Sendable, CustomStringConvertible {
-    var message: String
-    init(_ message: String) { self.message = message }
-    var description: String { message }
+    public init(
+        layoutIndex: Int, pageIndex: Int, json: [UInt8], gzip: [UInt8], cursor: String?, contentHeight: Double, pins: [PinRecord], itemCount: Int, warnings: [String: Int]
+    ) {
+        self.layoutIndex = layoutIndex
+        self.pageIndex = pageIndex
+        self.json = json
+        self.gzip = gzip
+        self.cursor = cursor
+        self.contentHeight = contentHeight
+        self.pins = pins
+        self.itemCount = itemCount
+        self.warnings = warnings
+    }
 }

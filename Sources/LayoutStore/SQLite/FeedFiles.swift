@@ -24,7 +24,7 @@ struct FeedFiles: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
-            throw StoreError("\(storePath): cannot create the folder of its feeds \(folder): \(error.localizedDescription)")
+            throw StoreError(.cannotOpen, "\(storePath): cannot create the folder of its feeds \(folder): \(error.localizedDescription)")
         }
     }
 
@@ -96,7 +96,7 @@ struct FeedFiles: Sendable {
         do {
             bytes = try LocalFileGate.readAll(descriptor, path: file, maximumBytes: Int.max)
         } catch {
-            throw StoreError("\(file): cannot read the stored feed: \(error.reason)")
+            throw StoreError(.ioFailed, "\(file): cannot read the stored feed: \(error.reason)")
         }
         _ = posix_fadvise(descriptor, 0, 0, Int32(POSIX_FADV_DONTNEED))
         return bytes
@@ -110,6 +110,6 @@ struct FeedFiles: Sendable {
     }
 
     private func failure(_ what: String, _ file: String) -> StoreError {
-        StoreError("\(file): \(what) the stored feed: \(String(cString: strerror(errno)))")
+        StoreError(.ioFailed, "\(file): \(what) the stored feed: \(String(cString: strerror(errno)))")
     }
 }

@@ -6,7 +6,7 @@ import ProbeCache
 import RemoteFetch
 import Testing
 
-@testable import LayoutService
+@testable import LayoutStore
 
 /// The probe cache that `feedlayout serve` instances share through PostgreSQL, on a throwaway cluster of each test's
 /// own (scripts/postgres-cluster).

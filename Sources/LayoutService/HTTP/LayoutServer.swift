@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import LayoutStore
 import Logging
 import NIOCore
 import ProbeCache
@@ -21,7 +22,7 @@ import Synchronization
 public struct LayoutServer: Sendable {
     let settings: ServiceSettings
     let logger: Logger
-    let service: LayoutService
+    let handlers: RouteHandlers
     /// The probe cache the layouts use, writing to the store's in batches; flushed when the service stops.
     private let probeCache: WriteBehindProbeCache
 
@@ -31,37 +32,18 @@ public struct LayoutServer: Sendable {
     public init(settings: ServiceSettings, logger: Logger) async throws {
         self.settings = settings
         self.logger = logger
-        let store: any LayoutStore
-        let storedProbes: any ProbeCacheStorage
-        if PostgresLayoutStore.isURL(settings.storePath) {
-            let shared = try await PostgresLayoutStore.open(
-                url: settings.storePath, leaseDuration: settings.leaseDuration, logger: logger)
-            store = shared
-            // Probes live in the shared database too: a photo one instance probed is not probed again by another.
-            storedProbes = shared.probeCache()
-        } else {
-            let file = try SQLiteLayoutStore(path: settings.storePath)
-            store = file
-            // The probe cache lives in the store's file too: one file holds everything the service keeps.
-            do {
-                storedProbes = try ProbeCache(sharing: file.database, path: settings.storePath)
-            } catch {
-                throw StoreError("\(settings.storePath): the probe cache in the store cannot be opened: \(error.reason)")
-            }
-        }
+        let (store, storedProbes) = try await LayoutStores.open(
+            settings.storePath, leaseDuration: settings.leaseDuration, logger: logger)
         probeCache = WriteBehindProbeCache(base: storedProbes, logger: logger)
         let resources = LayoutResources(
             fetch: RemoteFetchConfiguration(
                 readTimeout: settings.feedReadTimeout, totalTimeout: settings.feedTotalTimeout,
                 maximumBytes: settings.maximumFeedBytes, allowPrivateNetwork: settings.allowPrivateNetwork),
             probeCache: probeCache, threadCount: settings.layoutThreads, logger: logger)
-        let metrics = ServiceMetrics(routes: Self.routes.flatMap { route in
-            // Hummingbird names parameters `{id}` in the route it reports.
-            route.methods.map { (method: $0, route: route.path.replacing(/:(\w+)/) { "{\($0.1)}" }) }
-        })
+        let metrics = ServiceMetrics(routes: ServiceRoute.all.map { ($0.method.rawValue, $0.routerPath) })
         let runner = LayoutRunner(
             store: store, resources: resources, settings: settings, metrics: metrics, logger: logger)
-        service = LayoutService(
+        handlers = RouteHandlers(
             settings: settings, store: store, runner: runner, resources: resources, metrics: metrics,
             client: try ClientFiles(), logger: logger)
     }
@@ -70,24 +52,9 @@ public struct LayoutServer: Sendable {
     /// - Parameter onListening: Called with the port once the server listens (useful with port 0).
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let router = Router(context: BasicRequestContext.self)
-        let routes = ServiceRoutesTable(Self.routes.map { ($0.path, $0.methods) })
-        router.add(middleware: RequestMetricsMiddleware(metrics: service.metrics))
-        router.add(middleware: ProblemMiddleware(routes: routes))
-        let service = self.service
-        router.post("/v1/layouts") { try await service.createLayout($0, context: $1) }
-        router.get("/v1/layouts/:id") { try await service.layout($0, context: $1) }
-        router.get("/v1/layouts/:id/pages/:index") { try await service.page($0, context: $1) }
-        router.get("/v1/pages") { try await service.pageAfterCursor($0, context: $1) }
-        router.get("/v1/layouts/:id/items") { try await service.items($0, context: $1) }
-        router.get("/v1/layouts/:id/snap") { try await service.snap($0, context: $1) }
-        router.get("/v1/layouts/:id/style.css") { try await service.style($0, context: $1) }
-        router.get("/v1/layouts/:id/fonts/:file") { try await service.font($0, context: $1) }
-        router.get("/files/**") { try await service.imageFile($0, context: $1) }
-        router.get("/") { request, _ in try service.clientFile("index.html", request: request) }
-        router.get("/view/:id") { try await service.view($0, context: $1) }
-        router.get("/client/:file") { try service.clientFile($1.parameters.get("file") ?? "", request: $0) }
-        router.get("/healthz") { try await service.health($0, context: $1) }
-        router.get("/metrics") { try await service.metricsText($0, context: $1) }
+        router.add(middleware: RequestMetricsMiddleware(metrics: handlers.metrics))
+        router.add(middleware: ProblemMiddleware(routes: ServiceRoutesTable(ServiceRoute.all)))
+        ServiceRoute.addAll(to: router, handlers: handlers)
 
         let timeout = TimeAmount(settings.requestTimeout)
         let logger = self.logger
@@ -104,7 +71,7 @@ public struct LayoutServer: Sendable {
                             additionalChannelHandlers: [
                                 RequestDeadlineHandler(deadline: timeout), RouterResponseTracker(),
                             ], idleTimeout: nil)),
-                    cache: service.pageCache, metrics: service.metrics)
+                    cache: handlers.pageCache, metrics: handlers.metrics)
             },
             configuration: ApplicationConfiguration(
                 address: .hostname(settings.host, port: settings.port), serverName: "feedlayout"),
@@ -118,34 +85,24 @@ public struct LayoutServer: Sendable {
             configuration: ServiceGroupConfiguration(
                 services: [
                     // Stopped in reverse order: the layouts end before the probes they learnt are written.
-                    .init(service: service.resources), .init(service: probeCache), .init(service: service.runner),
+                    .init(service: handlers.resources), .init(service: probeCache), .init(service: handlers.runner),
                     .init(service: app),
-                    .init(service: StoppingFlag(service: service)),
+                    .init(service: StoppingFlag(handlers: handlers)),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        defer { service.store.close() }
+        defer { handlers.store.close() }
         try await group.run()
     }
-}
-
-extension LayoutServer {
-    /// Every route, as the router is given it, with its methods: for 405s and for the metrics made at start.
-    static let routes: [(path: String, methods: [String])] = [
-        ("/v1/layouts", ["POST"]), ("/v1/layouts/:id", ["GET"]), ("/v1/layouts/:id/pages/:index", ["GET"]),
-        ("/v1/pages", ["GET"]), ("/v1/layouts/:id/items", ["GET"]), ("/v1/layouts/:id/snap", ["GET"]),
-        ("/v1/layouts/:id/style.css", ["GET"]), ("/v1/layouts/:id/fonts/:file", ["GET"]), ("/files/**", ["GET"]),
-        ("/", ["GET"]), ("/view/:id", ["GET"]), ("/client/:file", ["GET"]), ("/healthz", ["GET"]), ("/metrics", ["GET"]),
-    ]
 }
 
 /// Turns `/healthz` to `stopping` and refuses new layouts as soon as shutdown begins (it is the last service, so
 /// it hears of the shutdown first).
 private struct StoppingFlag: Service {
-    let service: LayoutService
+    let handlers: RouteHandlers
 
     func run() async throws {
         try? await gracefulShutdown()
-        service.isStopping.store(true, ordering: .relaxed)
+        handlers.isStopping.store(true, ordering: .relaxed)
     }
 }
 

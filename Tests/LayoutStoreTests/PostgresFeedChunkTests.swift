@@ -4,7 +4,7 @@ import Logging
 import PostgresNIO
 import Testing
 
-@testable import LayoutService
+@testable import LayoutStore
 
 /// A layout's feed in PostgreSQL is stored in chunks, so that no message to or from the server holds a whole feed
 /// (a connection keeps a buffer the size of its largest message), and a database of the schema before keeps its

@@ -2,6 +2,7 @@ import FeedIngest
 import FeedLayout
 import Foundation
 import HTTPTypes
+import LayoutStore
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -109,7 +110,7 @@ actor LayoutRunner: Service {
         while true {
             do {
                 return try await operation()
-            } catch let problem as ServiceProblem where problem.status == .serviceUnavailable {
+            } catch let error as StoreError where error.isTransient {
                 logger.debug("the store is unavailable; trying again in 1 s")
                 try await Task.sleep(for: .seconds(1))
             }
@@ -159,7 +160,7 @@ actor LayoutRunner: Service {
                 await store.release(id)
                 return
             }
-            if let lost = error as? LeaseLost {
+            if let lost = error as? StoreError, lost.code == .leaseLost {
                 logger.warning("layout left to another instance", metadata: ["layout": "\(id)", "reason": "\(lost)"])
                 // Stops renewing; the lease is the other instance's, so nothing else changes.
                 await store.release(id)

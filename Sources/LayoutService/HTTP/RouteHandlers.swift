@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import LayoutStore
 import Logging
 import NIOCore
 import RemoteFetch
@@ -11,12 +12,12 @@ import Synchronization
 import TextMeasure
 import WaterfallLayout
 
-/// The service's request handling: layouts are posted, computed by ``LayoutRunner`` into ``LayoutStore``, and
+/// The handlers of the service's routes: layouts are posted, computed by ``LayoutRunner`` into ``LayoutStore``, and
 /// served page by page (by index or by cursor), by viewport and by scroll position.
 ///
 /// Pages are served as stored (gzipped), or inflated to the bytes `feedlayout layout` writes, with a strong entity
 /// tag, from a bounded cache of recent pages in memory.
-final class LayoutService: Sendable {
+final class RouteHandlers: Sendable {
     let settings: ServiceSettings
     let store: any LayoutStore
     let runner: LayoutRunner

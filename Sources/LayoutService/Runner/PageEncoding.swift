@@ -1,6 +1,7 @@
 import FeedIngest
 import FeedLayout
 import Foundation
+import LayoutStore
 import TextMeasure
 import WaterfallLayout
 

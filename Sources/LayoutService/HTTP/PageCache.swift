@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import LayoutStore
 import NIOCore
 import Synchronization
 

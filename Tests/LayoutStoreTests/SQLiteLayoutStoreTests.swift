@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import LayoutService
+@testable import LayoutStore
 
 /// The SQLite store: posted feeds are files beside the database (`STORE.feeds/ID`), pages are kept gzipped only.
 @Suite struct SQLiteLayoutStoreTests {
@@ -87,5 +87,35 @@ import Testing
         #expect(try await store.page("p", layoutIndex: 0, pageIndex: 1, gzip: false) == nil)
         let columns = try await store.database.read { db in try db.columns(in: "page").map(\.name) }
         #expect(!columns.contains("json"), "only the gzipped form is stored")
+    }
+
+    /// Callers decide by a failure's code: a file that is no store cannot be opened, a page that is not gzip is
+    /// damaged, and both messages name what failed.
+    @Test func failuresCarryTheirCodeAndNameTheStore() async throws {
+        let path = try Self.temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        FileManager.default.createFile(atPath: path, contents: Data(repeating: 0x41, count: 4096))
+        do {
+            _ = try SQLiteLayoutStore(path: path)
+            Issue.record("a file of 4,096 'A's opened as a store")
+        } catch {
+            #expect(error.code == .cannotOpen)
+            #expect(error.message.hasPrefix(path + ": not a FeedLayout store"), "\(error.message)")
+            #expect(!error.isTransient)
+        }
+        try FileManager.default.removeItem(atPath: path)
+        let store = try SQLiteLayoutStore(path: path)
+        #expect(try await Self.insert(store, id: "d", feed: Array("<rss/>".utf8)))
+        let json = Array("{}\n".utf8)
+        try await store.storePage(
+            PageWrite(
+                layoutIndex: 0, pageIndex: 0, json: json, gzip: json, cursor: nil, contentHeight: 0, pins: [],
+                itemCount: 0, warnings: [:]),
+            layoutId: "d")
+        await #expect {
+            try await store.page("d", layoutIndex: 0, pageIndex: 0, gzip: false)
+        } throws: { error in
+            (error as? StoreError)?.code == .damaged && "\(error)".contains("page 0 of layout d")
+        }
     }
 }

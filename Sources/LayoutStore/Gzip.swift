@@ -2,10 +2,10 @@ import CZlib
 
 /// gzip through zlib: pages are compressed once, when stored, and served as they are to every client that accepts
 /// gzip; nothing is compressed per request.
-enum Gzip {
+public enum Gzip {
     /// The gzip form of `bytes`. Pages use level 4: 6 % larger than level 9 on a page of JSON, in a third of its
     /// time (with pages at level 9, zlib was a quarter of the service's CPU while it took and laid out a large feed).
-    static func compress(_ bytes: [UInt8], level: Int32 = 4) -> [UInt8] {
+    public static func compress(_ bytes: [UInt8], level: Int32 = 4) -> [UInt8] {
         var stream = z_stream()
         guard fl_deflate_init_gzip(&stream, level) == Z_OK else { fatalError("zlib: deflateInit2 failed") }
         defer { deflateEnd(&stream) }
@@ -27,7 +27,7 @@ enum Gzip {
     }
 
     /// The bytes a gzip stream holds, or `nil` when it is not one (or is larger than `limit`).
-    static func decompress(_ bytes: [UInt8], limit: Int = 1 << 30) -> [UInt8]? {
+    public static func decompress(_ bytes: [UInt8], limit: Int = 1 << 30) -> [UInt8]? {
         var stream = z_stream()
         guard fl_inflate_init_gzip(&stream) == Z_OK else { return nil }
         defer { inflateEnd(&stream) }

@@ -6,7 +6,7 @@ import RemoteFetch
 import Synchronization
 import Testing
 
-@testable import LayoutService
+@testable import LayoutStore
 
 /// The service's probe cache writes what layouts learn in batches, and lookups see entries not written yet.
 @Suite struct WriteBehindProbeCacheTests {

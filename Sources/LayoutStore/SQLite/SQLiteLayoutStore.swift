@@ -29,19 +29,20 @@ final class SQLiteLayoutStore: LayoutStore {
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             } catch {
-                throw StoreError("\(path): cannot create the folder \(folder): \(error.localizedDescription)")
+                throw StoreError(.cannotOpen, "\(path): cannot create the folder \(folder): \(error.localizedDescription)")
             }
         }
         // One process per store: two would each resume the other's running layouts.
         let lockPath = path + ".lock"
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw StoreError("\(path): cannot open the lock file \(lockPath): \(String(cString: strerror(errno)))")
+            throw StoreError(.cannotOpen, "\(path): cannot open the lock file \(lockPath): \(String(cString: strerror(errno)))")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let holder = (try? String(contentsOfFile: lockPath, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
             Glibc.close(descriptor)
             throw StoreError(
+                .cannotOpen,
                 "\(path): another process is using this store (feedlayout serve\(holder.map { ", process \($0)" } ?? ""))"
                     + "; stop it or pass another --store")
         }
@@ -62,15 +63,15 @@ final class SQLiteLayoutStore: LayoutStore {
         } catch let error as DatabaseError {
             Glibc.close(descriptor)
             if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
-                throw StoreError("\(path): the database is locked by another program; close it and start again")
+                throw StoreError(.cannotOpen, "\(path): the database is locked by another program; close it and start again")
             }
             if error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
-                throw StoreError("\(path): not a FeedLayout store (not an SQLite database, or damaged)")
+                throw StoreError(.cannotOpen, "\(path): not a FeedLayout store (not an SQLite database, or damaged)")
             }
-            throw StoreError("\(path): cannot open the store: \(error.message ?? "\(error.resultCode)")")
+            throw StoreError(.cannotOpen, "\(path): cannot open the store: \(error.message ?? "\(error.resultCode)")")
         } catch {
             Glibc.close(descriptor)
-            throw StoreError("\(path): cannot open the store: \(error)")
+            throw StoreError(.cannotOpen, "\(path): cannot open the store: \(error)")
         }
         do {
             feeds = try FeedFiles(storePath: path)
@@ -82,6 +83,33 @@ final class SQLiteLayoutStore: LayoutStore {
     }
 
     deinit { Glibc.close(lockDescriptor) }
+
+    /// A read, with GRDB's errors turned into the store's own (``storeError(_:)``).
+    private func reading<Value: Sendable>(_ body: @escaping @Sendable (Database) throws -> Value) async throws -> Value {
+        do { return try await database.read(body) } catch { throw storeError(error) }
+    }
+
+    /// A write transaction, with GRDB's errors turned into the store's own (``storeError(_:)``).
+    private func writing<Value: Sendable>(_ body: @escaping @Sendable (Database) throws -> Value) async throws -> Value {
+        do { return try await database.write(body) } catch { throw storeError(error) }
+    }
+
+    /// An error of SQLite's as a ``StoreError`` that names the file: callers decide by its code, and no SQL reaches
+    /// a client. Cancellation stays cancellation.
+    private func storeError(_ error: any Error) -> any Error {
+        if error is StoreError || error is CancellationError { return error }
+        guard let error = error as? DatabaseError else { return StoreError(.ioFailed, "\(path): \(error)") }
+        switch error.resultCode {
+        case .SQLITE_FULL:
+            return StoreError(.ioFailed, "\(path): the disk under the store is full")
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+            return StoreError(.damaged, "\(path): the store's database is damaged: \(error.message ?? "\(error.resultCode)")")
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return StoreError(.timeout, "\(path): the store's database stayed locked by another program")
+        default:
+            return StoreError(.ioFailed, "\(path): \(error.message ?? "\(error.resultCode)")")
+        }
+    }
 
     /// The schema, in versioned steps; GRDB records which ran, so each runs once per store.
     private static var migrator: DatabaseMigrator {
@@ -156,14 +184,14 @@ final class SQLiteLayoutStore: LayoutStore {
         parts: [(width: Double, columns: Int)]
     ) async throws -> Bool {
         let argumentsJSON = String(decoding: try JSONEncoder().encode(arguments), as: UTF8.self)
-        let exists = try await database.read { db in
+        let exists = try await reading { db in
             try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM layout WHERE id = ?"), arguments: [id]) ?? false
         }
         guard !exists else { return false }
         // The file first, flushed to disk: the row that names it must never exist without it.
         let feeds = self.feeds
         try await FeedFiles.onQueue { try feeds.write(feed, id: id) }
-        return try await database.write { db in
+        return try await writing { db in
             try db.execute(
                 sql: """
                     INSERT OR IGNORE INTO layout (id, status, arguments, feedName, baseURL, createdAt)
@@ -181,7 +209,7 @@ final class SQLiteLayoutStore: LayoutStore {
     }
 
     func layout(_ id: String) async throws -> LayoutRecord? {
-        try await database.read { db in
+        try await reading { db in
             guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM layout WHERE id = ?"), arguments: [id]) else {
                 return nil
             }
@@ -204,7 +232,7 @@ final class SQLiteLayoutStore: LayoutStore {
     func feed(of id: String) async throws -> [UInt8]? {
         let feeds = self.feeds
         if let bytes = try await FeedFiles.onQueue({ try feeds.read(id: id) }) { return bytes }
-        return try await database.read { db in
+        return try await reading { db in
             // Copied once, from SQLite's memory into the array (fetching a `Data` would copy it twice).
             let rows = try Row.fetchCursor(db, sql: "SELECT bytes FROM feed WHERE layoutId = ?", arguments: [id])
             return try rows.next()?.withUnsafeData(atIndex: 0) { data in data.map { [UInt8]($0) } ?? [] }
@@ -212,13 +240,13 @@ final class SQLiteLayoutStore: LayoutStore {
     }
 
     func claimableLayouts() async throws -> [String] {
-        try await database.read { db in
+        try await reading { db in
             try String.fetchAll(db, sql: "SELECT id FROM layout WHERE status = 'running' ORDER BY createdAt, id")
         }
     }
 
     func storePage(_ write: PageWrite, layoutId id: String) async throws {
-        try await database.write { db in
+        try await writing { db in
             // Cached statements: preparing the same five statements anew for every page was a measurable share of
             // storing it.
             let exists =
@@ -269,14 +297,14 @@ final class SQLiteLayoutStore: LayoutStore {
     }
 
     func finishLayout(_ id: String, feedWarnings: [String: Int]) async throws {
-        try await database.write { db in
+        try await writing { db in
             if !feedWarnings.isEmpty { try Self.addCounts(db, id: id, items: 0, warnings: feedWarnings) }
             try db.execute(sql: "UPDATE layout SET status = 'done' WHERE id = ?", arguments: [id])
         }
     }
 
     func failLayout(_ id: String, code: String, message: String) async throws {
-        try await database.write { db in
+        try await writing { db in
             try db.execute(
                 sql: "UPDATE layout SET status = 'failed', errorCode = ?, errorMessage = ? WHERE id = ?",
                 arguments: [code, message, id])
@@ -297,7 +325,7 @@ final class SQLiteLayoutStore: LayoutStore {
     // MARK: Pages and pins
 
     func gzippedPage(_ id: String, layoutIndex: Int, pageIndex: Int) async throws -> Data? {
-        try await database.read { db in
+        try await reading { db in
             try Data.fetchOne(
                 db.cachedStatement(sql: "SELECT gzip FROM page WHERE layoutId = ? AND layoutIndex = ? AND pageIndex = ?"),
                 arguments: [id, layoutIndex, pageIndex])
@@ -305,7 +333,7 @@ final class SQLiteLayoutStore: LayoutStore {
     }
 
     func pageWithCursor(_ cursor: String, layoutId: String?) async throws -> (id: String, layoutIndex: Int, pageIndex: Int)? {
-        try await database.read { db in
+        try await reading { db in
             let row: Row?
             if let layoutId {
                 row = try Row.fetchOne(
@@ -325,7 +353,7 @@ final class SQLiteLayoutStore: LayoutStore {
     }
 
     func pins(_ id: String, layoutIndex: Int, from itemIndex: Int) async throws -> [PinRecord] {
-        try await database.read { db in
+        try await reading { db in
             try Row.fetchAll(
                 db.cachedStatement(
                     sql: """

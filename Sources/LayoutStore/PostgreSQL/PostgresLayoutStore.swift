@@ -15,19 +15,19 @@ import Synchronization
 /// another claims it and resumes from the last stored page's cursor. Each page's commit sends a notification
 /// (`NOTIFY feedlayout`), which every instance listens for to wake the requests waiting for that layout.
 ///
-/// When PostgreSQL does not answer (restarting, say), requests fail with ``ServiceProblem/storeUnavailable(retryAfterSeconds:)``
-/// and the layouts being computed wait and try again: nothing is lost, and a page is never stored twice.
+/// When PostgreSQL does not answer (restarting, say), operations fail with a transient ``StoreError`` (the service
+/// answers 503) and the layouts being computed wait and try again: nothing is lost, and a page is never stored twice.
 final class PostgresLayoutStore: LayoutStore {
     /// The URL without its password, for messages.
     let displayURL: String
-    private let client: PostgresClient
+    let client: PostgresClient
     private let clientTask: Task<Void, Never>
     /// Who holds a lease: this process, unique across hosts and restarts.
     private let owner: String
     private let leaseDuration: Duration
     /// How long one store operation may wait for PostgreSQL before the request gets a 503.
     private let operationTimeout: Duration
-    private let logger: Logger
+    let logger: Logger
     private let renewals = Mutex<[String: Task<Void, Never>]>([:])
     private static let channel = "feedlayout"
 
@@ -48,7 +48,7 @@ final class PostgresLayoutStore: LayoutStore {
             try await store.migrate()
         } catch {
             store.close()
-            throw StoreError("\(store.displayURL): cannot open the store: \(Self.describe(error))")
+            throw StoreError(.cannotOpen, "\(store.displayURL): cannot open the store: \(Self.describe(error))")
         }
         return store
     }
@@ -57,7 +57,7 @@ final class PostgresLayoutStore: LayoutStore {
         guard let parts = URLComponents(string: url), ["postgres", "postgresql"].contains(parts.scheme ?? ""),
             let host = parts.host, !host.isEmpty, let user = parts.user, !user.isEmpty
         else {
-            throw StoreError("\(url): not a PostgreSQL URL; write postgres://USER@HOST:PORT/DATABASE")
+            throw StoreError(.cannotOpen, "\(url): not a PostgreSQL URL; write postgres://USER@HOST:PORT/DATABASE")
         }
         let database = String(parts.path.drop { $0 == "/" })
         var display = parts
@@ -95,169 +95,8 @@ final class PostgresLayoutStore: LayoutStore {
 
     deinit { close() }
 
-    // MARK: Schema
-
-    /// The schema, in versioned steps, each run once per database. The steps run in one transaction that holds an
-    /// advisory lock, so instances that start together apply them once, one after the other.
-    private static let migrations: [(version: Int, statements: [String])] = [
-        (
-            1,
-            [
-                """
-                CREATE TABLE feedlayout.layout (
-                    id TEXT PRIMARY KEY,
-                    status TEXT NOT NULL,
-                    arguments TEXT NOT NULL,
-                    feed_name TEXT NOT NULL,
-                    base_url TEXT,
-                    item_count BIGINT NOT NULL DEFAULT 0,
-                    warnings TEXT NOT NULL DEFAULT '{}',
-                    error_code TEXT,
-                    error_message TEXT,
-                    created_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
-                    lease_owner TEXT,
-                    lease_expires TIMESTAMPTZ
-                )
-                """,
-                """
-                CREATE TABLE feedlayout.feed (
-                    layout_id TEXT PRIMARY KEY REFERENCES feedlayout.layout(id) ON DELETE CASCADE,
-                    bytes BYTEA NOT NULL
-                )
-                """,
-                """
-                CREATE TABLE feedlayout.part (
-                    layout_id TEXT NOT NULL REFERENCES feedlayout.layout(id) ON DELETE CASCADE,
-                    layout_index BIGINT NOT NULL,
-                    width DOUBLE PRECISION NOT NULL,
-                    columns BIGINT NOT NULL,
-                    page_count BIGINT NOT NULL DEFAULT 0,
-                    content_height DOUBLE PRECISION NOT NULL DEFAULT 0,
-                    last_cursor TEXT,
-                    PRIMARY KEY (layout_id, layout_index)
-                )
-                """,
-                """
-                CREATE TABLE feedlayout.page (
-                    layout_id TEXT NOT NULL REFERENCES feedlayout.layout(id) ON DELETE CASCADE,
-                    layout_index BIGINT NOT NULL,
-                    page_index BIGINT NOT NULL,
-                    json BYTEA NOT NULL,
-                    gzip BYTEA NOT NULL,
-                    cursor TEXT,
-                    PRIMARY KEY (layout_id, layout_index, page_index)
-                )
-                """,
-                "CREATE INDEX page_by_cursor ON feedlayout.page (cursor)",
-                """
-                CREATE TABLE feedlayout.pin (
-                    layout_id TEXT NOT NULL REFERENCES feedlayout.layout(id) ON DELETE CASCADE,
-                    layout_index BIGINT NOT NULL,
-                    item_index BIGINT NOT NULL,
-                    column_index BIGINT NOT NULL,
-                    column_span BIGINT NOT NULL,
-                    x BIGINT NOT NULL, y BIGINT NOT NULL, width BIGINT NOT NULL, height BIGINT NOT NULL,
-                    page_index BIGINT NOT NULL,
-                    json_offset BIGINT NOT NULL,
-                    json_length BIGINT NOT NULL,
-                    PRIMARY KEY (layout_id, layout_index, item_index)
-                )
-                """,
-            ]
-        ),
-        (
-            2,
-            [
-                // The probe cache every instance shares (PostgresProbeCache): ProbeCache's SQLite table, column for
-                // column (see ProbeColumns).
-                """
-                CREATE TABLE feedlayout.probe (
-                    source TEXT PRIMARY KEY,
-                    file_size BIGINT, file_modified BIGINT, entity_tag TEXT, last_modified TEXT,
-                    format TEXT NOT NULL, width BIGINT NOT NULL, height BIGINT NOT NULL,
-                    orientation BIGINT NOT NULL, bytes_read BIGINT NOT NULL, flags BIGINT NOT NULL,
-                    bit_depth BIGINT, warnings TEXT NOT NULL,
-                    placeholder_color BIGINT, placeholder_hash BYTEA,
-                    stored_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
-                )
-                """
-            ]
-        ),
-        (
-            3,
-            [
-                // A feed in chunks: one message of a whole feed (hundreds of MB) grew a connection's write buffer to
-                // its size, and the pool kept that buffer for the connection's life. A feed stored before is one
-                // chunk.
-                """
-                CREATE TABLE feedlayout.feed_chunk (
-                    layout_id TEXT NOT NULL REFERENCES feedlayout.layout(id) ON DELETE CASCADE,
-                    chunk_index BIGINT NOT NULL,
-                    bytes BYTEA NOT NULL,
-                    PRIMARY KEY (layout_id, chunk_index)
-                )
-                """,
-                "INSERT INTO feedlayout.feed_chunk (layout_id, chunk_index, bytes) SELECT layout_id, 0, bytes FROM feedlayout.feed",
-                "DROP TABLE feedlayout.feed",
-            ]
-        ),
-        (
-            4,
-            [
-                // Warning counts by code (a JSON object as text) plus more of them: one merge for the pages' counts
-                // and the feed's, inside the statements that store them.
-                """
-                CREATE FUNCTION feedlayout.add_counts(stored TEXT, added TEXT) RETURNS TEXT
-                LANGUAGE SQL IMMUTABLE AS $$
-                    SELECT COALESCE(jsonb_object_agg(key, total), '{}'::jsonb)::text FROM (
-                        SELECT key, sum(value::bigint) AS total FROM (
-                            SELECT * FROM jsonb_each_text(stored::jsonb)
-                            UNION ALL SELECT * FROM jsonb_each_text(added::jsonb)
-                        ) AS counts GROUP BY key
-                    ) AS merged
-                $$
-                """
-            ]
-        ),
-        (
-            5,
-            [
-                // Pages are kept gzipped only (see LayoutStore.page(_:layoutIndex:pageIndex:gzip:)).
-                "ALTER TABLE feedlayout.page DROP COLUMN json"
-            ]
-        ),
-    ]
-
     /// The bytes of a feed in one stored chunk (and in one message to or from PostgreSQL).
     static let feedChunkSize = 1 << 20
-
-    private func migrate() async throws {
-        try await withTimeout(.seconds(15)) { [client, logger] in
-            try await client.withTransaction(logger: logger) { connection in
-                // Any fixed number: the lock only has to be the same for every instance.
-                try await connection.query("SELECT pg_advisory_xact_lock(4242017)", logger: logger)
-                try await connection.query("CREATE SCHEMA IF NOT EXISTS feedlayout", logger: logger)
-                try await connection.query(
-                    """
-                    CREATE TABLE IF NOT EXISTS feedlayout.migration (
-                        version BIGINT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
-                    """, logger: logger)
-                var applied: Set<Int> = []
-                for try await version in try await connection.query(
-                    "SELECT version FROM feedlayout.migration", logger: logger
-                ).decode(Int.self) {
-                    applied.insert(version)
-                }
-                for migration in Self.migrations where !applied.contains(migration.version) {
-                    for statement in migration.statements {
-                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                    }
-                    try await connection.query(
-                        "INSERT INTO feedlayout.migration (version) VALUES (\(migration.version))", logger: logger)
-                }
-            }
-        }
-    }
 
     // MARK: Layouts
 
@@ -479,7 +318,7 @@ final class PostgresLayoutStore: LayoutStore {
         }
         // No row held: the lease is another instance's now (or the layout is gone). A page already stored adds
         // nothing and is no error.
-        guard held == 1 else { throw LeaseLost(id: id) }
+        guard held == 1 else { throw Self.leaseLost(id) }
     }
 
     /// Counts by code as a JSON object.
@@ -496,10 +335,10 @@ final class PostgresLayoutStore: LayoutStore {
         for try await holder in try await connection.query(
             "SELECT lease_owner FROM feedlayout.layout WHERE id = \(id) FOR UPDATE", logger: logger
         ).decode(String?.self) {
-            guard holder == owner else { throw LeaseLost(id: id) }
+            guard holder == owner else { throw Self.leaseLost(id) }
             return
         }
-        throw LeaseLost(id: id)
+        throw Self.leaseLost(id)
     }
 
     /// Tells every instance listening (``watchChanges(_:)``) that the layout changed, once the transaction commits.
@@ -619,14 +458,21 @@ final class PostgresLayoutStore: LayoutStore {
     // MARK: Availability
 
     /// Runs one store operation, bounded in time: PostgreSQL that does not answer (down, restarting, unreachable)
-    /// becomes ``ServiceProblem/storeUnavailable(retryAfterSeconds:)``, which requests answer as 503 and running
-    /// layouts wait out.
+    /// becomes a ``StoreError`` that ``StoreError/isTransient``: requests answer it with a 503, running layouts wait it
+    /// out.
     private func operation<Result: Sendable>(_ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
         do {
             return try await withTimeout(operationTimeout, body)
         } catch {
-            if Self.meansUnavailable(error) { throw ServiceProblem.storeUnavailable() }
-            throw Self.cause(error)
+            if Self.cause(error) is StoreTimeout {
+                throw StoreError(.timeout, "\(displayURL): PostgreSQL did not answer within \(operationTimeout)")
+            }
+            if Self.meansUnavailable(error) {
+                throw StoreError(.unavailable, "\(displayURL): cannot reach PostgreSQL: \(Self.describe(error))")
+            }
+            let cause = Self.cause(error)
+            if cause is StoreError || cause is CancellationError { throw cause }
+            throw StoreError(.ioFailed, "\(displayURL): \(Self.describe(cause))")
         }
     }
 
@@ -664,8 +510,9 @@ final class PostgresLayoutStore: LayoutStore {
     }
 }
 
-/// Another instance took the layout over (this one was paused past its lease): this one stops computing it.
-struct LeaseLost: Error, CustomStringConvertible {
-    var id: String
-    var description: String { "the lease of layout \(id) passed to another instance" }
+extension PostgresLayoutStore {
+    /// Another instance took the layout over (this one was paused past its lease): this one stops computing it.
+    static func leaseLost(_ id: String) -> StoreError {
+        StoreError(.leaseLost, "the lease of layout \(id) passed to another instance")
+    }
 }

@@ -1,0 +1,166 @@
+import Logging
+import PostgresNIO
+
+/// The shared store's schema, in the schema `feedlayout` of the database: an ordered list of steps, each applied once
+/// per database and recorded in `feedlayout.migration`. A new step goes at the end with the next number; a step that
+/// shipped is never edited (databases that ran it keep what it made).
+extension PostgresLayoutStore {
+    /// The schema, in versioned steps, each run once per database. The steps run in one transaction that holds an
+    /// advisory lock, so instances that start together apply them once, one after the other.
+    static let migrations: [(version: Int, statements: [String])] = [
+        (
+            1,
+            [
+                """
+                CREATE TABLE feedlayout.layout (
+                    id TEXT PRIMARY KEY,
+                    status TEXT NOT NULL,
+                    arguments TEXT NOT NULL,
+                    feed_name TEXT NOT NULL,
+                    base_url TEXT,
+                    item_count BIGINT NOT NULL DEFAULT 0,
+                    warnings TEXT NOT NULL DEFAULT '{}',
+                    error_code TEXT,
+                    error_message TEXT,
+                    created_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+                    lease_owner TEXT,
+                    lease_expires TIMESTAMPTZ
+                )
+                """,
+                """
+                CREATE TABLE feedlayout.feed (
+                    layout_id TEXT PRIMARY KEY REFERENCES feedlayout.layout(id) ON DELETE CASCADE,
+                    bytes BYTEA NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE feedlayout.part (
+                    layout_id TEXT NOT NULL REFERENCES feedlayout.layout(id) ON DELETE CASCADE,
+                    layout_index BIGINT NOT NULL,
+                    width DOUBLE PRECISION NOT NULL,
+                    columns BIGINT NOT NULL,
+                    page_count BIGINT NOT NULL DEFAULT 0,
+                    content_height DOUBLE PRECISION NOT NULL DEFAULT 0,
+                    last_cursor TEXT,
+                    PRIMARY KEY (layout_id, layout_index)
+                )
+                """,
+                """
+                CREATE TABLE feedlayout.page (
+                    layout_id TEXT NOT NULL REFERENCES feedlayout.layout(id) ON DELETE CASCADE,
+                    layout_index BIGINT NOT NULL,
+                    page_index BIGINT NOT NULL,
+                    json BYTEA NOT NULL,
+                    gzip BYTEA NOT NULL,
+                    cursor TEXT,
+                    PRIMARY KEY (layout_id, layout_index, page_index)
+                )
+                """,
+                "CREATE INDEX page_by_cursor ON feedlayout.page (cursor)",
+                """
+                CREATE TABLE feedlayout.pin (
+                    layout_id TEXT NOT NULL REFERENCES feedlayout.layout(id) ON DELETE CASCADE,
+                    layout_index BIGINT NOT NULL,
+                    item_index BIGINT NOT NULL,
+                    column_index BIGINT NOT NULL,
+                    column_span BIGINT NOT NULL,
+                    x BIGINT NOT NULL, y BIGINT NOT NULL, width BIGINT NOT NULL, height BIGINT NOT NULL,
+                    page_index BIGINT NOT NULL,
+                    json_offset BIGINT NOT NULL,
+                    json_length BIGINT NOT NULL,
+                    PRIMARY KEY (layout_id, layout_index, item_index)
+                )
+                """,
+            ]
+        ),
+        (
+            2,
+            [
+                // The probe cache every instance shares (PostgresProbeCache): ProbeCache's SQLite table, column for
+                // column (see ProbeColumns).
+                """
+                CREATE TABLE feedlayout.probe (
+                    source TEXT PRIMARY KEY,
+                    file_size BIGINT, file_modified BIGINT, entity_tag TEXT, last_modified TEXT,
+                    format TEXT NOT NULL, width BIGINT NOT NULL, height BIGINT NOT NULL,
+                    orientation BIGINT NOT NULL, bytes_read BIGINT NOT NULL, flags BIGINT NOT NULL,
+                    bit_depth BIGINT, warnings TEXT NOT NULL,
+                    placeholder_color BIGINT, placeholder_hash BYTEA,
+                    stored_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
+                )
+                """
+            ]
+        ),
+        (
+            3,
+            [
+                // A feed in chunks: one message of a whole feed (hundreds of MB) grew a connection's write buffer to
+                // its size, and the pool kept that buffer for the connection's life. A feed stored before is one
+                // chunk.
+                """
+                CREATE TABLE feedlayout.feed_chunk (
+                    layout_id TEXT NOT NULL REFERENCES feedlayout.layout(id) ON DELETE CASCADE,
+                    chunk_index BIGINT NOT NULL,
+                    bytes BYTEA NOT NULL,
+                    PRIMARY KEY (layout_id, chunk_index)
+                )
+                """,
+                "INSERT INTO feedlayout.feed_chunk (layout_id, chunk_index, bytes) SELECT layout_id, 0, bytes FROM feedlayout.feed",
+                "DROP TABLE feedlayout.feed",
+            ]
+        ),
+        (
+            4,
+            [
+                // Warning counts by code (a JSON object as text) plus more of them: one merge for the pages' counts
+                // and the feed's, inside the statements that store them.
+                """
+                CREATE FUNCTION feedlayout.add_counts(stored TEXT, added TEXT) RETURNS TEXT
+                LANGUAGE SQL IMMUTABLE AS $$
+                    SELECT COALESCE(jsonb_object_agg(key, total), '{}'::jsonb)::text FROM (
+                        SELECT key, sum(value::bigint) AS total FROM (
+                            SELECT * FROM jsonb_each_text(stored::jsonb)
+                            UNION ALL SELECT * FROM jsonb_each_text(added::jsonb)
+                        ) AS counts GROUP BY key
+                    ) AS merged
+                $$
+                """
+            ]
+        ),
+        (
+            5,
+            [
+                // Pages are kept gzipped only (see LayoutStore.page(_:layoutIndex:pageIndex:gzip:)).
+                "ALTER TABLE feedlayout.page DROP COLUMN json"
+            ]
+        ),
+    ]
+
+    func migrate() async throws {
+        try await withTimeout(.seconds(15)) { [client, logger] in
+            try await client.withTransaction(logger: logger) { connection in
+                // Any fixed number: the lock only has to be the same for every instance.
+                try await connection.query("SELECT pg_advisory_xact_lock(4242017)", logger: logger)
+                try await connection.query("CREATE SCHEMA IF NOT EXISTS feedlayout", logger: logger)
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS feedlayout.migration (
+                        version BIGINT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
+                    """, logger: logger)
+                var applied: Set<Int> = []
+                for try await version in try await connection.query(
+                    "SELECT version FROM feedlayout.migration", logger: logger
+                ).decode(Int.self) {
+                    applied.insert(version)
+                }
+                for migration in Self.migrations where !applied.contains(migration.version) {
+                    for statement in migration.statements {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                    try await connection.query(
+                        "INSERT INTO feedlayout.migration (version) VALUES (\(migration.version))", logger: logger)
+                }
+            }
+        }
+    }
+}
