@@ -180,9 +180,8 @@ let package = Package(
         .target(
             name: "LayoutService",
             dependencies: [
-                "FeedLayout", "LayoutCommandLine", "LayoutPages", "LayoutStore", "LocalFileAccess", "ProbeCache",
-                "RemoteFetch", "TextMeasure", "WaterfallLayout",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "FeedLayout", "LayoutPages", "LayoutStore", "LocalFileAccess", "ProbeCache", "RemoteFetch",
+                "TextMeasure", "WaterfallLayout",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -285,8 +284,9 @@ let package = Package(
         .testTarget(
             name: "LayoutServiceTests",
             dependencies: [
-                "LayoutService", "LayoutStore", "FeedLayout", "FeedLayoutTestSupport", "ImageProbe", "ProbeCache",
-                "RemoteFetch",
+                "LayoutService", "LayoutStore", "LayoutCommandLine", "FeedLayout", "FeedLayoutTestSupport", "ImageProbe",
+                "ProbeCache", "RemoteFetch",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

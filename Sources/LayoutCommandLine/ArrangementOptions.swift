@@ -5,7 +5,7 @@ import WaterfallLayout
 /// Beyond the plain waterfall: flow rows, the horizontal axis, and the bands around the feed's sections.
 struct ArrangementOptions: ParsableArguments {
     @Option(help: "waterfall (columns, each pin into the shortest) or flow (rows of pins as wide as their photos).")
-    var mode: LayoutModeArgument = .waterfall
+    var mode: LayoutMode = .waterfall
 
     @Option(help: bounded("Flow: every photo is this tall; a pin is as wide as its photo", OptionLimits.positiveLength))
     var rowPhotoHeight: Double = 160
@@ -46,52 +46,34 @@ struct ArrangementOptions: ParsableArguments {
         help: bounded("Sections: how far each section's decoration frame reaches beyond its pins", OptionLimits.length))
     var decorationOutset: Double = 0
 
-    func validate() throws {
-        _ = try sectionInsets()
-        if axis == .horizontal, height == nil { throw ValidationError("--axis horizontal needs --height") }
-        if axis == .vertical, height != nil || maxPhotoWidth != nil || minPhotoWidth != 0 {
-            throw ValidationError("--height, --max-photo-width and --min-photo-width are for --axis horizontal")
-        }
-        if mode == .waterfall, align != .start || follow || rowPhotoHeight != 160 {
-            throw ValidationError("--align, --follow and --row-photo-height are for --mode flow")
-        }
-    }
-
-    func sectionInsets() throws -> Insets {
-        try parseInsets(sectionInset, option: "--section-inset")
-    }
-
-    /// Sets the mode, axis and section options on options built from the other groups.
-    func apply(to options: inout LayoutOptions) throws {
-        options.waterfall.axis = axis
-        options.waterfall.containerHeight = height
-        options.waterfall.maximumPhotoWidth = maxPhotoWidth
-        options.waterfall.minimumPhotoWidth = minPhotoWidth
-        options.waterfall.sectionInsets = try sectionInsets()
-        options.waterfall.decorationOutset = decorationOutset
-        options.sections = SectionStyle(headerHeight: sectionHeaderHeight, footerHeight: sectionFooterHeight)
-        if mode == .flow {
-            options.flow = FlowSettings(photoHeight: rowPhotoHeight, alignment: align, follow: follow)
-        }
+    /// Sets the mode, axis and section fields of the library's named options.
+    func apply(to values: inout LayoutOptionValues) {
+        values.mode = mode
+        values.rowPhotoHeight = rowPhotoHeight
+        values.align = align
+        values.follow = follow
+        values.axis = axis
+        values.height = height
+        values.maxPhotoWidth = maxPhotoWidth
+        values.minPhotoWidth = minPhotoWidth
+        values.sectionHeaderHeight = sectionHeaderHeight
+        values.sectionFooterHeight = sectionFooterHeight
+        values.sectionInset = sectionInset
+        values.decorationOutset = decorationOutset
     }
 }
 
-enum LayoutModeArgument: String, ExpressibleByArgument, CaseIterable {
-    case waterfall
-    case flow
-}
+extension LayoutMode: ExpressibleByArgument {}
 
 extension LayoutAxis: ExpressibleByArgument {}
 
 extension FlowAlignment: ExpressibleByArgument {
     /// The CLI spells the alignments in kebab case: `data-end`.
     public init?(argument: String) {
-        guard let alignment = Self.allCases.first(where: { $0.argumentName == argument }) else { return nil }
+        guard let alignment = Self.allCases.first(where: { $0.optionName == argument }) else { return nil }
         self = alignment
     }
 
-    var argumentName: String { self == .dataEnd ? "data-end" : rawValue }
-
-    public static var allValueStrings: [String] { allCases.map(\.argumentName) }
-    public var defaultValueDescription: String { argumentName }
+    public static var allValueStrings: [String] { allCases.map(\.optionName) }
+    public var defaultValueDescription: String { optionName }
 }

@@ -75,32 +75,26 @@ struct GridOptions: ParsableArguments {
             valueName: "list"))
     var breakpoints: String?
 
-    func validate() throws {
-        _ = try insets()
-        _ = try parsedBreakpoints()
-    }
-
-    func parsedBreakpoints() throws -> [Breakpoint] {
-        guard let breakpoints else { return [] }
-        do {
-            return try Breakpoint.parseList(breakpoints)
-        } catch {
-            throw ValidationError(error.message)
-        }
-    }
-
-    func insets() throws -> Insets { try parseInsets(inset, option: "--inset") }
-
-    /// The grid's configuration; `captionFontSize` is the em that `--order-tolerance normal` stands for.
-    func configuration(captionFontSize: Double) throws -> WaterfallConfiguration {
-        WaterfallConfiguration(
-            containerWidth: width,
-            columns: columns.map { .fixed($0) }
-                ?? .adaptive(minimumWidth: minColumnWidth, minimumColumns: minColumns, maximumColumns: maxColumns),
-            insets: try insets(), columnGap: gutter, rowGap: rowGap, cellPadding: cellPadding,
-            annotationSpacing: annotationSpacing, maximumPhotoHeight: maxPhotoHeight,
-            minimumPhotoHeight: minPhotoHeight, scale: scale, direction: rightToLeft ? .rightToLeft : .leftToRight,
-            placement: placement, orderTolerance: orderTolerance.pixels(em: captionFontSize))
+    /// Sets the grid's fields of the library's named options.
+    func apply(to values: inout LayoutOptionValues) {
+        values.width = width
+        values.columns = columns
+        values.minColumnWidth = minColumnWidth
+        values.minColumns = minColumns
+        values.maxColumns = maxColumns
+        values.gutter = gutter
+        values.rowGap = rowGap
+        values.inset = inset
+        values.cellPadding = cellPadding
+        values.annotationSpacing = annotationSpacing
+        values.maxPhotoHeight = maxPhotoHeight
+        values.minPhotoHeight = minPhotoHeight
+        values.scale = scale
+        values.rightToLeft = rightToLeft
+        values.placement = placement
+        values.orderTolerance = orderTolerance
+        values.fallbackAspectRatio = fallbackAspectRatio
+        values.breakpoints = breakpoints
     }
 }
 
@@ -179,56 +173,25 @@ struct TextOptions: ParsableArguments {
     @Option(help: bounded("Gap between title and caption", OptionLimits.length))
     var titleTextGap: Double = 4
 
-    // Sizes, weights and line limits are checked with the other layout options (`LayoutCommandOptions`).
-    func validate() throws {
-        _ = try parsedLineHeight()
-    }
-
-    func parsedLineHeight() throws -> LineHeight {
-        try LineHeightParser.parse(lineHeight)
-    }
-
-    func annotationStyle() throws -> AnnotationStyle {
-        let lineHeight = try parsedLineHeight()
-        return AnnotationStyle(
-            title: fontList.applied(
-                to: TextStyle(font: titleFont ?? font, size: titleFontSize, lineHeight: lineHeight, weight: titleWeight)
-            ),
-            text: fontList.applied(to: TextStyle(font: font, size: fontSize, lineHeight: lineHeight, weight: 400)),
-            titleLines: titleLines, textLines: textLines, titleTextGap: titleTextGap)
+    /// Sets the text's fields of the library's named options.
+    func apply(to values: inout LayoutOptionValues) {
+        values.font = font
+        values.titleFont = titleFont
+        values.fallbackFont = fontList.fallbackFonts
+        values.noFallbackFonts = fontList.noFallbackFonts
+        values.fontSize = fontSize
+        values.titleFontSize = titleFontSize
+        values.titleWeight = titleWeight
+        values.lineHeight = lineHeight
+        values.titleLines = titleLines
+        values.textLines = textLines
+        values.titleTextGap = titleTextGap
     }
 }
 
-/// `--order-tolerance`: a length in pixels, or `normal`, which is CSS `flow-tolerance: normal`: 1em, where the em is
-/// the caption font size (a grid-lanes container styled with the caption font resolves it the same way).
-enum OrderTolerance: ExpressibleByArgument {
-    case pixels(Double)
-    case normal
-
-    init?(argument: String) {
-        let value = argument.trimmingCharacters(in: .whitespaces).lowercased()
-        if value == "normal" {
-            self = .normal
-        } else if let pixels = Double(value.hasSuffix("px") ? String(value.dropLast(2)) : value) {
-            self = .pixels(pixels)
-        } else {
-            return nil
-        }
-    }
-
-    func pixels(em: Double) -> Double {
-        switch self {
-        case .pixels(let pixels): pixels
-        case .normal: em
-        }
-    }
-
-    var defaultValueDescription: String {
-        switch self {
-        case .pixels(let pixels): "\(pixels)"
-        case .normal: "normal"
-        }
-    }
+extension OrderTolerance: ExpressibleByArgument {
+    public init?(argument: String) { self.init(text: argument) }
+    public var defaultValueDescription: String { text }
 }
 
 /// `--line-height`'s help, with its bounds.
@@ -251,14 +214,13 @@ public func asUsageError(_ check: () throws -> Void) throws {
 }
 
 public enum LineHeightParser {
+    /// `--line-height` as `measure` reads it: the library's reading, its message as a usage error.
     public static func parse(_ text: String) throws -> LineHeight {
-        let value = text.trimmingCharacters(in: .whitespaces).lowercased()
-        if value == "normal" { return .normal }
-        if value.hasSuffix("x"), let multiple = Double(value.dropLast()), multiple > 0 { return .multiple(multiple) }
-        let pixels = value.hasSuffix("px") ? Double(value.dropLast(2)) : Double(value)
-        if let pixels, pixels > 0 { return .pixels(pixels) }
-        throw ValidationError(
-            "--line-height takes 'normal', pixels ('20', '20px') or a multiple ('1.4x'), got '\(text)'")
+        do {
+            return try LineHeight(parsing: text)
+        } catch {
+            throw ValidationError(error.message)
+        }
     }
 }
 
@@ -283,10 +245,6 @@ public struct PageOptions: ParsableArguments {
             "Stop after this many pages (the last one carries a cursor if items remain)", OptionLimits.pageCount))
     var maxPages: Int?
 
-    /// Page size 50 unless the caller asked for another rule.
-    var rule: PaginationRule {
-        PaginationRule(pageSize: pageSize ?? (pageHeight == nil ? 50 : nil), pageHeight: pageHeight)
-    }
 }
 
 /// Where images come from and how many are read at once.
@@ -333,17 +291,6 @@ public struct CacheOptions: ParsableArguments {
     public var path: String? { noCache ? nil : file ?? ProbeCache.defaultPath() }
 }
 
-/// Insets written as one length for every side, or four: top,left,bottom,right.
-func parseInsets(_ text: String, option: String) throws -> Insets {
-    let parts = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-    guard parts.allSatisfy({ $0 != nil }), parts.count == 1 || parts.count == 4 else {
-        throw ValidationError("\(option) takes one length or four (top,left,bottom,right), got '\(text)'")
-    }
-    let values = parts.map { $0! }
-    return values.count == 1
-        ? Insets(all: values[0]) : Insets(top: values[0], left: values[1], bottom: values[2], right: values[3])
-}
-
 /// The layout options `layout` and `preview` share, in their help groups.
 public struct LayoutCommandOptions: ParsableArguments {
     public init() {}
@@ -360,36 +307,40 @@ public struct LayoutCommandOptions: ParsableArguments {
         try asUsageError { try options().validate() }
     }
 
-    /// The library's options for these arguments.
+    /// The layout options these arguments name, as the library reads them (the service reads a request's the same
+    /// way, from JSON).
+    public var values: LayoutOptionValues {
+        var values = LayoutOptionValues()
+        grid.apply(to: &values)
+        arrangement.apply(to: &values)
+        text.apply(to: &values)
+        values.pageSize = pages.pageSize
+        values.pageHeight = pages.pageHeight
+        values.placeholders = input.placeholders
+        return values
+    }
+
+    /// The library's options for these arguments: the named options, then what only a command line says (the
+    /// probe cache, image folder, concurrency, address policy, page limit), checked again with those.
     public func options() throws -> LayoutOptions {
-        var options = LayoutOptions(
-            waterfall: try grid.configuration(captionFontSize: text.fontSize), annotation: try text.annotationStyle(),
-            pagination: pages.rule,
-            fallbackAspectRatio: grid.fallbackAspectRatio, probeConcurrency: input.probeConcurrency,
-            imageRoot: input.imageRoot, maximumPages: pages.maxPages, placeholders: input.placeholders,
-            probeCachePath: input.probeCachePath, allowPrivateNetwork: input.allowPrivateNetwork,
-            breakpoints: try grid.parsedBreakpoints())
-        try arrangement.apply(to: &options)
+        var options = try values.options(fontDirectory: text.fontList.fontDir)
+        options.probeConcurrency = input.probeConcurrency
+        options.imageRoot = input.imageRoot
+        options.maximumPages = pages.maxPages
+        options.probeCachePath = input.probeCachePath
+        options.allowPrivateNetwork = input.allowPrivateNetwork
+        try options.validate()
         return options
     }
 }
 
 extension PlacementOrder: ExpressibleByArgument {
-    /// The CLI spells the orders in kebab case: `shortest-first`, `left-to-right`, `right-to-left`, `grid-lanes`.
+    /// The CLI spells the orders as the library's options do: `shortest-first`, `left-to-right`, …
     public init?(argument: String) {
-        guard let order = Self.allCases.first(where: { $0.argumentName == argument }) else { return nil }
+        guard let order = Self.allCases.first(where: { $0.optionName == argument }) else { return nil }
         self = order
     }
 
-    var argumentName: String {
-        switch self {
-        case .shortestFirst: "shortest-first"
-        case .leftToRight: "left-to-right"
-        case .rightToLeft: "right-to-left"
-        case .gridLanes: "grid-lanes"
-        }
-    }
-
-    public static var allValueStrings: [String] { allCases.map(\.argumentName) }
-    public var defaultValueDescription: String { argumentName }
+    public static var allValueStrings: [String] { allCases.map(\.optionName) }
+    public var defaultValueDescription: String { optionName }
 }

@@ -8,10 +8,11 @@ import Foundation
 /// whole or not at all, and a process killed at any moment leaves pages that are a prefix of the layout: whoever
 /// resumes it starts from the last stored page's cursor.
 public protocol LayoutStore: Sendable {
-    /// Stores a new layout, unless one with this id exists.
+    /// Stores a new layout, unless one with this id exists. `options` is the layout's named options as their stored
+    /// JSON; the store keeps the text as it is.
     /// - Returns: Whether it was new (the caller then starts computing it).
     func insertLayout(
-        id: String, arguments: [String], feedName: String, baseURL: String?, feed: [UInt8],
+        id: String, options: String, feedName: String, baseURL: String?, feed: [UInt8],
         parts: [(width: Double, columns: Int)]
     ) async throws -> Bool
 
@@ -82,8 +83,8 @@ extension LayoutStore {
 public struct LayoutRecord: Sendable {
     public var id: String
     public var status: String
-    /// The request's layout options as `feedlayout layout` arguments.
-    public var arguments: [String]
+    /// The request's layout options, as their stored JSON (`LayoutOptionValues.storedJSON(_:)`).
+    public var options: String
     public var feedName: String
     public var baseURL: String?
     public var itemCount: Int
@@ -93,11 +94,11 @@ public struct LayoutRecord: Sendable {
     public var parts: [PartRecord]
 
     public init(
-        id: String, status: String, arguments: [String], feedName: String, baseURL: String?, itemCount: Int, warnings: [String: Int], errorCode: String?, errorMessage: String?, parts: [PartRecord]
+        id: String, status: String, options: String, feedName: String, baseURL: String?, itemCount: Int, warnings: [String: Int], errorCode: String?, errorMessage: String?, parts: [PartRecord]
     ) {
         self.id = id
         self.status = status
-        self.arguments = arguments
+        self.options = options
         self.feedName = feedName
         self.baseURL = baseURL
         self.itemCount = itemCount

@@ -1,3 +1,4 @@
+import ArgumentParser
 import AsyncHTTPClient
 import FeedLayout
 import FeedLayoutTestSupport
@@ -10,15 +11,17 @@ import Testing
     import Glibc
 #endif
 
+import LayoutCommandLine
+
 @testable import LayoutService
 
 /// `feedlayout serve`'s routes, in this process, against a real store and a real HTTP client.
 @Suite(.timeLimit(.minutes(5)))
 struct ServiceRoutesTests {
-    /// The pages the library makes for a feed with these request options: what the service must serve byte for
-    /// byte.
+    /// The pages the library makes for a feed with these options, read as `feedlayout layout` reads its arguments
+    /// (the service reads a request's JSON on its own path): what the service must serve byte for byte.
     static func expectedPages(feed: String, arguments: [String], baseURL: String?) async throws -> [[UInt8]] {
-        let options = try ClientOptions.layoutOptions(arguments, settings: ServiceSettings(allowPrivateNetwork: true))
+        let options = try LayoutCommandOptions.parse(arguments + ["--no-cache", "--allow-private-network"]).options()
         var pages: [[UInt8]] = []
         _ = try await LayoutPipeline(options: options).run(.bytes(Array(feed.utf8), baseURL: baseURL)) { page in
             var json = JSONWriter()

@@ -27,11 +27,11 @@ struct PostgresFeedChunkTests {
         let feed = (0..<(PostgresLayoutStore.feedChunkSize * 5 / 2)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
         #expect(
             try await writer.insertLayout(
-                id: "big", arguments: [], feedName: "big.xml", baseURL: nil, feed: feed, parts: [(375, 2)]))
+                id: "big", options: "{}", feedName: "big.xml", baseURL: nil, feed: feed, parts: [(375, 2)]))
         #expect(try await reader.feed(of: "big") == feed)
         #expect(
             try await writer.insertLayout(
-                id: "empty", arguments: [], feedName: "empty.xml", baseURL: nil, feed: [], parts: [(375, 2)]))
+                id: "empty", options: "{}", feedName: "empty.xml", baseURL: nil, feed: [], parts: [(375, 2)]))
         #expect(try await reader.feed(of: "empty") == [])
         #expect(try await reader.feed(of: "missing") == nil)
         let chunks = try await Self.query(cluster, "SELECT count(*) FROM feedlayout.feed_chunk WHERE layout_id = 'big'")
@@ -44,14 +44,14 @@ struct PostgresFeedChunkTests {
     }
 
     static func migrateWholeFeeds(_ cluster: PostgresTestCluster) async throws {
-        // The tables migrations 3 and 5 change, as schema 2 left them (only the columns they use).
+        // The tables migrations 3, 5 and 6 change, as schema 2 left them (only the columns they use).
         for statement in [
             "CREATE SCHEMA feedlayout",
             "CREATE TABLE feedlayout.migration (version BIGINT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())",
             "INSERT INTO feedlayout.migration (version) VALUES (1), (2)",
-            "CREATE TABLE feedlayout.layout (id TEXT PRIMARY KEY)",
+            "CREATE TABLE feedlayout.layout (id TEXT PRIMARY KEY, arguments TEXT NOT NULL)",
             "CREATE TABLE feedlayout.feed (layout_id TEXT PRIMARY KEY REFERENCES feedlayout.layout(id), bytes BYTEA NOT NULL)",
-            "INSERT INTO feedlayout.layout (id) VALUES ('old')",
+            "INSERT INTO feedlayout.layout (id, arguments) VALUES ('old', '\(SQLiteLayoutStoreTests.oldArguments)')",
             "INSERT INTO feedlayout.feed (layout_id, bytes) VALUES ('old', '<rss>old</rss>'::bytea)",
             "CREATE TABLE feedlayout.page (json BYTEA NOT NULL, gzip BYTEA NOT NULL)",
         ] {
@@ -60,7 +60,16 @@ struct PostgresFeedChunkTests {
         let store = try await PostgresProbeCacheTests.openStore(cluster)
         defer { store.close() }
         #expect(try await store.feed(of: "old") == Array("<rss>old</rss>".utf8))
-        #expect(try await Self.query(cluster, "SELECT max(version) FROM feedlayout.migration") == 5)
+        #expect(try await Self.query(cluster, "SELECT max(version) FROM feedlayout.migration") == 6)
+        // Options kept as command-line arguments are named options' JSON (migration 6).
+        #expect(
+            try await Self.value(cluster, "SELECT options FROM feedlayout.layout WHERE id = 'old'", as: String.self)
+                == SQLiteLayoutStoreTests.convertedOptions)
+        #expect(
+            try await Self.query(
+                cluster,
+                "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'feedlayout' AND table_name = 'layout' AND column_name = 'arguments'")
+                == 0)
         #expect(try await Self.query(cluster, "SELECT count(*) FROM pg_tables WHERE schemaname = 'feedlayout' AND tablename = 'feed'") == 0)
         // Pages are kept gzipped only (migration 5).
         #expect(

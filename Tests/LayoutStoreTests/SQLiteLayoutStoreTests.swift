@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LayoutPages
 import Testing
 
 @testable import LayoutStore
@@ -14,7 +15,7 @@ import Testing
 
     private static func insert(_ store: SQLiteLayoutStore, id: String, feed: [UInt8]) async throws -> Bool {
         try await store.insertLayout(
-            id: id, arguments: [], feedName: "feed.xml", baseURL: nil, feed: feed, parts: [(width: 320, columns: 2)])
+            id: id, options: "{}", feedName: "feed.xml", baseURL: nil, feed: feed, parts: [(width: 320, columns: 2)])
     }
 
     @Test func aPostedFeedIsAFileReadBackWhole() async throws {
@@ -66,7 +67,7 @@ import Testing
         let store = try SQLiteLayoutStore(path: path)
         try await store.database.write { db in
             try db.execute(
-                sql: "INSERT INTO layout (id, status, arguments, feedName, createdAt) VALUES ('old', 'running', '[]', 'f', 0)")
+                sql: "INSERT INTO layout (id, status, options, feedName, createdAt) VALUES ('old', 'running', '{}', 'f', 0)")
             try db.execute(sql: "INSERT INTO feed (layoutId, bytes) VALUES ('old', ?)", arguments: [Data("<rss>old</rss>".utf8)])
         }
         #expect(try await store.feed(of: "old") == Array("<rss>old</rss>".utf8))
@@ -117,5 +118,46 @@ import Testing
         } throws: { error in
             (error as? StoreError)?.code == .damaged && "\(error)".contains("page 0 of layout d")
         }
+    }
+
+    /// A store whose layouts kept their options as command-line arguments gets them as named options' JSON, read
+    /// back as the same options.
+    @Test func optionsStoredAsArgumentsBecomeNamedOptions() async throws {
+        let path = try Self.temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        do {
+            let store = try SQLiteLayoutStore(path: path)
+            // The store as it was before the migration: an `arguments` column, the migration not yet applied.
+            try await store.database.write { db in
+                try db.execute(sql: "ALTER TABLE layout ADD COLUMN arguments TEXT NOT NULL DEFAULT '[]'")
+                try db.execute(
+                    sql: "INSERT INTO layout (id, status, arguments, feedName, createdAt) VALUES ('old', 'done', ?, 'f', 0)",
+                    arguments: [Self.oldArguments])
+                try db.execute(sql: "ALTER TABLE layout DROP COLUMN options")
+                try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'options-json'")
+            }
+        }
+        let store = try await Self.reopen(path)
+        let record = try #require(try await store.layout("old"))
+        #expect(record.options == Self.convertedOptions)
+        let columns = try await store.database.read { db in try db.columns(in: "layout").map(\.name) }
+        #expect(!columns.contains("arguments"))
+        let named = try LayoutOptionValues.named(storedJSON: record.options)
+        #expect(try LayoutOptionValues(named: named).options() == Self.expectedOptions)
+    }
+
+    /// Arguments as the service stored them, and what they become.
+    static let oldArguments = #"["--breakpoints=375:2,768:3","--fallback-font=DejaVu Serif","--fallback-font=Noto Sans CJK JP","--line-height=1.4x","--page-size=20","--placeholders","--row-gap=12.5"]"#
+    static let convertedOptions =
+        #"{"options":{"breakpoints":"375:2,768:3","fallbackFont":["DejaVu Serif","Noto Sans CJK JP"],"lineHeight":"1.4x","pageSize":"20","placeholders":true,"rowGap":"12.5"},"version":1}"#
+    static var expectedOptions: LayoutOptions {
+        var values = LayoutOptionValues()
+        values.breakpoints = "375:2,768:3"
+        values.fallbackFont = ["DejaVu Serif", "Noto Sans CJK JP"]
+        values.lineHeight = "1.4x"
+        values.pageSize = 20
+        values.placeholders = true
+        values.rowGap = 12.5
+        return try! values.options()
     }
 }

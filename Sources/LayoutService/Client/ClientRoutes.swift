@@ -58,7 +58,7 @@ extension RouteHandlers {
         return try await withTaskExecutorPreference(resources.executor) {
             try styles.style(id: id) {
                 try ClientStyle(
-                    layoutID: id, options: ClientOptions.layoutOptions(record.arguments, settings: settings),
+                    layoutID: id, options: ClientOptions.layoutOptions(stored: record.options, settings: settings),
                     coverage: styles.coverage)
             }
         }

@@ -1,8 +1,6 @@
-import ArgumentParser
 import FeedLayout
 import Foundation
 import HTTPTypes
-import LayoutCommandLine
 import RemoteFetch
 import TextMeasure
 
@@ -16,8 +14,8 @@ struct LayoutRequest: Sendable {
     }
 
     var feed: Feed
-    /// The layout options as `feedlayout layout` arguments (`--width=375`, …), in the request's key order.
-    var arguments: [String]
+    /// The layout options the request names, checked for what a client may set (``ClientOptions/checked(_:)``).
+    var options: [String: OptionValue]
 
     /// Reads and checks a request body.
     /// - Throws: ``ServiceProblem``: `invalid-json`, `invalid-request` or `invalid-options`, naming the field.
@@ -57,7 +55,7 @@ struct LayoutRequest: Sendable {
         case (.some, .some):
             throw .invalidRequest("give feed or feedText, not both", field: "feedText")
         }
-        arguments = try ClientOptions.arguments(decoded.options ?? [])
+        options = try ClientOptions.checked(decoded.options ?? [:])
     }
 
     /// The request's JSON: three known fields and the options object, any other field refused.
@@ -65,7 +63,7 @@ struct LayoutRequest: Sendable {
         var feed: String?
         var feedText: String?
         var baseURL: String?
-        var options: [(String, OptionValue)]?
+        var options: [String: OptionValue]?
 
         private struct Key: CodingKey {
             var stringValue: String
@@ -87,10 +85,9 @@ struct LayoutRequest: Sendable {
             let optionsKey = Key(stringValue: "options")
             if container.contains(optionsKey), try !container.decodeNil(forKey: optionsKey) {
                 let options = try container.nestedContainer(keyedBy: Key.self, forKey: optionsKey)
-                // Sorted, so the same options in another key order give the same arguments.
-                self.options = try options.allKeys.sorted { $0.stringValue < $1.stringValue }.map { key in
-                    (key.stringValue, try options.decode(OptionValue.self, forKey: key))
-                }
+                var named: [String: OptionValue] = [:]
+                for key in options.allKeys { named[key.stringValue] = try options.decode(OptionValue.self, forKey: key) }
+                self.options = named
             }
         }
     }
@@ -124,44 +121,9 @@ struct LayoutRequest: Sendable {
     }
 }
 
-/// An option's value as JSON gives it.
-enum OptionValue: Decodable, Sendable {
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case strings([String])
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else {
-            self = .strings(try container.decode([String].self))
-        }
-    }
-}
-
-/// The layout options a client may set: `feedlayout layout`'s long options in camelCase, read by the command's
-/// own parser (`LayoutCommandOptions`), so the service accepts exactly what the command accepts, with the same
-/// bounds and messages.
+/// The layout options a client may set: the library's named options (`LayoutOptionValues`, `feedlayout layout`'s long
+/// options in camelCase), read with the command's bounds and messages, less those the service decides.
 enum ClientOptions {
-    /// Options that take a value.
-    static let valued: Set<String> = [
-        "width", "columns", "minColumnWidth", "minColumns", "maxColumns", "gutter", "rowGap", "inset", "cellPadding",
-        "annotationSpacing", "maxPhotoHeight", "minPhotoHeight", "scale", "placement", "orderTolerance",
-        "fallbackAspectRatio", "breakpoints", "mode", "rowPhotoHeight", "align", "axis", "height", "maxPhotoWidth",
-        "minPhotoWidth", "sectionHeaderHeight", "sectionFooterHeight", "sectionInset", "decorationOutset", "font",
-        "titleFont", "fontSize", "titleFontSize", "titleWeight", "lineHeight", "titleLines", "textLines",
-        "titleTextGap", "pageSize", "pageHeight",
-    ]
-    /// Options that are on or off.
-    static let flags: Set<String> = ["rightToLeft", "follow", "noFallbackFonts", "placeholders"]
-    /// Options that take a list.
-    static let lists: Set<String> = ["fallbackFont"]
     /// Options of the command that the service sets, with why a client may not.
     static let serviceOwned: [String: String] = [
         "resume": "a client fetches the next page with GET /v1/pages?cursor=…",
@@ -175,112 +137,68 @@ enum ClientOptions {
         "pretty": "pages are served exactly as feedlayout layout writes them",
     ]
 
-    /// Every option a client may set, for messages.
-    static var allNames: [String] { (valued.union(flags).union(lists)).sorted() }
-
-    /// The command-line arguments for a request's options.
+    /// A request's options, checked: no option the service owns, no font named by its file, every name known and
+    /// every value of its kind. Bounds are checked when the options are made (``layoutOptions(_:settings:)``).
     /// - Throws: ``ServiceProblem`` `invalid-options` naming the option.
-    static func arguments(_ options: [(String, OptionValue)]) throws(ServiceProblem) -> [String] {
-        var arguments: [String] = []
-        for (name, value) in options {
-            let flag = "--" + kebabCase(name)
+    static func checked(_ options: [String: OptionValue]) throws(ServiceProblem) -> [String: OptionValue] {
+        for name in options.keys.sorted() {
             if let why = serviceOwned[name] {
                 throw .invalidOptions("\(name) cannot be set by a request: \(why)", field: "options.\(name)")
             }
-            if flags.contains(name) {
-                guard case .bool(let on) = value else {
-                    throw .invalidOptions("\(name) is true or false", field: "options.\(name)")
+            let fonts: [String] =
+                switch (name, options[name]!) {
+                case ("font", .string(let font)), ("titleFont", .string(let font)): [font]
+                case ("fallbackFont", .string(let font)): [font]
+                case ("fallbackFont", .strings(let fonts)): fonts
+                default: []
                 }
-                if on { arguments.append(flag) }
-            } else if valued.contains(name) {
-                let text: String
-                switch value {
-                case .number(let number): text = numberText(number)
-                case .string(let string): text = string
-                case .bool, .strings:
-                    throw .invalidOptions("\(name) takes a number or a string", field: "options.\(name)")
-                }
-                if name == "font" || name == "titleFont", TextStyle.isFontFilePath(text) {
-                    throw .invalidOptions(
-                        "\(name) must be a font family name installed on the service; a client never names font files",
-                        field: "options.\(name)")
-                }
-                arguments.append(flag + "=" + text)
-            } else if lists.contains(name) {
-                let values: [String]
-                switch value {
-                case .strings(let strings): values = strings
-                case .string(let string): values = [string]
-                case .bool, .number:
-                    throw .invalidOptions("\(name) takes a list of font family names", field: "options.\(name)")
-                }
-                for family in values {
-                    if TextStyle.isFontFilePath(family) {
-                        throw .invalidOptions(
-                            "\(name) must list font family names installed on the service; a client never names font files",
-                            field: "options.\(name)")
-                    }
-                    arguments.append(flag + "=" + family)
-                }
-            } else {
+            if fonts.contains(where: TextStyle.isFontFilePath) {
+                let what = name == "fallbackFont" ? "list font family names" : "be a font family name"
                 throw .invalidOptions(
-                    "unknown option \(name); the options are \(allNames.joined(separator: ", "))",
+                    "\(name) must \(what) installed on the service; a client never names font files",
                     field: "options.\(name)")
             }
         }
-        return arguments
+        do {
+            _ = try LayoutOptionValues(named: options)
+        } catch {
+            throw problem(error)
+        }
+        return options
     }
 
-    /// The library's options for stored arguments, with what the service decides for every layout.
-    /// - Throws: ``ServiceProblem`` `invalid-options`, naming the option when the message does.
-    /// The options of a request's arguments, with what only the service decides: its address policy and image root.
-    static func layoutOptions(_ arguments: [String], settings: ServiceSettings) throws(ServiceProblem) -> LayoutOptions {
+    /// The library's options for named options (a request's, or a layout's as stored), with what only the service
+    /// decides: its address policy and image root, no page limit, and the probe cache of its store.
+    /// - Throws: ``ServiceProblem`` `invalid-options`, naming the option.
+    static func layoutOptions(_ named: [String: OptionValue], settings: ServiceSettings) throws(ServiceProblem)
+        -> LayoutOptions
+    {
         do {
-            // No probe cache path: the service's shared resources hold the cache.
-            var options = try LayoutCommandOptions.parse(arguments + ["--no-cache"]).options()
+            var options = try LayoutOptionValues(named: named).options()
             options.allowPrivateNetwork = settings.allowPrivateNetwork
             options.imageRoot = settings.imageRoot
             options.maximumPages = nil
+            options.probeCachePath = nil
             try options.validate()
             return options
-        } catch let error as LayoutError {
-            throw .invalidOptions(error.message, field: error.option.map { "options." + camelCase($0) })
         } catch {
-            let message = LayoutCommandOptions.message(for: error)
-            // The parser names the option as the command does (`--row-gap`): name the request's field instead.
-            let field = arguments.lazy.compactMap { argument -> String? in
-                let option = String(argument.prefix { $0 != "=" })
-                return message.contains(option + " ") || message.contains(option + "'") || message.contains(option + ":")
-                    || message.hasSuffix(option) ? "options." + camelCase(String(option.dropFirst(2))) : nil
-            }.first
-            throw .invalidOptions(message, field: field)
+            throw problem(error)
         }
     }
 
-    /// `rowGap` → `row-gap`.
-    static func kebabCase(_ name: String) -> String {
-        var result = ""
-        for character in name {
-            if character.isUppercase {
-                result += "-" + character.lowercased()
-            } else {
-                result.append(character)
-            }
+    /// The options a store kept for a layout (``layoutOptions(_:settings:)`` of its stored JSON).
+    static func layoutOptions(stored: String, settings: ServiceSettings) throws(ServiceProblem) -> LayoutOptions {
+        let named: [String: OptionValue]
+        do {
+            named = try LayoutOptionValues.named(storedJSON: stored)
+        } catch {
+            throw problem(error)
         }
-        return result
+        return try layoutOptions(named, settings: settings)
     }
 
-    /// `row-gap` → `rowGap`.
-    static func camelCase(_ name: String) -> String {
-        let parts = name.split(separator: "-")
-        guard let first = parts.first else { return name }
-        return String(first) + parts.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
-    }
-
-    /// A JSON number as the command line would spell it: integers without a fraction (an `Int` option refuses
-    /// `2.0`), others exactly.
-    static func numberText(_ value: Double) -> String {
-        if value.isFinite, value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
-        return "\(value)"
+    /// A library error as the client's problem, naming the request's field (`options.rowGap`).
+    private static func problem(_ error: LayoutError) -> ServiceProblem {
+        .invalidOptions(error.message, field: error.option.map { "options." + LayoutOptionValues.jsonName($0) })
     }
 }

@@ -98,7 +98,7 @@ final class LayoutIndexes: Sendable {
             index = known
         } else {
             // The grid comes from the layout's options, as the engine made it: the index then works by column.
-            let options = try ClientOptions.layoutOptions(record.arguments, settings: settings)
+            let options = try ClientOptions.layoutOptions(stored: record.options, settings: settings)
             let pipeline = try LayoutPipeline(options: options, resources: resources)
             let grid = pipeline.grids[layoutIndex]
             let byColumn = options.flow == nil && grid.axis == .vertical

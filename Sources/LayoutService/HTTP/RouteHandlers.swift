@@ -53,14 +53,13 @@ final class RouteHandlers: Sendable {
         // JSON escaping makes a body longer than the feed in it: the feed's own size is checked once decoded.
         let body = try await request.body.collect(upTo: settings.maximumFeedBytes + settings.maximumFeedBytes / 8 + 65_536)
         let layoutRequest = try LayoutRequest(body: [UInt8](buffer: body))
-        let options = try ClientOptions.layoutOptions(
-            layoutRequest.arguments, settings: settings)
+        let options = try ClientOptions.layoutOptions(layoutRequest.options, settings: settings)
         let pipeline: LayoutPipeline
         do {
             pipeline = try LayoutPipeline(options: options, resources: resources)
         } catch {
             throw ServiceProblem.invalidOptions(
-                error.message, field: error.code == .fontUnavailable ? "options.font" : error.option.map { "options." + ClientOptions.camelCase($0) })
+                error.message, field: error.code == .fontUnavailable ? "options.font" : error.option.map { "options." + LayoutOptionValues.jsonName($0) })
         }
         let (feed, name, base) = try await feedBytes(of: layoutRequest.feed)
         guard feed.count <= settings.maximumFeedBytes else { throw feedTooLarge(feed.count) }
@@ -79,7 +78,7 @@ final class RouteHandlers: Sendable {
             (width: layout.waterfall.containerWidth, columns: grid.columnCount)
         }
         let isNew = try await store.insertLayout(
-            id: id, arguments: layoutRequest.arguments, feedName: name, baseURL: base, feed: feed, parts: parts)
+            id: id, options: LayoutOptionValues.storedJSON(layoutRequest.options), feedName: name, baseURL: base, feed: feed, parts: parts)
         if isNew {
             logger.info("layout posted", metadata: ["layout": "\(id)", "feed": "\(name)", "bytes": "\(feed.count)"])
             await runner.enqueue(id, feed: feed)

@@ -131,8 +131,7 @@ actor LayoutRunner: Service {
                 try await store.failLayout(id, code: "storeDamaged", message: "the stored feed cannot be read")
                 return
             }
-            let options = try ClientOptions.layoutOptions(
-                record.arguments, settings: settings)
+            let options = try ClientOptions.layoutOptions(stored: record.options, settings: settings)
             let pipeline = try LayoutPipeline(options: options, resources: resources)
             // One layout resumes from its last page's cursor. Several (breakpoints) cannot share a cursor: they start
             // again from the beginning, and the pages stored before are kept as they are (the same bytes).

@@ -1,3 +1,5 @@
+import Foundation
+import LayoutPages
 import Logging
 import PostgresNIO
 
@@ -7,8 +9,8 @@ import PostgresNIO
 extension PostgresLayoutStore {
     /// The schema, in versioned steps, each run once per database. The steps run in one transaction that holds an
     /// advisory lock, so instances that start together apply them once, one after the other.
-    static let migrations: [(version: Int, statements: [String])] = [
-        (
+    static let migrations: [Migration] = [
+        Migration(
             1,
             [
                 """
@@ -73,7 +75,7 @@ extension PostgresLayoutStore {
                 """,
             ]
         ),
-        (
+        Migration(
             2,
             [
                 // The probe cache every instance shares (PostgresProbeCache): ProbeCache's SQLite table, column for
@@ -91,7 +93,7 @@ extension PostgresLayoutStore {
                 """
             ]
         ),
-        (
+        Migration(
             3,
             [
                 // A feed in chunks: one message of a whole feed (hundreds of MB) grew a connection's write buffer to
@@ -109,7 +111,7 @@ extension PostgresLayoutStore {
                 "DROP TABLE feedlayout.feed",
             ]
         ),
-        (
+        Migration(
             4,
             [
                 // Warning counts by code (a JSON object as text) plus more of them: one merge for the pages' counts
@@ -127,14 +129,47 @@ extension PostgresLayoutStore {
                 """
             ]
         ),
-        (
+        Migration(
             5,
             [
                 // Pages are kept gzipped only (see LayoutStore.page(_:layoutIndex:pageIndex:gzip:)).
                 "ALTER TABLE feedlayout.page DROP COLUMN json"
             ]
         ),
+        Migration(6, ["ALTER TABLE feedlayout.layout ADD COLUMN options TEXT NOT NULL DEFAULT ''"]) { connection, logger in
+            // Options were kept as `feedlayout layout` arguments; they are the request's named options as JSON now.
+            // A layout keeps its id and pages: the same options give the same LayoutOptions either way.
+            var converted: [(String, String)] = []
+            for try await (id, arguments) in try await connection.query(
+                "SELECT id, arguments FROM feedlayout.layout", logger: logger
+            ).decode((String, String).self) {
+                let list = try JSONDecoder().decode([String].self, from: Data(arguments.utf8))
+                converted.append((id, LayoutOptionValues.storedJSON(LayoutOptionValues.named(storedArguments: list))))
+            }
+            for (id, options) in converted {
+                try await connection.query(
+                    "UPDATE feedlayout.layout SET options = \(options) WHERE id = \(id)", logger: logger)
+            }
+            try await connection.query("ALTER TABLE feedlayout.layout DROP COLUMN arguments", logger: logger)
+        },
     ]
+
+    /// One step of the schema: statements, then, where SQL alone cannot say it, Swift over the same connection
+    /// (in the same transaction).
+    struct Migration: Sendable {
+        let version: Int
+        let statements: [String]
+        let convert: (@Sendable (PostgresConnection, Logger) async throws -> Void)?
+
+        init(
+            _ version: Int, _ statements: [String],
+            convert: (@Sendable (PostgresConnection, Logger) async throws -> Void)? = nil
+        ) {
+            self.version = version
+            self.statements = statements
+            self.convert = convert
+        }
+    }
 
     func migrate() async throws {
         try await withTimeout(.seconds(15)) { [client, logger] in
@@ -157,6 +192,7 @@ extension PostgresLayoutStore {
                     for statement in migration.statements {
                         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                     }
+                    try await migration.convert?(connection, logger)
                     try await connection.query(
                         "INSERT INTO feedlayout.migration (version) VALUES (\(migration.version))", logger: logger)
                 }

@@ -101,18 +101,17 @@ final class PostgresLayoutStore: LayoutStore {
     // MARK: Layouts
 
     func insertLayout(
-        id: String, arguments: [String], feedName: String, baseURL: String?, feed: [UInt8],
+        id: String, options: String, feedName: String, baseURL: String?, feed: [UInt8],
         parts: [(width: Double, columns: Int)]
     ) async throws -> Bool {
-        let argumentsJSON = String(decoding: try JSONEncoder().encode(arguments), as: UTF8.self)
         let widths = parts.map(\.width)
         let columns = parts.map(\.columns)
         return try await operation { [client, logger] in
             try await client.withTransaction(logger: logger) { connection in
                 let inserted = try await connection.query(
                     """
-                    INSERT INTO feedlayout.layout (id, status, arguments, feed_name, base_url)
-                    VALUES (\(id), 'running', \(argumentsJSON), \(feedName), \(baseURL))
+                    INSERT INTO feedlayout.layout (id, status, options, feed_name, base_url)
+                    VALUES (\(id), 'running', \(options), \(feedName), \(baseURL))
                     ON CONFLICT (id) DO NOTHING RETURNING id
                     """, logger: logger
                 ).collect()
@@ -138,12 +137,12 @@ final class PostgresLayoutStore: LayoutStore {
         try await operation { [client, logger] in
             let rows = try await client.query(
                 """
-                SELECT status, arguments, feed_name, base_url, item_count, warnings, error_code, error_message
+                SELECT status, options, feed_name, base_url, item_count, warnings, error_code, error_message
                 FROM feedlayout.layout WHERE id = \(id)
                 """, logger: logger
             ).collect()
             guard let row = rows.first else { return nil }
-            let (status, arguments, feedName, baseURL, itemCount, warnings, errorCode, errorMessage) = try row.decode(
+            let (status, options, feedName, baseURL, itemCount, warnings, errorCode, errorMessage) = try row.decode(
                 (String, String, String, String?, Int, String, String?, String?).self)
             var parts: [PartRecord] = []
             for try await (index, width, columns, pageCount, height, cursor) in try await client.query(
@@ -159,7 +158,7 @@ final class PostgresLayoutStore: LayoutStore {
             }
             return LayoutRecord(
                 id: id, status: status,
-                arguments: try JSONDecoder().decode([String].self, from: Data(arguments.utf8)), feedName: feedName,
+                options: options, feedName: feedName,
                 baseURL: baseURL, itemCount: itemCount,
                 warnings: try JSONDecoder().decode([String: Int].self, from: Data(warnings.utf8)),
                 errorCode: errorCode, errorMessage: errorMessage, parts: parts)

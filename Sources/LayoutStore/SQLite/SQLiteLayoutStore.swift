@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LayoutPages
 
 #if canImport(Glibc)
     import Glibc
@@ -174,16 +175,27 @@ final class SQLiteLayoutStore: LayoutStore {
             // Pages are kept gzipped only (see LayoutStore.page(_:layoutIndex:pageIndex:gzip:)).
             try db.execute(sql: "ALTER TABLE page DROP COLUMN json")
         }
+        migrator.registerMigration("options-json") { db in
+            // Options were kept as `feedlayout layout` arguments; they are the request's named options as JSON now.
+            // A layout keeps its id and pages: the same options give the same LayoutOptions either way.
+            try db.execute(sql: "ALTER TABLE layout ADD COLUMN options TEXT NOT NULL DEFAULT ''")
+            let rows = try Row.fetchAll(db, sql: "SELECT id, arguments FROM layout")
+            for row in rows {
+                let arguments = try JSONDecoder().decode([String].self, from: Data((row["arguments"] as String).utf8))
+                let options = LayoutOptionValues.storedJSON(LayoutOptionValues.named(storedArguments: arguments))
+                try db.execute(sql: "UPDATE layout SET options = ? WHERE id = ?", arguments: [options, row["id"] as String])
+            }
+            try db.execute(sql: "ALTER TABLE layout DROP COLUMN arguments")
+        }
         return migrator
     }
 
     // MARK: Layouts
 
     func insertLayout(
-        id: String, arguments: [String], feedName: String, baseURL: String?, feed: [UInt8],
+        id: String, options: String, feedName: String, baseURL: String?, feed: [UInt8],
         parts: [(width: Double, columns: Int)]
     ) async throws -> Bool {
-        let argumentsJSON = String(decoding: try JSONEncoder().encode(arguments), as: UTF8.self)
         let exists = try await reading { db in
             try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM layout WHERE id = ?"), arguments: [id]) ?? false
         }
@@ -194,10 +206,10 @@ final class SQLiteLayoutStore: LayoutStore {
         return try await writing { db in
             try db.execute(
                 sql: """
-                    INSERT OR IGNORE INTO layout (id, status, arguments, feedName, baseURL, createdAt)
+                    INSERT OR IGNORE INTO layout (id, status, options, feedName, baseURL, createdAt)
                     VALUES (?, 'running', ?, ?, ?, ?)
                     """,
-                arguments: [id, argumentsJSON, feedName, baseURL, Date().timeIntervalSince1970])
+                arguments: [id, options, feedName, baseURL, Date().timeIntervalSince1970])
             guard db.changesCount > 0 else { return false }
             for (index, part) in parts.enumerated() {
                 try db.execute(
@@ -220,10 +232,9 @@ final class SQLiteLayoutStore: LayoutStore {
                     layoutIndex: part["layoutIndex"], width: part["width"], columns: part["columns"],
                     pageCount: part["pageCount"], contentHeight: part["contentHeight"], lastCursor: part["lastCursor"])
             }
-            let arguments = try JSONDecoder().decode([String].self, from: Data((row["arguments"] as String).utf8))
             let warnings = try JSONDecoder().decode([String: Int].self, from: Data((row["warnings"] as String).utf8))
             return LayoutRecord(
-                id: id, status: row["status"], arguments: arguments, feedName: row["feedName"], baseURL: row["baseURL"],
+                id: id, status: row["status"], options: row["options"], feedName: row["feedName"], baseURL: row["baseURL"],
                 itemCount: row["itemCount"], warnings: warnings, errorCode: row["errorCode"],
                 errorMessage: row["errorMessage"], parts: parts)
         }
