@@ -150,12 +150,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The options `layout` and `preview` share (swift-argument-parser groups over LayoutOptions), and the
-        // reading of negative values: one definition for the CLI and the option fuzzer.
+        // The command line's own pieces: the options `layout` and `preview` share (swift-argument-parser groups that
+        // fill LayoutOptionValues), the reading of negative values (one definition for the CLI and the option
+        // fuzzer), and the jobs only commands run (batches of feeds, input lists, `layout`'s job).
         .target(
             name: "LayoutCommandLine",
             dependencies: [
-                "FeedLayout", "LayoutPages", "ProbeCache", "TextMeasure", "WaterfallLayout",
+                "FeedLayout", "FeedIngest", "LayoutPages", "ProbeCache", "TextMeasure", "WaterfallLayout",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -272,6 +273,8 @@ let package = Package(
                 "FeedLayout", "TextMeasure", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LayoutCommandLineTests", dependencies: ["LayoutCommandLine"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LayoutStoreTests",
             dependencies: [

@@ -1,4 +1,7 @@
+import FeedIngest
+import FeedLayout
 import Foundation
+import LayoutPages
 
 /// The feeds one `layout` run works through: the arguments, with folders expanded to the feeds inside them, or
 /// — given `-` alone with a list on standard input — one feed path or URL per line of standard input.

@@ -1,4 +1,4 @@
-import FeedLayout
+import LayoutCommandLine
 import Testing
 
 /// The feeds of one `layout` batch and the folders their pages go to.

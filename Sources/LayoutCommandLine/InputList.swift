@@ -1,4 +1,7 @@
+import FeedIngest
+import FeedLayout
 import Foundation
+import LayoutPages
 
 /// A list of inputs, one per line (`feedlayout probe --input-list FILE`): for more inputs than a command line
 /// holds, or a list another program writes.
