@@ -77,10 +77,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // Small tools over bytes that several stages share: a growable byte buffer, the JSON value reader, SHA-256
+        // (OpenSSL's libcrypto) and base64.
+        .target(
+            name: "ByteTools",
+            dependencies: ["CCrypto"],
+            swiftSettings: swiftSettings
+        ),
+
         // Stages, in the order data flows through them: ingest, fetch, probe, measure, place.
         .target(
             name: "FeedIngest",
-            dependencies: ["CLibXML2", "CFeedLayoutShims", "LocalFileAccess"],
+            dependencies: ["ByteTools", "CLibXML2", "CFeedLayoutShims", "LocalFileAccess"],
             swiftSettings: swiftSettings
         ),
         // http(s) fetching for feeds and images: Range requests, byte caps, timeouts, redirect limits,
@@ -98,7 +106,7 @@ let package = Package(
         ),
         .target(
             name: "ImageProbe",
-            dependencies: ["CLibPNG", "CLibJPEG", "CFeedLayoutShims", "LocalFileAccess", "RemoteFetch"],
+            dependencies: ["ByteTools", "CLibPNG", "CLibJPEG", "CFeedLayoutShims", "LocalFileAccess", "RemoteFetch"],
             swiftSettings: swiftSettings
         ),
         // The probe cache: SQLite through GRDB, keyed by source and validator.
@@ -113,7 +121,7 @@ let package = Package(
         .target(
             name: "TextMeasure",
             dependencies: [
-                "CFreeType", "CHarfBuzz", "CICU", "CFontconfig", "CFeedLayoutShims", "LocalFileAccess", "CCrypto",
+                "ByteTools", "CFreeType", "CHarfBuzz", "CICU", "CFontconfig", "CFeedLayoutShims", "LocalFileAccess",
             ],
             swiftSettings: swiftSettings
         ),
@@ -125,15 +133,15 @@ let package = Package(
         // (the page schema's twin). Consumes the stages' value types; runs no stage itself.
         .target(
             name: "LayoutPages",
-            dependencies: ["FeedIngest", "ImageProbe", "TextMeasure", "WaterfallLayout", "CFeedLayoutShims"],
+            dependencies: ["ByteTools", "FeedIngest", "ImageProbe", "TextMeasure", "WaterfallLayout", "CFeedLayoutShims"],
             swiftSettings: swiftSettings
         ),
         // The pipeline: the stages wired together, and the library API a program holds (it re-exports LayoutPages).
         .target(
             name: "FeedLayout",
             dependencies: [
-                "FeedIngest", "ImageProbe", "LocalFileAccess", "ProbeCache", "RemoteFetch", "TextMeasure", "WaterfallLayout",
-                "LayoutPages",
+                "ByteTools", "FeedIngest", "ImageProbe", "LocalFileAccess", "ProbeCache", "RemoteFetch", "TextMeasure",
+                "WaterfallLayout", "LayoutPages",
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -181,7 +189,7 @@ let package = Package(
         .target(
             name: "LayoutService",
             dependencies: [
-                "FeedLayout", "LayoutPages", "LayoutStore", "LocalFileAccess", "ProbeCache", "RemoteFetch",
+                "ByteTools", "FeedLayout", "LayoutPages", "LayoutStore", "LocalFileAccess", "ProbeCache", "RemoteFetch",
                 "TextMeasure", "WaterfallLayout",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -222,6 +230,7 @@ let package = Package(
             path: "Tests/FeedLayoutTestSupport",
             swiftSettings: swiftSettings),
         .testTarget(name: "LocalFileAccessTests", dependencies: ["LocalFileAccess"], swiftSettings: swiftSettings),
+        .testTarget(name: "ByteToolsTests", dependencies: ["ByteTools"], swiftSettings: swiftSettings),
         .testTarget(
             name: "FeedIngestTests", dependencies: ["FeedIngest", "FeedLayoutTestSupport"], exclude: ["Fixtures", "Feedparser"],
             swiftSettings: swiftSettings),
@@ -262,7 +271,7 @@ let package = Package(
         .testTarget(
             name: "LayoutPagesTests",
             dependencies: [
-                "LayoutPages", "TextMeasure", "WaterfallLayout", "FeedIngest", "FeedLayoutTestSupport",
+                "LayoutPages", "ByteTools", "TextMeasure", "WaterfallLayout", "FeedIngest", "FeedLayoutTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["Fixtures"],

@@ -1,3 +1,4 @@
+import ByteTools
 internal import CLibXML2
 
 /// How to read a feed, decided once from its first bytes (a kilobyte; up to 64 KiB while no markup has

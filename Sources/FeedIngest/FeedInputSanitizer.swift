@@ -1,3 +1,4 @@
+import ByteTools
 /// The input sanitizer over a stream of chunks: a UTF-8 sequence, reference or marker split by a
 /// chunk's end is held back until the next.
 struct SanitizingStream: Sendable {
@@ -19,11 +20,11 @@ struct SanitizingStream: Sendable {
     /// - Returns: the clean bytes.
     mutating func clean(
         _ bytes: UnsafeBufferPointer<UInt8>, isFinal: Bool, repairs: inout [InputSanitizer.Repair]
-    ) -> ByteBuffer {
+    ) -> GrowableBytes {
         // Room for the usual growth (a bare `&` becomes `&#38;`, a text section adds its markers), so that the
         // output is not moved as it grows.
         let size = tail.count + bytes.count
-        let output = ByteBuffer(capacity: size + size / 4 + 64)
+        let output = GrowableBytes(capacity: size + size / 4 + 64)
         var start = 0
         if !tail.isEmpty {
             // What the last chunk held back (a few bytes) is finished with the first bytes of this one; the rest
@@ -62,7 +63,7 @@ struct SanitizingStream: Sendable {
 /// A feed's bytes as a ``FeedInputSanitizer`` cleaned them, for ``FeedReader/captureItems(sanitized:)``.
 public struct SanitizedChunk: Sendable {
     /// The sanitizer's own buffer, handed to the parser as it was written (not copied into an array).
-    let bytes: ByteBuffer
+    let bytes: GrowableBytes
     let repairs: [InputSanitizer.Repair]
     /// Input bytes sanitized so far, this chunk's included (the reader's errors quote it).
     let inputByteCount: Int

@@ -1,3 +1,4 @@
+import ByteTools
 internal import CFeedLayoutShims
 internal import CLibXML2
 

@@ -1,3 +1,4 @@
+import ByteTools
 /// The text being collected for one field. One per reader, reused for every field: its buffer
 /// is allocated once (a class and a buffer per captured field showed up in profiles).
 struct FieldCapture {
@@ -10,7 +11,7 @@ struct FieldCapture {
     /// The line the element starts on, for warnings about its value.
     private(set) var line: Int?
     /// The text so far: libxml2 delivers text in many small pieces (one per character reference).
-    private var collected = ByteBuffer(capacity: 256)
+    private var collected = GrowableBytes(capacity: 256)
     private(set) var truncated = false
 
     /// A buffer larger than this is given back when the next field begins (one huge field must
@@ -35,7 +36,7 @@ struct FieldCapture {
         self.line = line
         truncated = false
         if collected.allocated > Self.keptCapacity {
-            collected = ByteBuffer(capacity: 256)
+            collected = GrowableBytes(capacity: 256)
         } else {
             collected.removeAll()
         }

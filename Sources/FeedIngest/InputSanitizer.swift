@@ -1,3 +1,4 @@
+import ByteTools
 internal import CLibXML2
 
 /// Repairs the byte stream before libxml2 sees it, chunk by chunk, in one pass.
@@ -109,7 +110,7 @@ struct InputSanitizer {
     ///   - output: receives clean UTF-8.
     /// - Returns: how many bytes of `input` were consumed; the rest (at most a few dozen bytes:
     ///   a split UTF-8 sequence, entity reference or CDATA marker) must be passed again.
-    mutating func process(_ input: UnsafeBufferPointer<UInt8>, isFinal: Bool, output: ByteBuffer) -> Int {
+    mutating func process(_ input: UnsafeBufferPointer<UInt8>, isFinal: Bool, output: GrowableBytes) -> Int {
         let count = input.count
         chunkOutputStart = output.count
         // The caller takes this call's repairs away: the next call starts a new record.
@@ -132,7 +133,7 @@ struct InputSanitizer {
     /// - Returns: the index after the bytes handled, or nil when they may continue in the next chunk.
     @inline(__always)
     private mutating func step(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: ByteBuffer
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: GrowableBytes
     ) -> Int? {
         if inComment { return skipComment(input, at: index, isFinal: isFinal, output: output) }
         if inCDATA { splitCDATASectionIfLong(output: output) }
@@ -171,7 +172,7 @@ struct InputSanitizer {
     /// stay true), and a megabyte-long comment cannot trip libxml2's "Huge input lookup" limit.
     @inline(__always)
     private mutating func skipComment(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: ByteBuffer
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: GrowableBytes
     ) -> Int? {
         let byte = input[index]
         if byte == UInt8(ascii: "-") {
@@ -194,7 +195,7 @@ struct InputSanitizer {
     /// ("Huge input lookup") past 10 MB; closing and reopening the section every megabyte keeps
     /// the text identical and the parser going.
     @inline(__always)
-    private mutating func splitCDATASectionIfLong(output: ByteBuffer) {
+    private mutating func splitCDATASectionIfLong(output: GrowableBytes) {
         guard currentOutputOffset(output) - cdataSectionStart >= Self.cdataSplitLength else { return }
         output.append(contentsOf: Self.cdataSplit)
         cdataSectionStart = currentOutputOffset(output)
@@ -207,7 +208,7 @@ struct InputSanitizer {
     ///   unclosed tag).
     @inline(__always)
     private mutating func copyInsideTag(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, output: ByteBuffer
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, output: GrowableBytes
     ) -> Int? {
         let byte = input[index]
         if byte == UInt8(ascii: "<") {
@@ -237,7 +238,7 @@ struct InputSanitizer {
     /// - Returns: as ``copyInsideTag(_:at:output:)``; nil only when there is nothing to copy.
     @inline(__always)
     private mutating func copyTagRun(
-        _ input: UnsafeBufferPointer<UInt8>, from start: Int, runningFrom runStart: Int, output: ByteBuffer
+        _ input: UnsafeBufferPointer<UInt8>, from start: Int, runningFrom runStart: Int, output: GrowableBytes
     ) -> Int? {
         // Eight bytes at a time while none is a stop or needs a look of its own (a long name such as
         // `media:content url=`), then byte by byte.
@@ -271,7 +272,7 @@ struct InputSanitizer {
 
     /// An attribute value starts after its opening quote (already written).
     @inline(__always)
-    private mutating func openAttributeValue(quote: UInt8, output: ByteBuffer) {
+    private mutating func openAttributeValue(quote: UInt8, output: GrowableBytes) {
         markup = .attributeValue(quote: quote)
         attributeValueStart = currentOutputOffset(output)
         attributeValueCut = false
@@ -282,7 +283,7 @@ struct InputSanitizer {
     /// - Returns: as ``copyInsideTag(_:at:output:)``.
     @inline(__always)
     private mutating func copyAttributeValue(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, quote: UInt8, output: ByteBuffer
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, quote: UInt8, output: GrowableBytes
     ) -> Int? {
         let byte = input[index]
         if byte == quote {
@@ -339,7 +340,7 @@ struct InputSanitizer {
     /// - Returns: the index after the run, or nil when there was none at `index`.
     @inline(__always)
     private mutating func copyContentRun(
-        _ input: UnsafeBufferPointer<UInt8>, at start: Int, output: ByteBuffer
+        _ input: UnsafeBufferPointer<UInt8>, at start: Int, output: GrowableBytes
     ) -> Int? {
         if inTextSection { splitTextSectionIfLong(output: output) }
         let count = input.count
@@ -412,7 +413,7 @@ struct InputSanitizer {
     /// around non-ASCII characters one character at a time; a CDATA section it checks and hands over in one
     /// piece. The characters are the same (XML makes no difference between the two), so is every item.
     @inline(__always)
-    private mutating func openTextSection(output: ByteBuffer) {
+    private mutating func openTextSection(output: GrowableBytes) {
         guard !inTextSection else { return }
         output.append(contentsOf: Self.textSectionOpening)
         markerBracketsSinceRepair += 1
@@ -423,7 +424,7 @@ struct InputSanitizer {
     /// Closes the open text section, if any: before markup, before a `]`, before what the content run does not
     /// take, and at the end of the input. (As no `]` goes into a section, nothing inside one can end it.)
     @inline(__always)
-    private mutating func closeTextSection(output: ByteBuffer) {
+    private mutating func closeTextSection(output: GrowableBytes) {
         guard inTextSection else { return }
         output.append(contentsOf: Self.textSectionClosing)
         markerBracketsSinceRepair += 1
@@ -432,7 +433,7 @@ struct InputSanitizer {
 
     /// Splits a long text section as a long CDATA section from the input is split (see
     /// `splitCDATASectionIfLong`); a run adds at most one chunk to it before the next look.
-    private mutating func splitTextSectionIfLong(output: ByteBuffer) {
+    private mutating func splitTextSectionIfLong(output: GrowableBytes) {
         guard currentOutputOffset(output) - textSectionStart >= Self.cdataSplitLength else { return }
         output.append(contentsOf: Self.cdataSplit)
         markerBracketsSinceRepair += 2
@@ -444,7 +445,7 @@ struct InputSanitizer {
     /// - Returns: the index after the bytes handled, or nil when they may continue in the next chunk.
     @inline(__always)
     private mutating func repairOrCopyByte(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: ByteBuffer
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: GrowableBytes
     ) -> Int? {
         let byte = input[index]
         switch byte {
@@ -474,7 +475,7 @@ struct InputSanitizer {
 
     /// A byte inside CDATA: literal, until `]]>` ends the section.
     private mutating func copyCDATAByte(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: ByteBuffer
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: GrowableBytes
     ) -> Int? {
         let byte = input[index]
         if byte == UInt8(ascii: "]") {
@@ -492,7 +493,7 @@ struct InputSanitizer {
 
     /// A `<` in content: a CDATA section, a comment, an entity declaration, or a tag.
     private mutating func startMarkup(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: ByteBuffer
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: GrowableBytes
     ) -> Int? {
         if input.count - index < 9 && !isFinal { return nil }
         // CDATA sections, declarations and comments start with "<!"; tags, nearly every "<", do not.
@@ -536,7 +537,7 @@ struct InputSanitizer {
     /// A repair of the same kind as the last one, with no `<` or `>` written since, extends that record
     /// instead: no tag can have opened or closed between them, so the parser passes both inside the same
     /// item, and a caption of a million bare `&` is one record rather than a million.
-    private mutating func record(_ kind: Repair.Kind, at index: Int, output: ByteBuffer) {
+    private mutating func record(_ kind: Repair.Kind, at index: Int, output: GrowableBytes) {
         if let last = repairs.indices.last, repairs[last].kind == kind, let since = lastRepairOutputIndex,
             output.count(from: since, where: { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") })
                 == markerBracketsSinceRepair
@@ -554,7 +555,7 @@ struct InputSanitizer {
 
     /// The offset in the whole sanitised output where `output` (this call's) ends now.
     @inline(__always)
-    private func currentOutputOffset(_ output: ByteBuffer) -> Int {
+    private func currentOutputOffset(_ output: GrowableBytes) -> Int {
         outputOffset + output.count - chunkOutputStart
     }
 
@@ -629,7 +630,7 @@ struct InputSanitizer {
     /// Decodes one non-ASCII character: valid UTF-8 as it is, anything else as windows-1252.
     /// - Returns: the bytes consumed, or nil when a UTF-8 sequence may continue in the next chunk.
     private mutating func decodeNonASCII(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: ByteBuffer
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: GrowableBytes
     ) -> Int? {
         let byte = input[index]
         if decoding == .utf8 {
@@ -702,23 +703,9 @@ struct InputSanitizer {
         appendUTF8(scalar, to: &output)
     }
 
+    @inline(__always)
     static func appendUTF8<Output: ByteAppending>(_ scalar: UInt32, to output: inout Output) {
-        switch scalar {
-        case 0..<0x80:
-            output.append(UInt8(scalar))
-        case 0x80..<0x800:
-            output.append(UInt8(0xC0 | scalar >> 6))
-            output.append(UInt8(0x80 | scalar & 0x3F))
-        case 0x800..<0x10000:
-            output.append(UInt8(0xE0 | scalar >> 12))
-            output.append(UInt8(0x80 | scalar >> 6 & 0x3F))
-            output.append(UInt8(0x80 | scalar & 0x3F))
-        default:
-            output.append(UInt8(0xF0 | scalar >> 18))
-            output.append(UInt8(0x80 | scalar >> 12 & 0x3F))
-            output.append(UInt8(0x80 | scalar >> 6 & 0x3F))
-            output.append(UInt8(0x80 | scalar & 0x3F))
-        }
+        output.appendUTF8(scalar)
     }
 
     /// The longest entity name looked for; HTML's longest is 8 characters, 32 leaves room.
@@ -727,7 +714,7 @@ struct InputSanitizer {
     /// Handles an `&`: keeps valid references, replaces HTML named entities, escapes bare `&`.
     /// Returns the bytes consumed, or nil when the reference may continue in the next chunk.
     private mutating func repairReference(
-        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: ByteBuffer
+        _ input: UnsafeBufferPointer<UInt8>, at index: Int, isFinal: Bool, output: GrowableBytes
     ) -> Int? {
         var end = index + 1
         let limit = min(input.count, index + 1 + Self.maximumReferenceLength)
@@ -789,7 +776,7 @@ struct InputSanitizer {
     /// Writes `&#N;` for an ASCII character: how the five XML entities and a bare `&` reach libxml2 outside a
     /// text section.
     @inline(__always)
-    private static func appendCharacterReference(_ character: UInt8, to output: ByteBuffer) {
+    private static func appendCharacterReference(_ character: UInt8, to output: GrowableBytes) {
         let target = output.appendUninitialized(character < 100 ? 5 : 6)
         target[0] = UInt8(ascii: "&")
         target[1] = UInt8(ascii: "#")

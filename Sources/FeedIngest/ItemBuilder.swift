@@ -1,3 +1,4 @@
+import ByteTools
 /// The text fields an item can carry, by meaning rather than by element name.
 enum ItemField: Int, CaseIterable {
     case title, mediaTitle, link, guid, atomID, dcIdentifier
@@ -108,7 +109,7 @@ struct ItemBuilder {
     ) {
         if base64Field == field {
             base64Field = nil
-            if let decoded = Base64.decoded(Array(bytes)) {
+            if let decoded = Base64.decodeLeniently(Array(bytes)) {
                 decoded.withUnsafeBufferPointer { set(field, $0, kind: kind, line: line, base: base) }
                 return
             }

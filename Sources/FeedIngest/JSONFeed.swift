@@ -1,3 +1,4 @@
+import ByteTools
 /// Decodes a JSON Feed (1.0 / 1.1, https://jsonfeed.org/version/1.1) into items, entry by entry as
 /// its bytes arrive (see ``JSONFeedSplitter``): memory holds one entry, not the document.
 ///

@@ -1,3 +1,4 @@
+import ByteTools
 /// Cuts a JSON document, as its bytes arrive, into its top-level members and the entries of its
 /// `items` array, so that a JSON Feed is read one entry at a time rather than held whole (a 300 MB
 /// feed held whole cost 3.9 GB).

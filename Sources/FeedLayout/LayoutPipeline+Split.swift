@@ -1,3 +1,4 @@
+import ByteTools
 import FeedIngest
 import ImageProbe
 import LayoutPages

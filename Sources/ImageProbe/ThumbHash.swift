@@ -1,3 +1,4 @@
+import ByteTools
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -156,18 +157,6 @@ enum ThumbHash {
 
     /// Standard base64 with padding, as the reference implementation's users store hashes.
     static func base64(_ bytes: [UInt8]) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-        var output = ""
-        var index = 0
-        while index < bytes.count {
-            let chunk = bytes[index..<min(index + 3, bytes.count)]
-            var value = 0
-            for (offset, byte) in chunk.enumerated() { value |= Int(byte) << (16 - 8 * offset) }
-            for position in 0..<4 {
-                output.append(position <= chunk.count ? alphabet[(value >> (18 - 6 * position)) & 63] : "=")
-            }
-            index += 3
-        }
-        return output
+        Base64.encode(bytes, alphabet: .standard, padded: true)
     }
 }

@@ -1,3 +1,4 @@
+import ByteTools
 import FeedIngest
 
 /// Writes JSON straight into a byte buffer.
@@ -10,7 +11,7 @@ public struct JSONWriter: @unchecked Sendable {
     /// The output, behind a reference so that appends write through a pointer: an array checked its uniqueness on
     /// every append, a runtime call for each quote, comma and key of a record. The writer keeps value semantics by
     /// copying the buffer before the first write after a copy of the writer (checked once per key or value).
-    private var storage: ByteBuffer
+    private var storage: GrowableBytes
     /// How many bytes were written.
     public var count: Int { storage.count }
     /// Spaces per nesting level; 0 writes everything on one line.
@@ -26,7 +27,7 @@ public struct JSONWriter: @unchecked Sendable {
 
     public init(indentWidth: Int = 0, reservingCapacity capacity: Int = 1024) {
         self.indentWidth = indentWidth
-        storage = ByteBuffer(capacity: capacity)
+        storage = GrowableBytes(capacity: capacity)
     }
 
     /// The bytes written so far, as a new array.
@@ -256,7 +257,7 @@ public struct JSONWriter: @unchecked Sendable {
 
     /// Appends `utf8` in quotes when it holds no byte JSON must escape (a control character, `"` or `\`), copying
     /// and checking eight bytes at a time; appends nothing and returns false when it does.
-    private static func appendQuotedIfPlain(_ utf8: UnsafeBufferPointer<UInt8>, to storage: ByteBuffer) -> Bool {
+    private static func appendQuotedIfPlain(_ utf8: UnsafeBufferPointer<UInt8>, to storage: GrowableBytes) -> Bool {
         let count = utf8.count
         let mark = storage.count
         let target = storage.appendUninitialized(count + 2)

@@ -1,3 +1,4 @@
+import ByteTools
 import WaterfallLayout
 
 /// Everything the next page needs, packed into an opaque string: `--resume` takes it back.
@@ -93,7 +94,7 @@ package struct LayoutCursor: Hashable {
             for value in fields { appendVarint(zigzag(value), to: &payload) }
         }
         appendFixed(checksum(payload), to: &payload)
-        return Self.prefixes[Int(version - Self.firstVersion)] + Base64URL.encode(payload)
+        return Self.prefixes[Int(version - Self.firstVersion)] + Base64.encode(payload, alphabet: .urlSafe, padded: false)
     }
 
     /// Reads a cursor string.
@@ -116,7 +117,7 @@ package struct LayoutCursor: Hashable {
             throw invalid("it is \(text.utf8.count) bytes long; cursors are at most \(Self.maximumLength)")
         }
         guard let prefix = Self.prefixes.first(where: { text.hasPrefix($0) }),
-            let bytes = Base64URL.decode(text.dropFirst(prefix.count))
+            let bytes = Base64.decode(text.dropFirst(prefix.count).utf8, alphabet: .urlSafe, padded: false)
         else {
             throw invalid("it does not start with fl3. or fl4. followed by base64url")
         }
@@ -321,40 +322,5 @@ private struct ByteReader {
             shift += 7
         }
         return nil
-    }
-}
-
-/// base64url without padding (RFC 4648 §5): cursors travel in URLs and query strings.
-enum Base64URL {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-
-    static func encode(_ bytes: [UInt8]) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var index = 0
-        while index < bytes.count {
-            let chunk = bytes[index..<min(index + 3, bytes.count)]
-            var group: UInt32 = 0
-            for (position, byte) in chunk.enumerated() { group |= UInt32(byte) << UInt32(16 - 8 * position) }
-            for position in 0...chunk.count { output.append(alphabet[Int((group >> UInt32(18 - 6 * position)) & 63)]) }
-            index += 3
-        }
-        return String(decoding: output, as: UTF8.self)
-    }
-
-    static func decode(_ text: Substring) -> [UInt8]? {
-        var output: [UInt8] = []
-        var group: UInt32 = 0
-        var bits = 0
-        for character in text.utf8 {
-            guard let value = alphabet.firstIndex(of: character) else { return nil }
-            group = (group << 6) | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: group >> UInt32(bits)))
-            }
-        }
-        return output
     }
 }

@@ -1,3 +1,4 @@
+import ByteTools
 import FeedIngest
 import Foundation
 import ImageProbe
@@ -51,7 +52,7 @@ package enum PreparedRecords {
             json.key("placeholder")
             json.beginObject()
             json.field("color", placeholder.averageColor.hexString)
-            json.field("thumbHash", Data(placeholder.thumbHash).base64EncodedString())
+            json.field("thumbHash", Base64.encode(placeholder.thumbHash, alphabet: .standard, padded: true))
             json.endObject()
         }
         json.endObject()
@@ -170,9 +171,9 @@ package enum PreparedRecords {
         var placeholder: ImagePlaceholder?
         if let painted = photoObject["placeholder"] {
             guard let color = try string(painted["color"], "photo.placeholder.color").flatMap(PlaceholderColor.init(hexString:)),
-                let hash = try string(painted["thumbHash"], "photo.placeholder.thumbHash").flatMap({ Data(base64Encoded: $0) })
+                let hash = try string(painted["thumbHash"], "photo.placeholder.thumbHash").flatMap({ Base64.decode($0.utf8, alphabet: .standard, padded: true) })
             else { throw invalid("photo.placeholder is not a colour and a base64 thumbHash") }
-            placeholder = ImagePlaceholder(averageColor: color, thumbHash: [UInt8](hash))
+            placeholder = ImagePlaceholder(averageColor: color, thumbHash: hash)
         }
         let photo = ResolvedPhoto(
             url: try string(photoObject["url"], "photo.url"),

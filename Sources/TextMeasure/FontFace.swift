@@ -1,3 +1,4 @@
+import ByteTools
 internal import CFreeType
 import LocalFileAccess
 import Synchronization

@@ -146,26 +146,6 @@ struct HTMLTextTests {
         }
     }
 
-    @Test func theByteBufferGrowsAndKeepsItsBytes() {
-        let buffer = ByteBuffer(capacity: 4)
-        var expected: [UInt8] = []
-        for round in 0..<200 {
-            let run = [UInt8](repeating: UInt8(round & 0x7F), count: round % 13)
-            run.withUnsafeBufferPointer { buffer.append(contentsOf: $0) }
-            buffer.append(0x3C)
-            expected += run + [0x3C]
-        }
-        #expect(buffer.count == expected.count)
-        #expect(buffer.withUnsafeBufferPointer { $0[5] } == expected[5])
-        #expect(buffer.count(from: expected.count - 1, where: { $0 == 0x3C }) == 1)
-        #expect(buffer.count(from: expected.count, where: { _ in true }) == 0)
-        let copy = buffer.copy()
-        buffer.removeAll()
-        buffer.append(0x41)
-        #expect(buffer.withUnsafeBufferPointer { Array($0) } == [0x41])
-        #expect(copy.withUnsafeBufferPointer { Array($0) } == expected)
-        #expect(ByteBuffer(capacity: 0).withUnsafeBufferPointer { Array($0) }.isEmpty)
-    }
 
     @Test func attributeValuesSurviveAtEveryAlignment() throws {
         // Attribute values are copied eight bytes at a time while nothing in them needs a look: put each kind of

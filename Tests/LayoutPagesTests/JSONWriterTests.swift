@@ -207,15 +207,6 @@ import WaterfallLayout
         }
     }
 
-    @Test func base64URLMatchesFoundationForAllLengths() {
-        for length in 0..<40 {
-            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
-            let foundation = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-            #expect(Base64URL.encode(bytes) == foundation)
-            #expect(Base64URL.decode(Substring(foundation)) == bytes)
-        }
-    }
 }
 
 @Suite struct StableHashTests {

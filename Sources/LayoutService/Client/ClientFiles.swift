@@ -1,3 +1,4 @@
+import ByteTools
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,3 +1,4 @@
+import ByteTools
 import FeedIngest
 import FeedLayout
 import Foundation

@@ -1,5 +1,5 @@
-/// Something bytes are appended to one or a few at a time: an array, or a ``ByteBuffer``.
-protocol ByteAppending {
+/// Something bytes are appended to one or a few at a time: an array, or a ``GrowableBytes``.
+public protocol ByteAppending {
     mutating func append(_ byte: UInt8)
 }
 
@@ -12,7 +12,7 @@ extension Array: ByteAppending where Element == UInt8 {}
 /// append paid a uniqueness check (a runtime call) and the generic sequence copy: about three times the copy
 /// itself. A buffer is a reference, used by one owner at a time (so without dynamic exclusivity checks); an owner
 /// that must behave as a value copies it (``copy()``) before writing to one it shares.
-public final class ByteBuffer: @unchecked Sendable {
+public final class GrowableBytes: @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked) var start: UnsafeMutablePointer<UInt8>
     @usableFromInline @exclusivity(unchecked) var capacity: Int
     /// How many bytes were appended.
@@ -29,7 +29,7 @@ public final class ByteBuffer: @unchecked Sendable {
     @inlinable public var count: Int { used }
 
     /// The room allocated.
-    var allocated: Int { capacity }
+    public var allocated: Int { capacity }
 
     @inlinable
     public func append(_ byte: UInt8) {
@@ -52,7 +52,8 @@ public final class ByteBuffer: @unchecked Sendable {
         append(UnsafeRawBufferPointer(bytes))
     }
 
-    func append(contentsOf bytes: [UInt8]) {
+    @inlinable
+    public func append(contentsOf bytes: [UInt8]) {
         bytes.withUnsafeBytes { append($0) }
     }
 
@@ -70,7 +71,7 @@ public final class ByteBuffer: @unchecked Sendable {
     /// Appends again the bytes at `range` of those appended.
     @inlinable
     public func appendCopy(of range: Range<Int>) {
-        precondition(range.upperBound <= used, "ByteBuffer.appendCopy: the range is past the bytes appended")
+        precondition(range.upperBound <= used, "GrowableBytes.appendCopy: the range is past the bytes appended")
         // Room first: growing moves the bytes, so they are read from where they are after it.
         let target = appendUninitialized(range.count)
         target.update(from: start + range.lowerBound, count: range.count)
@@ -88,8 +89,8 @@ public final class ByteBuffer: @unchecked Sendable {
     }
 
     /// A buffer of its own with the same bytes.
-    public func copy() -> ByteBuffer {
-        let copy = ByteBuffer(capacity: capacity)
+    public func copy() -> GrowableBytes {
+        let copy = GrowableBytes(capacity: capacity)
         copy.start.update(from: start, count: used)
         copy.used = used
         return copy
@@ -102,7 +103,8 @@ public final class ByteBuffer: @unchecked Sendable {
     }
 
     /// How many bytes appended at or after `offset` satisfy `predicate`.
-    func count(from offset: Int, where predicate: (UInt8) -> Bool) -> Int {
+    @inlinable
+    public func count(from offset: Int, where predicate: (UInt8) -> Bool) -> Int {
         UnsafeBufferPointer(start: start + offset, count: max(0, used - offset)).count(where: predicate)
     }
 
@@ -118,4 +120,28 @@ public final class ByteBuffer: @unchecked Sendable {
     }
 }
 
-extension ByteBuffer: ByteAppending {}
+extension GrowableBytes: ByteAppending {}
+
+extension ByteAppending {
+    /// Appends a Unicode scalar's UTF-8 bytes (the caller has checked it is a scalar: no surrogate, at most
+    /// U+10FFFF).
+    @inlinable
+    public mutating func appendUTF8(_ scalar: UInt32) {
+        switch scalar {
+        case 0..<0x80:
+            append(UInt8(scalar))
+        case 0x80..<0x800:
+            append(UInt8(0xC0 | scalar >> 6))
+            append(UInt8(0x80 | scalar & 0x3F))
+        case 0x800..<0x10000:
+            append(UInt8(0xE0 | scalar >> 12))
+            append(UInt8(0x80 | scalar >> 6 & 0x3F))
+            append(UInt8(0x80 | scalar & 0x3F))
+        default:
+            append(UInt8(0xF0 | scalar >> 18))
+            append(UInt8(0x80 | scalar >> 12 & 0x3F))
+            append(UInt8(0x80 | scalar >> 6 & 0x3F))
+            append(UInt8(0x80 | scalar & 0x3F))
+        }
+    }
+}

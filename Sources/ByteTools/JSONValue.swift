@@ -53,6 +53,11 @@ package enum JSONValue: Equatable {
     package struct SyntaxError: Error {
         package var offset: Int
         package var reason: String
+
+        package init(offset: Int, reason: String) {
+            self.offset = offset
+            self.reason = reason
+        }
     }
 
     /// Parses one JSON document (surrounding whitespace allowed).
@@ -71,7 +76,7 @@ package enum JSONValue: Equatable {
 
     /// JSON's four whitespace bytes.
     @inline(__always)
-    static func isWhitespace(_ byte: UInt8) -> Bool {
+    package static func isWhitespace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
     }
 
@@ -205,7 +210,7 @@ package enum JSONValue: Equatable {
                         } else if (0xD800...0xDFFF).contains(scalar) {
                             scalar = 0xFFFD
                         }
-                        InputSanitizer.appendUTF8(scalar, to: &output)
+                        output.appendUTF8(scalar)
                     default: output.append(escape)  // \" \\ \/
                     }
                 default:
