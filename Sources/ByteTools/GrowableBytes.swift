@@ -98,7 +98,9 @@ public final class GrowableBytes: @unchecked Sendable {
 
     /// Calls `body` with the bytes appended, in place.
     @inlinable
-    public func withUnsafeBufferPointer<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+    public func withUnsafeBufferPointer<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows
+        -> Result
+    {
         try body(UnsafeBufferPointer(start: start, count: used))
     }
 

@@ -129,41 +129,24 @@ extension LayoutOptionValues {
         return choice
     }
 
-    private static func number(_ path: WritableKeyPath<LayoutOptionValues, Double> & Sendable) -> Setter {
-        { values, name, value throws(LayoutError) in values[keyPath: path] = try number(name, value) }
-    }
-
-    private static func optionalNumber(_ path: WritableKeyPath<LayoutOptionValues, Double?> & Sendable) -> Setter {
-        { values, name, value throws(LayoutError) in values[keyPath: path] = try number(name, value) }
-    }
-
-    private static func whole(_ path: WritableKeyPath<LayoutOptionValues, Int> & Sendable) -> Setter {
-        { values, name, value throws(LayoutError) in values[keyPath: path] = try whole(name, value) }
-    }
-
-    private static func optionalWhole(_ path: WritableKeyPath<LayoutOptionValues, Int?> & Sendable) -> Setter {
-        { values, name, value throws(LayoutError) in values[keyPath: path] = try whole(name, value) }
-    }
-
-    private static func text(_ path: WritableKeyPath<LayoutOptionValues, String> & Sendable) -> Setter {
-        { values, name, value throws(LayoutError) in values[keyPath: path] = try text(name, value) }
-    }
-
-    private static func optionalText(_ path: WritableKeyPath<LayoutOptionValues, String?> & Sendable) -> Setter {
-        { values, name, value throws(LayoutError) in values[keyPath: path] = try text(name, value) }
-    }
-
-    private static func flag(_ path: WritableKeyPath<LayoutOptionValues, Bool> & Sendable) -> Setter {
-        { values, name, value throws(LayoutError) in values[keyPath: path] = try flag(name, value) }
+    /// A setter that reads a value with `read` into the field at `path`.
+    private static func field<Value>(
+        _ path: any WritableKeyPath<LayoutOptionValues, Value> & Sendable,
+        _ read: @escaping @Sendable (String, OptionValue) throws(LayoutError) -> Value
+    ) -> Setter {
+        { values, name, value throws(LayoutError) in values[keyPath: path] = try read(name, value) }
     }
 
     /// How each named option is read into its field.
     private static let setters: [String: Setter] = [
-        "width": number(\.width), "columns": optionalWhole(\.columns), "minColumnWidth": number(\.minColumnWidth),
-        "minColumns": whole(\.minColumns), "maxColumns": optionalWhole(\.maxColumns), "gutter": number(\.gutter),
-        "rowGap": number(\.rowGap), "inset": text(\.inset), "cellPadding": number(\.cellPadding),
-        "annotationSpacing": number(\.annotationSpacing), "maxPhotoHeight": optionalNumber(\.maxPhotoHeight),
-        "minPhotoHeight": number(\.minPhotoHeight), "scale": number(\.scale), "rightToLeft": flag(\.rightToLeft),
+        "width": field(\.width, number), "columns": field(\.columns, whole),
+        "minColumnWidth": field(\.minColumnWidth, number),
+        "minColumns": field(\.minColumns, whole), "maxColumns": field(\.maxColumns, whole),
+        "gutter": field(\.gutter, number),
+        "rowGap": field(\.rowGap, number), "inset": field(\.inset, text), "cellPadding": field(\.cellPadding, number),
+        "annotationSpacing": field(\.annotationSpacing, number), "maxPhotoHeight": field(\.maxPhotoHeight, number),
+        "minPhotoHeight": field(\.minPhotoHeight, number), "scale": field(\.scale, number),
+        "rightToLeft": field(\.rightToLeft, flag),
         "placement": { values, name, value throws(LayoutError) in
             values.placement = try choice(name, value, spelled: \PlacementOrder.optionName)
         },
@@ -174,22 +157,23 @@ extension LayoutOptionValues {
             }
             values.orderTolerance = tolerance
         },
-        "fallbackAspectRatio": number(\.fallbackAspectRatio), "breakpoints": optionalText(\.breakpoints),
+        "fallbackAspectRatio": field(\.fallbackAspectRatio, number), "breakpoints": field(\.breakpoints, text),
         "mode": { values, name, value throws(LayoutError) in
             values.mode = try choice(name, value, spelled: \LayoutMode.rawValue)
         },
-        "rowPhotoHeight": number(\.rowPhotoHeight),
+        "rowPhotoHeight": field(\.rowPhotoHeight, number),
         "align": { values, name, value throws(LayoutError) in
             values.align = try choice(name, value, spelled: \FlowAlignment.optionName)
         },
-        "follow": flag(\.follow),
+        "follow": field(\.follow, flag),
         "axis": { values, name, value throws(LayoutError) in
             values.axis = try choice(name, value, spelled: \LayoutAxis.rawValue)
         },
-        "height": optionalNumber(\.height), "maxPhotoWidth": optionalNumber(\.maxPhotoWidth),
-        "minPhotoWidth": number(\.minPhotoWidth), "sectionHeaderHeight": number(\.sectionHeaderHeight),
-        "sectionFooterHeight": number(\.sectionFooterHeight), "sectionInset": text(\.sectionInset),
-        "decorationOutset": number(\.decorationOutset), "font": text(\.font), "titleFont": optionalText(\.titleFont),
+        "height": field(\.height, number), "maxPhotoWidth": field(\.maxPhotoWidth, number),
+        "minPhotoWidth": field(\.minPhotoWidth, number), "sectionHeaderHeight": field(\.sectionHeaderHeight, number),
+        "sectionFooterHeight": field(\.sectionFooterHeight, number), "sectionInset": field(\.sectionInset, text),
+        "decorationOutset": field(\.decorationOutset, number), "font": field(\.font, text),
+        "titleFont": field(\.titleFont, text),
         "fallbackFont": { values, name, value throws(LayoutError) in
             switch value {
             case .strings(let names): values.fallbackFont = names
@@ -197,11 +181,13 @@ extension LayoutOptionValues {
             case .bool, .number: throw invalid(name, "\(name) takes a list of font family names")
             }
         },
-        "noFallbackFonts": flag(\.noFallbackFonts), "fontSize": number(\.fontSize),
-        "titleFontSize": number(\.titleFontSize), "titleWeight": whole(\.titleWeight), "lineHeight": text(\.lineHeight),
-        "titleLines": whole(\.titleLines), "textLines": whole(\.textLines), "titleTextGap": number(\.titleTextGap),
-        "pageSize": optionalWhole(\.pageSize), "pageHeight": optionalNumber(\.pageHeight),
-        "placeholders": flag(\.placeholders),
+        "noFallbackFonts": field(\.noFallbackFonts, flag), "fontSize": field(\.fontSize, number),
+        "titleFontSize": field(\.titleFontSize, number), "titleWeight": field(\.titleWeight, whole),
+        "lineHeight": field(\.lineHeight, text),
+        "titleLines": field(\.titleLines, whole), "textLines": field(\.textLines, whole),
+        "titleTextGap": field(\.titleTextGap, number),
+        "pageSize": field(\.pageSize, whole), "pageHeight": field(\.pageHeight, number),
+        "placeholders": field(\.placeholders, flag),
     ]
 
     // MARK: The stored form
@@ -226,7 +212,8 @@ extension LayoutOptionValues {
         }
         guard stored.version <= storedVersion else {
             throw LayoutError(
-                .invalidOptions, "stored options of version \(stored.version); this feedlayout reads up to \(storedVersion)")
+                .invalidOptions,
+                "stored options of version \(stored.version); this feedlayout reads up to \(storedVersion)")
         }
         return stored.options
     }

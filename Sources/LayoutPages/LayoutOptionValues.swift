@@ -206,7 +206,8 @@ extension LineHeight {
             return
         }
         throw LayoutError(
-            .invalidOptions, "--line-height takes 'normal', pixels ('20', '20px') or a multiple ('1.4x'), got '\(text)'",
+            .invalidOptions,
+            "--line-height takes 'normal', pixels ('20', '20px') or a multiple ('1.4x'), got '\(text)'",
             option: "line-height")
     }
 }

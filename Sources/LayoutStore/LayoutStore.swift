@@ -58,7 +58,9 @@ public protocol LayoutStore: Sendable {
 
     /// The page whose cursor this is: its layout, layout index and page index. With several layouts holding the
     /// same cursor (two feeds that begin alike), `layoutId` picks one, else the newest.
-    func pageWithCursor(_ cursor: String, layoutId: String?) async throws -> (id: String, layoutIndex: Int, pageIndex: Int)?
+    func pageWithCursor(_ cursor: String, layoutId: String?) async throws -> (
+        id: String, layoutIndex: Int, pageIndex: Int
+    )?
 
     /// The pins of a layout from `itemIndex` on, in index order.
     func pins(_ id: String, layoutIndex: Int, from itemIndex: Int) async throws -> [PinRecord]
@@ -73,7 +75,8 @@ extension LayoutStore {
         guard let stored = try await gzippedPage(id, layoutIndex: layoutIndex, pageIndex: pageIndex) else { return nil }
         if gzip { return stored }
         guard let json = Gzip.decompress([UInt8](stored)) else {
-            throw StoreError(.damaged, "page \(pageIndex) of layout \(id) (layout \(layoutIndex)) is damaged in the store: not gzip")
+            throw StoreError(
+                .damaged, "page \(pageIndex) of layout \(id) (layout \(layoutIndex)) is damaged in the store: not gzip")
         }
         return Data(json)
     }
@@ -94,7 +97,8 @@ public struct LayoutRecord: Sendable {
     public var parts: [PartRecord]
 
     public init(
-        id: String, status: String, options: String, feedName: String, baseURL: String?, itemCount: Int, warnings: [String: Int], errorCode: String?, errorMessage: String?, parts: [PartRecord]
+        id: String, status: String, options: String, feedName: String, baseURL: String?, itemCount: Int,
+        warnings: [String: Int], errorCode: String?, errorMessage: String?, parts: [PartRecord]
     ) {
         self.id = id
         self.status = status
@@ -141,7 +145,8 @@ public struct PinRecord: Sendable {
     public var jsonLength: Int
 
     public init(
-        itemIndex: Int, column: Int, columnSpan: Int, x: Int, y: Int, width: Int, height: Int, pageIndex: Int, jsonOffset: Int, jsonLength: Int
+        itemIndex: Int, column: Int, columnSpan: Int, x: Int, y: Int, width: Int, height: Int, pageIndex: Int,
+        jsonOffset: Int, jsonLength: Int
     ) {
         self.itemIndex = itemIndex
         self.column = column
@@ -172,7 +177,8 @@ public struct PageWrite: Sendable {
     public var warnings: [String: Int]
 
     public init(
-        layoutIndex: Int, pageIndex: Int, json: [UInt8], gzip: [UInt8], cursor: String?, contentHeight: Double, pins: [PinRecord], itemCount: Int, warnings: [String: Int]
+        layoutIndex: Int, pageIndex: Int, json: [UInt8], gzip: [UInt8], cursor: String?, contentHeight: Double,
+        pins: [PinRecord], itemCount: Int, warnings: [String: Int]
     ) {
         self.layoutIndex = layoutIndex
         self.pageIndex = pageIndex

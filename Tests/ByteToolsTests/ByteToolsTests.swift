@@ -6,11 +6,20 @@ import Testing
     @Test func sha256MatchesTheStandardVectors() {
         #expect(SHA256.hexDigest([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         // Lengths around the block and padding boundaries, against values from Python's hashlib.
-        #expect(SHA256.hexDigest(Array(repeating: 0x61, count: 55)) == "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318")
-        #expect(SHA256.hexDigest(Array(repeating: 0x61, count: 56)) == "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a")
-        #expect(SHA256.hexDigest(Array(repeating: 0x61, count: 64)) == "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb")
-        #expect(SHA256.hexDigest(Array(repeating: 0x61, count: 1_000_000)) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
-        #expect(SHA256.hexDigest(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            SHA256.hexDigest(Array(repeating: 0x61, count: 55))
+                == "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318")
+        #expect(
+            SHA256.hexDigest(Array(repeating: 0x61, count: 56))
+                == "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a")
+        #expect(
+            SHA256.hexDigest(Array(repeating: 0x61, count: 64))
+                == "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb")
+        #expect(
+            SHA256.hexDigest(Array(repeating: 0x61, count: 1_000_000))
+                == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        #expect(
+            SHA256.hexDigest(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(
             SHA256.hexDigest(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
                 == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
@@ -40,7 +49,9 @@ import Testing
     }
 
     @Test func scalarsAreAppendedAsUTF8() {
-        for scalar: UInt32 in [0x41, 0x7F, 0x80, 0xE9, 0x7FF, 0x800, 0x20AC, 0xFFFD, 0xFFFF, 0x10000, 0x1F600, 0x10FFFF] {
+        for scalar: UInt32 in [
+            0x41, 0x7F, 0x80, 0xE9, 0x7FF, 0x800, 0x20AC, 0xFFFD, 0xFFFF, 0x10000, 0x1F600, 0x10FFFF,
+        ] {
             var bytes: [UInt8] = []
             bytes.appendUTF8(scalar)
             #expect(bytes == Array(String(UnicodeScalar(scalar)!).utf8), "U+\(String(scalar, radix: 16))")
@@ -71,8 +82,10 @@ import Testing
 
     /// RFC 4648 section 10.
     @Test func theRFCsVectors() {
-        for (text, encoded) in [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")] {
+        for (text, encoded) in [
+            ("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy"),
+        ] {
             #expect(Base64.encode(Array(text.utf8), alphabet: .standard, padded: true) == encoded)
             #expect(Base64.decode(encoded.utf8, alphabet: .standard, padded: true) == Array(text.utf8))
         }
@@ -91,7 +104,8 @@ import Testing
     @Test func feedsAreReadLeniently() {
         #expect(Base64.decodeLeniently(Array("Zm9v\nYmFy".utf8)) == Array("foobar".utf8), "wrapped")
         #expect(Base64.decodeLeniently(Array("Zm9vYg".utf8)) == Array("foob".utf8), "padding left out")
-        #expect(Base64.decodeLeniently(Array("-_-_".utf8)) == Base64.decodeLeniently(Array("+/+/".utf8)), "both alphabets")
+        #expect(
+            Base64.decodeLeniently(Array("-_-_".utf8)) == Base64.decodeLeniently(Array("+/+/".utf8)), "both alphabets")
         #expect(Base64.decodeLeniently(Array("Zg== \r\n".utf8)) == Array("f".utf8), "white space after the padding")
         #expect(Base64.decodeLeniently(Array("Zg==Zg".utf8)) == nil, "data after the padding")
         #expect(Base64.decodeLeniently(Array("Zm9v!".utf8)) == nil, "outside both alphabets")

@@ -28,7 +28,9 @@ struct LayoutRequest: Sendable {
         } catch let DecodingError.dataCorrupted(context) where context.codingPath.isEmpty {
             throw ServiceProblem(
                 .badRequest, "invalid-json", "The body is not JSON",
-                detail: "the request body must be a JSON object: \(Self.reason(context.underlyingError) ?? context.debugDescription)")
+                detail:
+                    "the request body must be a JSON object: \(Self.reason(context.underlyingError) ?? context.debugDescription)"
+            )
         } catch let error as DecodingError {
             throw Self.problem(for: error)
         } catch {
@@ -42,7 +44,8 @@ struct LayoutRequest: Sendable {
                         + "(send the feed's text as feedText instead)", field: "feed")
             }
             guard decoded.baseURL == nil else {
-                throw .invalidRequest("baseURL goes with feedText; a fetched feed's base is its own URL", field: "baseURL")
+                throw .invalidRequest(
+                    "baseURL goes with feedText; a fetched feed's base is its own URL", field: "baseURL")
             }
             feed = .url(url)
         case (nil, let text?):
@@ -86,7 +89,9 @@ struct LayoutRequest: Sendable {
             if container.contains(optionsKey), try !container.decodeNil(forKey: optionsKey) {
                 let options = try container.nestedContainer(keyedBy: Key.self, forKey: optionsKey)
                 var named: [String: OptionValue] = [:]
-                for key in options.allKeys { named[key.stringValue] = try options.decode(OptionValue.self, forKey: key) }
+                for key in options.allKeys {
+                    named[key.stringValue] = try options.decode(OptionValue.self, forKey: key)
+                }
                 self.options = named
             }
         }
@@ -103,18 +108,21 @@ struct LayoutRequest: Sendable {
         }
         switch error {
         case .typeMismatch(let type, let context) where context.codingPath.isEmpty:
-            return .invalidRequest("the body must be a JSON object, not \(type == [String: Any].self ? "another JSON value" : "\(type)")")
+            return .invalidRequest(
+                "the body must be a JSON object, not \(type == [String: Any].self ? "another JSON value" : "\(type)")")
         case .typeMismatch(let type, let context):
             let field = path(context)
             let wanted = type == String.self ? "a string" : "\(type)"
             if field.hasPrefix("options.") {
-                return .invalidOptions("\(field) must be a number, a string, true/false or a list of strings", field: field)
+                return .invalidOptions(
+                    "\(field) must be a number, a string, true/false or a list of strings", field: field)
             }
             return .invalidRequest("\(field) must be \(wanted)", field: field)
         case .valueNotFound(_, let context), .keyNotFound(_, let context), .dataCorrupted(let context):
             let field = path(context)
             return .invalidRequest(
-                "\(field.isEmpty ? "the body" : field): \(context.debugDescription)", field: field.isEmpty ? nil : field)
+                "\(field.isEmpty ? "the body" : field): \(context.debugDescription)", field: field.isEmpty ? nil : field
+            )
         @unknown default:
             return .invalidRequest("\(error)")
         }

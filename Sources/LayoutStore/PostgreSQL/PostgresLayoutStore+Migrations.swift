@@ -136,7 +136,8 @@ extension PostgresLayoutStore {
                 "ALTER TABLE feedlayout.page DROP COLUMN json"
             ]
         ),
-        Migration(6, ["ALTER TABLE feedlayout.layout ADD COLUMN options TEXT NOT NULL DEFAULT ''"]) { connection, logger in
+        Migration(6, ["ALTER TABLE feedlayout.layout ADD COLUMN options TEXT NOT NULL DEFAULT ''"]) {
+            connection, logger in
             // Options were kept as `feedlayout layout` arguments; they are the request's named options as JSON now.
             // A layout keeps its id and pages: the same options give the same LayoutOptions either way.
             var converted: [(String, String)] = []
