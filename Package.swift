@@ -283,7 +283,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "LayoutCommandLineTests", dependencies: ["LayoutCommandLine"], swiftSettings: swiftSettings),
+            name: "LayoutCommandLineTests",
+            dependencies: [
+                "LayoutCommandLine", "LayoutPages", "WaterfallLayout",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "LayoutStoreTests",
             dependencies: [

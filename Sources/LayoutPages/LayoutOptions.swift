@@ -63,11 +63,13 @@ public struct Breakpoint: Sendable, Hashable, CustomStringConvertible {
             else {
                 throw LayoutError(
                     .invalidOptions,
-                    "--breakpoints: '\(part)' is not WIDTH:COLUMNS (a width in pixels and a column count, e.g. 375:2)")
+                    "--breakpoints: '\(part)' is not WIDTH:COLUMNS (a width in pixels and a column count, e.g. 375:2)",
+                    option: "breakpoints")
             }
             if result.contains(where: { $0.width == width }) {
                 throw LayoutError(
-                    .invalidOptions, "--breakpoints: the width \(part.split(separator: ":")[0]) appears twice")
+                    .invalidOptions, "--breakpoints: the width \(part.split(separator: ":")[0]) appears twice",
+                    option: "breakpoints")
             }
             result.append(Breakpoint(width: width, columns: columns))
         }
