@@ -67,7 +67,7 @@ extension TextMeasurer {
 
     private func glyphLine(_ text: String, top: Double) -> GlyphLine {
         let units = Array(text.utf16)
-        let (runs, faces) = units.withUnsafeBufferPointer { Self.shapeForDrawing($0, text: text, fonts: fonts) }
+        let (runs, faces) = units.withUnsafeBufferPointer { Self.shapeForDrawing($0, fonts: fonts) }
         let primary = fonts.primary.metrics
         let height: Double
         let baseline: Double
@@ -112,18 +112,22 @@ extension TextMeasurer {
     }
 
     /// Splits a line into runs of one face and one direction, shapes each, and lays them out left to right.
-    private static func shapeForDrawing(_ units: UnsafeBufferPointer<UInt16>, text: String, fonts: FontSet)
+    ///
+    /// The clusters, their faces and the glyphs' advances come from measurement's own code
+    /// (``GraphemeClusters``, `Shaper.face(ofCluster:_:_:fonts:)`, `Shaper.advance(of:shaped:face:)`): a line is
+    /// drawn with the runs it was measured with, split further only where the direction changes.
+    private static func shapeForDrawing(_ units: UnsafeBufferPointer<UInt16>, fonts: FontSet)
         -> (runs: [(run: GlyphRun, width: Double)], faces: [LoadedFont])
     {
         // Clusters with their face and bidi class.
         var clusters: [(range: Range<Int>, face: LoadedFont, bidi: BidiClass)] = []
-        var offset = 0
-        for cluster in text {
-            let length = cluster.utf16.count
-            let scalars = cluster.unicodeScalars
-            let bidi = scalars.first.map(bidiClass(of:)) ?? .neutral
-            clusters.append((offset..<(offset + length), fonts.face(for: scalars), bidi))
-            offset += length
+        var start = 0
+        for end in GraphemeClusters.ends(units, 0..<units.count) {
+            let first = String(decoding: UnsafeBufferPointer(rebasing: units[start..<end]), as: UTF16.self)
+                .unicodeScalars.first
+            let bidi = first.map(bidiClass(of:)) ?? .neutral
+            clusters.append((start..<end, Shaper.face(ofCluster: units, start, end, fonts: fonts), bidi))
+            start = end
         }
         // Embedding levels for a left-to-right paragraph: R is 1, numbers after R are 2 (shown left to
         // right inside the right-to-left stretch), neutrals take R only between two R-ish neighbours (N1).
@@ -207,14 +211,7 @@ extension TextMeasurer {
             glyphs.reserveCapacity(Int(glyphCount))
             for index in 0..<Int(glyphCount) {
                 let glyph = infos[index].codepoint
-                var advance = Int64(positions[index].x_advance)
-                if let strike = run.face.bitmapAdvances, Int(glyph) < strike.count {
-                    advance += Int64(strike[Int(glyph)]) - Int64(run.face.nominalAdvance(ofGlyph: glyph))
-                }
-                if !run.face.subpixelPositioning {
-                    let nominal = Int64(run.face.nominalAdvance(ofGlyph: glyph))
-                    advance += (((nominal + 0x8000) >> 16) << 16) - nominal
-                }
+                let advance = Shaper.advance(of: glyph, shaped: positions[index].x_advance, face: run.face)
                 glyphs.append(
                     PositionedGlyph(
                         glyph: glyph, x: Double(pen + Int64(positions[index].x_offset)) / 65536,

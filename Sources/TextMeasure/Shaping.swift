@@ -234,17 +234,7 @@ enum Shaper {
             else { continue }
             let face = run.face
             for index in 0..<Int(glyphCount) {
-                var advance = Int64(positions[index].x_advance)
-                let glyph = infos[index].codepoint
-                if let strike = face.bitmapAdvances, Int(glyph) < strike.count {
-                    // Keep HarfBuzz's adjustments, swap its hmtx advance for the strike's.
-                    advance += Int64(strike[Int(glyph)]) - Int64(face.nominalAdvance(ofGlyph: glyph))
-                }
-                if !face.subpixelPositioning {
-                    let nominal = Int64(face.nominalAdvance(ofGlyph: glyph))
-                    let rounded = ((nominal + 0x8000) >> 16) << 16
-                    advance += rounded - nominal
-                }
+                let advance = Self.advance(of: infos[index].codepoint, shaped: positions[index].x_advance, face: face)
                 // Clusters are offsets into the text handed to HarfBuzz, which starts at range.lowerBound.
                 let cluster = Int(infos[index].cluster)
                 if tracksCuts {
@@ -290,6 +280,39 @@ enum Shaper {
         return (widths, above, below, exactPrefixes)
     }
 
+    /// A glyph's advance as Blink measures and draws it, in 16.16 pixels: HarfBuzz's (`shaped`), with a bitmap
+    /// strike's own advance in place of the outline's, and without subpixel positioning the nominal advance rounded
+    /// to a whole pixel while kerning and other GPOS adjustments keep their fractions. Measuring and drawing both
+    /// take advances from here, so a drawn line is exactly as wide as the measured one.
+    @inline(__always)
+    static func advance(of glyph: UInt32, shaped: Int32, face: LoadedFont) -> Int64 {
+        var advance = Int64(shaped)
+        if let strike = face.bitmapAdvances, Int(glyph) < strike.count {
+            // Keep HarfBuzz's adjustments, swap its hmtx advance for the strike's.
+            advance += Int64(strike[Int(glyph)]) - Int64(face.nominalAdvance(ofGlyph: glyph))
+        }
+        if !face.subpixelPositioning {
+            let nominal = Int64(face.nominalAdvance(ofGlyph: glyph))
+            let rounded = ((nominal + 0x8000) >> 16) << 16
+            advance += rounded - nominal
+        }
+        return advance
+    }
+
+    /// The face of one grapheme cluster, `units[start..<end]`: the primary font, or the first fallback that has
+    /// it. Measuring (``fontRuns(_:_:fonts:)``) and drawing (`TextMeasurer.glyphLines`) both split text into
+    /// clusters with ``GraphemeClusters`` and ask here, so they use the same faces.
+    @inline(__always)
+    static func face(
+        ofCluster units: UnsafeBufferPointer<UInt16>, _ start: Int, _ end: Int, fonts: FontSet
+    ) -> LoadedFont {
+        if end == start + 1, let scalar = Unicode.Scalar(units[start]) {
+            return fonts.face(for: CollectionOfOne(scalar))
+        }
+        return fonts.face(
+            for: String(decoding: UnsafeBufferPointer(rebasing: units[start..<end]), as: UTF16.self).unicodeScalars)
+    }
+
     /// Splits `units[range]` into runs of grapheme clusters that use the same face.
     private static func fontRuns(
         _ units: UnsafeBufferPointer<UInt16>, _ range: Range<Int>, fonts: FontSet
@@ -297,14 +320,7 @@ enum Shaper {
         var runs: [(face: LoadedFont, range: Range<Int>)] = []
         var start = range.lowerBound
         for end in GraphemeClusters.ends(units, range) {
-            let face: LoadedFont
-            if end == start + 1, let scalar = Unicode.Scalar(units[start]) {
-                face = fonts.face(for: CollectionOfOne(scalar))
-            } else {
-                face = fonts.face(
-                    for: String(decoding: UnsafeBufferPointer(rebasing: units[start..<end]), as: UTF16.self)
-                        .unicodeScalars)
-            }
+            let face = face(ofCluster: units, start, end, fonts: fonts)
             if let last = runs.last, last.face === face {
                 runs[runs.count - 1].range = last.range.lowerBound..<end
             } else {

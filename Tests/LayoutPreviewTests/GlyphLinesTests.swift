@@ -48,4 +48,18 @@ import TextMeasure
         #expect(!line.runs[1].fontPath.contains("DejaVu"))
         #expect(line.runs[1].glyphs.first!.x > line.runs[0].glyphs.last!.x)
     }
+
+    /// A line is drawn with the faces and advances it was measured with: its drawn width is its measured width, to
+    /// the 64th of a pixel measurement keeps, in every script the standard font list covers.
+    @Test(arguments: [
+        "A double espresso in a red cup", "Kaffee, Brötchen und Äpfel", "東京の夜景「新宿」、渋谷。",
+        "नमस्ते दुनिया", "สวัสดีชาวโลก", "Family 👨‍👩‍👧 and flags 🇯🇵🇩🇪", "Tee 日本 and ☕",
+    ])
+    func aDrawnLineIsAsWideAsItsMeasurement(text: String) {
+        let measurement = Self.measurer.measure(text, width: 10_000)
+        #expect(measurement.lineTexts.count == 1)
+        let line = Self.measurer.glyphLines(measurement)[0]
+        #expect(abs(line.width - measurement.width) <= 1.0 / 64, "drawn \(line.width), measured \(measurement.width)")
+    }
 }
+
