@@ -26,6 +26,9 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// Since when the client owes the service a whole request; nil while the service works on one.
     private var waitingSince: NIODeadline?
     private var check: Scheduled<Void>?
+    /// Set once the handler has closed the connection for a deadline: the rest of the request that a read brought
+    /// (the decoder still passes on what it had decoded) goes nowhere either.
+    private var cutOff = false
 
     init(deadline: TimeAmount) { self.deadline = deadline }
 
@@ -49,7 +52,9 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
         // A request whose deadline has passed is not served, even before the check has run: an event loop held up
         // for longer than the deadline reads the bytes that piled up first, and would otherwise pass on a request
         // that a slow client dribbled in.
+        if cutOff { return }
         if let since = waitingSince, context.eventLoop.now - since >= deadline {
+            cutOff = true
             waitingSince = nil
             context.close(promise: nil)
             return
@@ -86,6 +91,7 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
             handler.check = nil
             let now = context.eventLoop.now
             if let since = handler.waitingSince, now - since >= handler.deadline {
+                handler.cutOff = true
                 context.close(promise: nil)
             } else {
                 handler.scheduleCheck(context, at: (handler.waitingSince ?? now) + handler.deadline)
