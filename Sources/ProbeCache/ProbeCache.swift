@@ -46,7 +46,13 @@ public final class ProbeCache: ProbeCacheStorage {
     /// - Parameter path: The SQLite file.
     /// - Throws: ``ProbeCacheError``: `.corrupt` when the file is not a database, `.incompatibleSchema`,
     ///   `.unavailable` when it cannot be created or opened.
-    public init(path: String) throws(ProbeCacheError) {
+    public convenience init(path: String) throws(ProbeCacheError) {
+        try self.init(path: path, whileLocked: {})
+    }
+
+    /// As ``init(path:)``, calling `whileLocked` each time another connection's lock has refused the opening, before
+    /// it is tried again: a test lets the lock go there, so it knows the opening met the lock and waited for it.
+    init(path: String, whileLocked: () -> Void) throws(ProbeCacheError) {
         self.path = path
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty {
@@ -64,7 +70,7 @@ public final class ProbeCache: ProbeCacheStorage {
         configuration.busyMode = .timeout(10)
         configuration.label = "ProbeCache"
         do {
-            database = try Self.openRetryingWhileBusy { () throws -> DatabasePool in
+            database = try Self.openRetryingWhileBusy(whileLocked: whileLocked) { () throws -> DatabasePool in
                 let database = try DatabasePool(path: path, configuration: configuration)
                 try Self.migrate(database)
                 return database
@@ -138,7 +144,9 @@ public final class ProbeCache: ProbeCacheStorage {
     /// The busy timeout does not cover opening: switching a new file to WAL needs an exclusive lock, and when
     /// another process holds the file's reserved lock SQLite answers SQLITE_BUSY at once instead of waiting (its
     /// deadlock rule), so processes that open one new cache together could fail.
-    private static func openRetryingWhileBusy<Database>(_ open: () throws -> Database) throws -> Database {
+    private static func openRetryingWhileBusy<Database>(
+        whileLocked: () -> Void, _ open: () throws -> Database
+    ) throws -> Database {
         let deadline = ContinuousClock.now + .seconds(10)
         var pauseMilliseconds = 5.0
         while true {
@@ -146,6 +154,7 @@ public final class ProbeCache: ProbeCacheStorage {
                 return try open()
             } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline
             {
+                whileLocked()
                 Thread.sleep(forTimeInterval: pauseMilliseconds / 1000)
                 pauseMilliseconds = min(pauseMilliseconds * 2, 200)
             }

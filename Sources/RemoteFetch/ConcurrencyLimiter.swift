@@ -4,8 +4,13 @@ actor ConcurrencyLimiter {
     private var holders = 0
     private var waiters: [(id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
     private var nextWaiterID = 0
+    /// Called each time a caller joins the queue: a test waits for it before it cancels that caller.
+    private let whenWaiting: @Sendable () -> Void
 
-    init(limit: Int) { self.limit = max(1, limit) }
+    init(limit: Int, whenWaiting: @escaping @Sendable () -> Void = {}) {
+        self.limit = max(1, limit)
+        self.whenWaiting = whenWaiting
+    }
 
     /// Runs `body` while holding one of the permits.
     nonisolated func withPermit<Result: Sendable>(
@@ -35,6 +40,7 @@ actor ConcurrencyLimiter {
                     continuation.resume(throwing: CancellationError())
                 } else {
                     waiters.append((id, continuation))
+                    whenWaiting()
                 }
             }
         } onCancel: {

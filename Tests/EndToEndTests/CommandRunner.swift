@@ -23,7 +23,7 @@ struct CommandRunner {
         "feedlayout-e2e-cache-\(UUID().uuidString)")
 
     /// The binary sits beside the test bundle in the build products folder; `FEEDLAYOUT_TEST_BINARY` names another
-    /// (a release build, to measure the speed a test reports).
+    /// (a release build, say: the tests then run the binary users get).
     static let binary: URL = {
         if let path = ProcessInfo.processInfo.environment["FEEDLAYOUT_TEST_BINARY"], !path.isEmpty {
             return URL(fileURLWithPath: path).standardizedFileURL

@@ -1,11 +1,8 @@
 import AsyncHTTPClient
 import FeedLayoutTestSupport
 import Foundation
-import HTTPTypes
 import NIOCore
-import NIOEmbedded
 import NIOHTTP1
-import NIOHTTPTypes
 import NIOPosix
 import Testing
 
@@ -26,50 +23,28 @@ struct ServiceRobustnessTests {
         let request = Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         let outcome = try await WireClient.onThreadOfItsOwn { try Self.dribble(request, toPort: service.port) }
         // Closed, never answered: mid-request when the service's event loop keeps time, or (on a machine so busy
-        // that the loop ran late and read the whole request at once) at its end, the deadline long past.
-        guard case .closed(let sent, let elapsed) = outcome else {
+        // that the loop ran late and read the whole request at once) at its end, the deadline long past. When
+        // exactly is RequestDeadlineHandlerTests' business, on a clock of its own.
+        guard case .closed = outcome else {
             Issue.record("the whole request got through a byte at a time: no deadline (\(outcome))")
             return
         }
-        print("a dribbling client was cut off after \(elapsed), \(sent) of \(request.count) bytes")
         // The service still answers others.
         #expect(try await service.request(.GET, "/healthz").status == 200)
     }
 
-    @Test func aRequestPastItsDeadlineIsNotPassedOnEvenBeforeTheCheckRuns() throws {
-        // An embedded channel runs no scheduled check unless told: what a service's event loop does when it runs
-        // late and reads a whole dribbled request before its timers.
-        let channel = EmbeddedChannel()
-        defer { _ = try? channel.finish() }
-        try channel.pipeline.syncOperations.addHandler(RequestDeadlineHandler(deadline: .milliseconds(50)))
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
-        let head = HTTPRequestPart.head(HTTPRequest(method: .get, scheme: "http", authority: "x", path: "/healthz"))
-        // In time: passed on.
-        try channel.writeInbound(head)
-        try channel.writeInbound(HTTPRequestPart.end(nil))
-        #expect(try channel.readInbound(as: HTTPRequestPart.self) == head)
-        #expect(try channel.readInbound(as: HTTPRequestPart.self) == .end(nil))
-        // The answer starts the next wait; the next request comes after the deadline: closed, not passed on.
-        try channel.writeOutbound(HTTPResponsePart.end(nil))
-        Thread.sleep(forTimeInterval: 0.1)
-        try channel.writeInbound(head)
-        #expect(try channel.readInbound(as: HTTPRequestPart.self) == nil)
-        #expect(!channel.isActive)
-    }
-
-    enum DribbleOutcome { case closed(sent: Int, after: Duration), answered }
+    enum DribbleOutcome { case closed(sent: Int), answered }
 
     /// Sends `bytes` one at a time, 300 ms apart, watching for the server closing the connection.
     static func dribble(_ bytes: [UInt8], toPort port: Int) throws -> DribbleOutcome {
         let descriptor = try WireClient.connectedSocket(port: port, receiveTimeout: timeval(tv_sec: 0, tv_usec: 300_000))
         defer { close(descriptor) }
-        let started = ContinuousClock.now
         var buffer = [UInt8](repeating: 0, count: 256)
         for (index, byte) in bytes.enumerated() {
             var one = byte
-            if send(descriptor, &one, 1, Int32(MSG_NOSIGNAL)) < 0 { return .closed(sent: index, after: ContinuousClock.now - started) }
+            if send(descriptor, &one, 1, Int32(MSG_NOSIGNAL)) < 0 { return .closed(sent: index) }
             let received = recv(descriptor, &buffer, buffer.count, 0)
-            if received == 0 { return .closed(sent: index + 1, after: ContinuousClock.now - started) }
+            if received == 0 { return .closed(sent: index + 1) }
             if received > 0 { return .answered }
         }
         return .answered
@@ -102,13 +77,20 @@ struct ServiceRobustnessTests {
             // The head never comes: the gate is never opened.
             let gate = ResponseGate(holdingAt: .beforeHead)
             server.serve("/silent.xml", .init(body: Array("<rss/>".utf8), gate: gate))
-            let service = try await ServiceHarness.start { $0.feedReadTimeout = .seconds(1) }
+            // The total timeout is an hour: only the wait for the head (the connect and read timeouts, 5 s + 1 s)
+            // can end the fetch before the harness's client gives up (120 s). Which timer ended it is read from the
+            // problem's detail, not timed: a loaded machine delays any timer, and a bound wide enough for that
+            // could not tell the read timeout from the total one.
+            let service = try await ServiceHarness.start {
+                $0.feedReadTimeout = .seconds(1)
+                $0.feedTotalTimeout = .seconds(3600)
+            }
             defer { Task { await service.stop() } }
-            let started = ContinuousClock.now
             let reply = try await service.post(["feed": server.url("/silent.xml")])
             #expect(reply.status == 422, "\(reply.text)")
             #expect(reply.json["type"] as? String == "urn:feedlayout:problem:feed-unreachable")
-            #expect(ContinuousClock.now - started < .seconds(60), "the 1 s read timeout did not end the fetch")
+            let detail = reply.json["detail"] as? String ?? ""
+            #expect(detail.contains("did not answer within 6.0 seconds (the connect and read timeouts)"), "\(detail)")
             gate.open()
         }
     }

@@ -375,7 +375,9 @@ struct PageFastPathOnTheWireTests {
     }
 
     /// The request deadline (1 s here) runs from each answer: a connection the fast path answers every 300 ms stays
-    /// open for 2.4 s, and is closed once idle (about a second after its last answer on an idle machine).
+    /// open for 2.4 s, and is closed once idle. When exactly (a deadline after the last answer) is checked on an
+    /// embedded event loop's clock by RequestDeadlineHandlerTests; here, that the service's pipeline keeps the
+    /// connection open while it answers and closes it when idle.
     @Test func theDeadlineRunsFromTheLastAnswer() async throws {
         let service = try await ServiceHarness.start { $0.requestTimeout = .seconds(1) }
         defer { Task { await service.stop() } }
@@ -389,11 +391,9 @@ struct PageFastPathOnTheWireTests {
             port: service.port, chunks: Array(repeating: request, count: 8), answers: 8, interval: 300_000,
             watchClose: true)
         #expect(answers.map(\.status) == Array(repeating: 200, count: 8))
-        let closed = try #require(closedAfter, "the idle connection was never closed")
-        // Nothing else closes an idle connection (the service has no other idle timeout). About a second on an idle
-        // machine; the bound leaves room for a full test run, where the in-process service shares its event loops
-        // with every other test's (6.4 s and 18 s were seen, and once none within 30 s).
-        #expect(closed < .seconds(60), "closed \(closed) after the last answer, with a 1 s deadline")
+        // Nothing else closes an idle connection: the service has no other idle timeout. (The client's watch ends
+        // after a minute, so that a service that never closes fails the test instead of hanging it.)
+        #expect(closedAfter != nil, "the idle connection was not closed")
     }
 
     @Test func whatIsNotAPlainHeadGoesToTheDecoder() async throws {
@@ -431,7 +431,7 @@ enum WireClient {
         try await exchangeAndWatch(port: port, chunks: chunks, answers: count, interval: interval).answers
     }
 
-    /// As ``exchange(port:chunks:answers:interval:)``, then waits up to 30 s for the server to close the
+    /// As ``exchange(port:chunks:answers:interval:)``, then waits up to 60 s for the server to close the
     /// connection: how long that took after the last answer, or nil when it stayed open.
     static func exchangeAndWatch(
         port: Int, chunks: [[UInt8]], answers count: Int, interval: UInt32 = 10_000, watchClose: Bool = false

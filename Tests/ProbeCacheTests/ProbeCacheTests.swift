@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 import ImageProbe
 import Logging
-import ProbeCache
+@testable import ProbeCache
 import RemoteFetch
 import Testing
 
@@ -222,18 +222,42 @@ struct ProbeCacheTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/probe.sqlite"
         let other = try DatabaseQueue(path: path)
-        let holding = DispatchSemaphore(value: 0)
+        let (holding, releasing, released) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        // The lock is held until the cache has been refused by it, however long that takes: not for a time.
         let holder = Thread {
             try? other.write { db in
                 try db.execute(sql: "CREATE TABLE holding (x)")
                 holding.signal()
-                Thread.sleep(forTimeInterval: 0.3)
+                releasing.wait()
             }
+            released.signal()
         }
         holder.start()
         holding.wait()
-        let cache = try ProbeCache(path: path)
-        #expect(cache.path == path)
+        var holderLetGo = false
+        func letTheHolderGo() {
+            guard !holderLetGo else { return }
+            holderLetGo = true
+            releasing.signal()
+            released.wait()
+        }
+        var refusals = 0
+        let cache: ProbeCache
+        do {
+            cache = try ProbeCache(path: path) {
+                refusals += 1
+                letTheHolderGo()
+            }
+        } catch {
+            letTheHolderGo()
+            throw error
+        }
+        letTheHolderGo()
+        #expect(refusals >= 1, "the cache never met the other connection's lock")
+        // It opened the file the other connection wrote, and works.
+        try cache.store(Self.sample, for: "a.jpg")
+        #expect(try cache.entry(for: "a.jpg") == Self.sample)
+        #expect(try other.read { try $0.tableExists("holding") && $0.tableExists("probe") })
     }
 
     @Test func urlsAreRevalidatedWithAConditionalRangeRequest() async throws {

@@ -30,13 +30,16 @@ import Testing
     }
 
     @Test func aCancelledWaiterLeavesWithoutAPermit() async throws {
-        let limiter = ConcurrencyLimiter(limit: 1)
+        let (waiting, nowWaiting) = AsyncStream<Void>.makeStream()
+        let limiter = ConcurrencyLimiter(limit: 1) { nowWaiting.yield() }
         let (release, releaseHolder) = AsyncStream<Void>.makeStream()
         var holder: Task<Void, any Error>?
         await withCheckedContinuation { held in holder = Self.holdPermit(limiter, held: held, release: release) }
-        // The permit is taken: this caller waits, and is cancelled while it waits.
+        // The permit is taken: this caller waits, and is cancelled once it is in the queue (cancelled before, it
+        // would leave by another way, never having waited).
         let counters = Counters()
         let waiter = Task { try await limiter.withPermit { counters.ran.store(true, ordering: .relaxed) } }
+        for await _ in waiting { break }
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }
         let waiterRan = counters.ran.load(ordering: .relaxed)
