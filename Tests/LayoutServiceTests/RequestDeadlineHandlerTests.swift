@@ -13,7 +13,8 @@ import Testing
     static let deadline = TimeAmount.seconds(1)
     static let request = HTTPRequestPart.head(
         HTTPRequest(method: .get, scheme: "http", authority: "x", path: "/v1/layouts/0/pages/0"))
-    static let post = HTTPRequestPart.head(HTTPRequest(method: .post, scheme: "http", authority: "x", path: "/v1/layouts"))
+    static let post = HTTPRequestPart.head(
+        HTTPRequest(method: .post, scheme: "http", authority: "x", path: "/v1/layouts"))
 
     /// A channel with the handler, connected at time 0 of its event loop.
     static func connection() throws -> EmbeddedChannel {
