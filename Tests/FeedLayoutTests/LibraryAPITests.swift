@@ -179,9 +179,8 @@ struct LibraryAPITests {
     /// windows of items its stages hold, not the feed.
     @Test func leavingTheLoopOverPagesStopsTheRunFromReadingTheFeed() async throws {
         let bytes = Array(Self.feed(items: 100_000).utf8)
-        let chunks = CountedChunks(stride(from: 0, to: bytes.count, by: 4096).map {
-            Array(bytes[$0..<min(bytes.count, $0 + 4096)])
-        })
+        let chunks = CountedChunks(
+            stride(from: 0, to: bytes.count, by: 4096).map { Array(bytes[$0..<min(bytes.count, $0 + 4096)]) })
         let pipeline = try LayoutPipeline(options: Self.options)
         var count = 0
         for try await _ in pipeline.pages(of: .chunks(chunks)) {

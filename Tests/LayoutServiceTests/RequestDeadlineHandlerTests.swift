@@ -13,7 +13,8 @@ import Testing
     static let deadline = TimeAmount.seconds(1)
     static let request = HTTPRequestPart.head(
         HTTPRequest(method: .get, scheme: "http", authority: "x", path: "/v1/layouts/0/pages/0"))
-    static let post = HTTPRequestPart.head(HTTPRequest(method: .post, scheme: "http", authority: "x", path: "/v1/layouts"))
+    static let post = HTTPRequestPart.head(
+        HTTPRequest(method: .post, scheme: "http", authority: "x", path: "/v1/layouts"))
 
     /// A channel with the handler, connected at time 0 of its event loop.
     static func connection() throws -> EmbeddedChannel {
@@ -60,7 +61,7 @@ import Testing
         Self.advance(channel, to: Self.deadline)
         #expect(!channel.isActive)
         // What arrives of the request after the cut goes nowhere.
-        try? channel.writeInbound(HTTPRequestPart.end(nil))
+        _ = try? channel.writeInbound(HTTPRequestPart.end(nil))
         #expect(try Self.passedOn(channel) == [])
     }
 
@@ -118,8 +119,8 @@ import Testing
         // Scheduled before the handler schedules its check for the same instant, so it runs first, as the late
         // loop's reads do (an embedded loop runs the tasks due at one time in the order they were scheduled).
         channel.embeddedEventLoop.scheduleTask(deadline: .uptimeNanoseconds(0) + Self.deadline) {
-            try? channel.writeInbound(Self.request)
-            try? channel.writeInbound(HTTPRequestPart.end(nil))
+            _ = try? channel.writeInbound(Self.request)
+            _ = try? channel.writeInbound(HTTPRequestPart.end(nil))
         }
         try channel.pipeline.syncOperations.addHandler(RequestDeadlineHandler(deadline: Self.deadline))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()

@@ -3,9 +3,10 @@ import Foundation
 import GRDB
 import ImageProbe
 import Logging
-@testable import ProbeCache
 import RemoteFetch
 import Testing
+
+@testable import ProbeCache
 
 /// The probe cache on a real SQLite file in a temporary folder.
 @Suite(.timeLimit(.minutes(5)))
@@ -222,7 +223,9 @@ struct ProbeCacheTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/probe.sqlite"
         let other = try DatabaseQueue(path: path)
-        let (holding, releasing, released) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let holding = DispatchSemaphore(value: 0)
+        let releasing = DispatchSemaphore(value: 0)
+        let released = DispatchSemaphore(value: 0)
         // The lock is held until the cache has been refused by it, however long that takes: not for a time.
         let holder = Thread {
             try? other.write { db in
