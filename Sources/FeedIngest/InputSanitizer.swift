@@ -700,11 +700,6 @@ struct InputSanitizer {
             ]
             scalar = table[Int(byte - 0x80)]
         }
-        appendUTF8(scalar, to: &output)
-    }
-
-    @inline(__always)
-    static func appendUTF8<Output: ByteAppending>(_ scalar: UInt32, to output: inout Output) {
         output.appendUTF8(scalar)
     }
 
@@ -757,7 +752,7 @@ struct InputSanitizer {
         nameBytes.append(0)
         if let entity = htmlEntityLookup(nameBytes) {
             var sink = output
-            Self.appendUTF8(UInt32(entity.pointee.value), to: &sink)
+            sink.appendUTF8(UInt32(entity.pointee.value))
             return end - index + 1
         }
         if !declaresEntities {

@@ -145,8 +145,9 @@ enum ClientOptions {
         "pretty": "pages are served exactly as feedlayout layout writes them",
     ]
 
-    /// A request's options, checked: no option the service owns, no font named by its file, every name known and
-    /// every value of its kind. Bounds are checked when the options are made (``layoutOptions(_:settings:)``).
+    /// A request's options, checked for what only the service forbids: no option the service owns, no font named by
+    /// its file. Names, kinds of value and bounds are the library's to check, when the options are made
+    /// (``layoutOptions(_:settings:)``, which a request's handling calls next).
     /// - Throws: ``ServiceProblem`` `invalid-options` naming the option.
     static func checked(_ options: [String: OptionValue]) throws(ServiceProblem) -> [String: OptionValue] {
         for name in options.keys.sorted() {
@@ -166,11 +167,6 @@ enum ClientOptions {
                     "\(name) must \(what) installed on the service; a client never names font files",
                     field: "options.\(name)")
             }
-        }
-        do {
-            _ = try LayoutOptionValues(named: options)
-        } catch {
-            throw problem(error)
         }
         return options
     }
