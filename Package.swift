@@ -301,7 +301,7 @@ let package = Package(
         .testTarget(
             name: "LayoutServiceTests",
             dependencies: [
-                "LayoutService", "LayoutStore", "LayoutCommandLine", "FeedLayout", "FeedLayoutTestSupport", "ImageProbe",
+                "ByteTools", "LayoutService", "LayoutStore", "LayoutCommandLine", "FeedLayout", "FeedLayoutTestSupport", "ImageProbe",
                 "ProbeCache", "RemoteFetch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

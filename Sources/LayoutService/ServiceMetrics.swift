@@ -37,6 +37,11 @@ final class ServiceMetrics: Sendable {
     private let probeCacheHits: Counter
     private let probes: Counter
     private let lastProbeCounts = Mutex((hits: 0, probes: 0))
+    private let pageFastPath: Counter
+    /// Requests by key name (`-`: none), made at start for the keys the service knows.
+    private let keyRequests: [String: Counter]
+    /// Requests refused by the access rules or a quota, by key name and status.
+    private let keyRejections = Mutex<[String: Counter]>([:])
 
     static let latencyBuckets: [Duration] = [
         .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
@@ -45,7 +50,17 @@ final class ServiceMetrics: Sendable {
     ]
 
     /// - Parameter routes: The service's routes as the router names them (`/v1/layouts/{id}`), with their method.
-    init(routes known: [(method: String, route: String)] = []) {
+    /// - Parameter keyNames: The names of the service's keys, for the per-key series.
+    init(routes known: [(method: String, route: String)] = [], keyNames: [String] = []) {
+        pageFastPath = registry.makeCounter(
+            name: "feedlayout_page_fast_path_total",
+            help: "Page requests answered from memory ahead of the HTTP decoder (also counted in the request totals).")
+        var keyRequests: [String: Counter] = [:]
+        for name in keyNames + ["-"] {
+            keyRequests[name] = registry.makeCounter(
+                name: "feedlayout_key_requests_total", labels: [("key", name)], help: "Requests by the caller's key.")
+        }
+        self.keyRequests = keyRequests
         layoutsRunning = registry.makeGauge(name: "feedlayout_layouts_running", help: "Layouts being computed now.")
         layoutsQueued = registry.makeGauge(name: "feedlayout_layouts_queued", help: "Layouts waiting for their turn.")
         itemsLaidOut = registry.makeCounter(
@@ -57,7 +72,7 @@ final class ServiceMetrics: Sendable {
         probeCacheHits = registry.makeCounter(
             name: "feedlayout_probe_cache_hits_total", help: "Photo probes answered by the probe cache.")
         probes = registry.makeCounter(name: "feedlayout_probes_total", help: "Photo probes, answered by the cache or not.")
-            var routes: [String: RouteSeries] = [:]
+        var routes: [String: RouteSeries] = [:]
         for (method, route) in known {
             routes[route] = Self.series(registry, method: method, route: route)
         }
@@ -109,6 +124,31 @@ final class ServiceMetrics: Sendable {
             }
         counter.increment()
         series.latency.record(duration)
+    }
+
+    /// A page answered by the fast path.
+    func recordFastPathPage() { pageFastPath.increment() }
+
+    /// One request of a service with keys: counted under its key, and as a rejection when the rules or the rate
+    /// refused it (401, 403; quotas count their own).
+    func recordKeyRequest(key: String?, status: Int) {
+        keyRequests[key ?? "-"]?.increment()
+        if status == 401 || status == 403 { recordKeyRejection(key: key, status: status) }
+    }
+
+    /// A request refused for its key (or its address, without keys: counted under `-`).
+    func recordKeyRejection(key: String?, status: Int) {
+        let name = key ?? "-"
+        let label = name + " " + String(status)
+        let counter = keyRejections.withLock { counters in
+            if let made = counters[label] { return made }
+            let made = registry.makeCounter(
+                name: "feedlayout_key_rejections_total", labels: [("key", name), ("status", String(status))],
+                help: "Requests refused by the access rules or a quota, by key.")
+            counters[label] = made
+            return made
+        }
+        counter.increment()
     }
 
     func setLayoutsRunning(_ running: Int, queued: Int) {

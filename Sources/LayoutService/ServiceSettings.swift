@@ -36,6 +36,23 @@ public struct ServiceSettings: Sendable {
     /// page of it for one request.
     public var maximumItemsPerQuery = 2_000
 
+    // MARK: Access (see RequestRules)
+
+    /// The keys requests may carry (`--api-keys`); nil or empty: no key is asked for.
+    public var apiKeys: APIKeys?
+    /// Whether the `/v1/` reads need a key with `read` too (pages are public by default: immutable, made for CDNs).
+    public var privateReads = false
+    /// Origins whose pages may read the read routes (`--cors-origin`, `*` for any).
+    public var corsOrigins: [String] = []
+    /// How each client's creations are bounded: a token bucket and a bound on its queued layouts.
+    public var creationsPerMinute: Double = 120
+    public var creationBurst = 60
+    public var maximumQueuedLayouts = 64
+    /// Where the access log goes: `-` for standard error, a file, or nil for none.
+    public var accessLog: String? = "-"
+    /// How log lines are written.
+    public var logFormat: LogFormat = .text
+
     public init(
         host: String = "127.0.0.1", port: Int = 8080, storePath: String = ServiceSettings.defaultStorePath(),
         allowPrivateNetwork: Bool = false, maximumFeedBytes: Int = 64 * 1024 * 1024, maximumConcurrentLayouts: Int = 2,
@@ -52,6 +69,14 @@ public struct ServiceSettings: Sendable {
         self.requestTimeout = requestTimeout
         self.maximumWait = maximumWait
         self.layoutThreads = max(1, layoutThreads)
+    }
+
+    /// Whether `host` is a loopback address (`127.0.0.0/8`, `::1`, `localhost`): only there may the service run
+    /// without keys unless told so.
+    public static func isLoopback(_ host: String) -> Bool {
+        if host == "localhost" || host == "::1" || host == "[::1]" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 
     /// `$XDG_DATA_HOME/feedlayout/service.sqlite`, else `~/.local/share/feedlayout/service.sqlite`.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import LayoutCommandLine
 
 /// A command whose repeating positional argument (`probe IMAGE...`, `layout FEED...`, `measure TEXT...`) may hold
@@ -99,8 +100,14 @@ extension FeedLayoutCommand {
             configuration.subcommands.filter { $0 is any RepeatingPositionalCommand.Type }.map {
                 $0._commandName
             })
-        let folded = PositionalRuns(
-            NegativeValues.joined(Array(CommandLine.arguments.dropFirst())), subcommands: subcommands)
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        // The service also takes its options from the environment and a configuration file.
+        if arguments.first == Serve._commandName {
+            arguments = try [arguments[0]]
+                + OptionSources(Serve.self, environmentPrefix: "FEEDLAYOUT").arguments(
+                    commandLine: Array(arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        }
+        let folded = PositionalRuns(NegativeValues.joined(arguments), subcommands: subcommands)
         let command = try parseAsRoot(folded.arguments)
         guard var repeating = command as? any RepeatingPositionalCommand else { return command }
         repeating.positionalValues = folded.unfold(repeating.positionalValues)

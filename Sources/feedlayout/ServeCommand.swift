@@ -22,6 +22,12 @@ extension FeedLayoutCommand {
                   curl -s localhost:8080/v1/layouts -d '{"feed": "https://example.org/feed.xml", \\
                     "options": {"width": 375, "columns": 2}}'
                   open http://127.0.0.1:8080/ (the web client: post a feed, see its layout)
+                  FEEDLAYOUT_API_KEYS=/etc/feedlayout/keys feedlayout serve --host 0.0.0.0
+
+                Every option can also come from the environment (FEEDLAYOUT_ and its name in capitals, dashes as \
+                underscores: FEEDLAYOUT_MAX_FEED_BYTES) or from a configuration file of `name = value` lines \
+                (--config FILE or FEEDLAYOUT_CONFIG); the command line wins over the environment, and the \
+                environment over the file.
                 """)
 
         @Option(help: "The address to listen on.")
@@ -56,6 +62,44 @@ extension FeedLayoutCommand {
         @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
         var logLevel = "info"
 
+        @Option(help: "A configuration file of `name = value` lines (the options' long names), read before the environment and the command line.")
+        var config: String?
+
+        // MARK: Access
+
+        @Option(help: ArgumentHelp(
+            "The keys file: one key a line, NAME:SCOPES:SHA256HEX (scopes read, write, admin; the hex SHA-256 of the token, e.g. printf %s TOKEN | sha256sum). Writes then need a key with write; see --private-reads.",
+            valueName: "file"))
+        var apiKeys: String?
+
+        @Flag(help: "With --api-keys: the /v1/ reads need a key with read too (pages are public by default: immutable, made for CDNs).")
+        var privateReads = false
+
+        @Flag(help: "Serve without keys on a non-loopback --host, on purpose (anyone who reaches the port may post feeds).")
+        var noAuth = false
+
+        @Option(help: ArgumentHelp(
+            "An origin whose pages may read the read routes (https://app.example.org; * for any); repeatable.",
+            valueName: "origin"))
+        var corsOrigin: [String] = []
+
+        @Option(help: "Layouts a client (its key, else its address) may create a minute, refilled evenly (0: no rate limit); 429 beyond.")
+        var creationsPerMinute = 120.0
+
+        @Option(help: "Layouts a client may create at once before --creations-per-minute applies.")
+        var creationBurst = 60
+
+        @Option(help: "Layouts of one client queued or running at once (0: no bound); 503 beyond.")
+        var maxQueuedLayouts = 64
+
+        @Option(help: ArgumentHelp(
+            "Where the access log goes, a line per request: - (standard error), a file (appended to), or off.",
+            valueName: "file"))
+        var accessLog = "-"
+
+        @Option(help: "How log lines are written: text or json.")
+        var logFormat = "text"
+
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port is from 0 to 65535") }
             guard (1...(1 << 34)).contains(maxFeedBytes) else {
@@ -79,11 +123,40 @@ extension FeedLayoutCommand {
             guard Logger.Level(rawValue: logLevel) != nil else {
                 throw ValidationError("--log-level is trace, debug, info, notice, warning, error or critical")
             }
+            guard LogFormat(rawValue: logFormat) != nil else { throw ValidationError("--log-format is text or json") }
+            guard creationsPerMinute.isFinite, creationsPerMinute >= 0, (1...100_000).contains(creationBurst),
+                maxQueuedLayouts >= 0
+            else {
+                throw ValidationError(
+                    "--creations-per-minute is 0 or more, --creation-burst from 1 to 100000, --max-queued-layouts 0 or more")
+            }
+            for origin in corsOrigin where origin != "*" {
+                guard let url = URL(string: origin), let scheme = url.scheme, ["http", "https"].contains(scheme),
+                    url.host != nil, url.path.isEmpty, url.query == nil
+                else {
+                    throw ValidationError("--cors-origin \(origin): an origin is scheme://host[:port], or *")
+                }
+            }
+            if apiKeys == nil, !noAuth, !ServiceSettings.isLoopback(host) {
+                throw ValidationError(
+                    """
+                    --host \(host) is not a loopback address, and the service has no keys: anyone who reaches it could \
+                    post feeds. Give it keys (--api-keys FILE or FEEDLAYOUT_API_KEYS; a line NAME:read,write:SHA256HEX, \
+                    the hex SHA-256 of a token: printf %s TOKEN | sha256sum), or pass --no-auth to serve without keys \
+                    on purpose.
+                    """)
+            }
+            if apiKeys != nil, noAuth { throw ValidationError("--api-keys and --no-auth contradict each other") }
+            if privateReads, apiKeys == nil { throw ValidationError("--private-reads needs --api-keys") }
         }
 
         func run() async throws {
             // Logs go to standard error, as every message of this command does (only executables bootstrap).
-            LoggingSystem.bootstrap(StreamLogHandler.standardError)
+            let format = LogFormat(rawValue: logFormat) ?? .text
+            switch format {
+            case .text: LoggingSystem.bootstrap(StreamLogHandler.standardError)
+            case .json: LoggingSystem.bootstrap(JSONLogHandler.init)
+            }
             var logger = Logger(label: "feedlayout.serve")
             logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
             var settings = ServiceSettings(
@@ -93,8 +166,16 @@ extension FeedLayoutCommand {
                 requestTimeout: .milliseconds(Int(requestTimeout * 1000)),
                 imageRoot: imageRoot.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
             settings.leaseDuration = .milliseconds(Int(lease * 1000))
+            settings.privateReads = privateReads
+            settings.corsOrigins = corsOrigin
+            settings.creationsPerMinute = creationsPerMinute
+            settings.creationBurst = creationBurst
+            settings.maximumQueuedLayouts = maxQueuedLayouts
+            settings.accessLog = accessLog == "off" ? nil : accessLog
+            settings.logFormat = format
             let server: LayoutServer
             do {
+                if let apiKeys { settings.apiKeys = try APIKeys(contentsOfFile: apiKeys) }
                 server = try await LayoutServer(settings: settings, logger: logger)
             } catch {
                 Terminal.error("\(error)")

@@ -15,13 +15,17 @@ struct ServeEndToEndTests {
         let logFile: URL
 
         /// - Parameter cacheHome: XDG_CACHE_HOME for the instance (where a local probe cache would go).
-        init(store: String, arguments extra: [String] = [], cacheHome: URL = CommandRunner.testCacheHome) async throws {
+        init(
+            store: String, arguments extra: [String] = [], environment extraEnvironment: [String: String] = [:],
+            cacheHome: URL = CommandRunner.testCacheHome
+        ) async throws {
             logFile = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-serve-\(UUID()).log")
             _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
             process.executableURL = CommandRunner.binary
             process.arguments = ["serve", "--port", "0", "--store", store, "--allow-private-network"] + extra
             var environment = ProcessInfo.processInfo.environment
             environment["XDG_CACHE_HOME"] = cacheHome.path
+            environment.merge(extraEnvironment) { _, new in new }
             process.environment = environment
             let logHandle = try FileHandle(forWritingTo: logFile)
             process.standardOutput = logHandle

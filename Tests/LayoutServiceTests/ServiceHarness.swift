@@ -104,10 +104,10 @@ final class ServiceHarness: Sendable {
     }
 
     /// Polls a layout until it is no longer running.
-    func waitUntilDone(_ id: String, timeout: Duration = .seconds(120)) async throws -> Reply {
+    func waitUntilDone(_ id: String, timeout: Duration = .seconds(120), headers: [(String, String)] = []) async throws -> Reply {
         let deadline = ContinuousClock.now + timeout
         while true {
-            let reply = try await request(.GET, "/v1/layouts/\(id)", record: false)
+            let reply = try await request(.GET, "/v1/layouts/\(id)", headers: headers, record: false)
             if reply.json["status"] as? String != "running" || ContinuousClock.now > deadline { return reply }
             try await Task.sleep(for: .milliseconds(50))
         }

@@ -25,6 +25,9 @@ public struct LayoutServer: Sendable {
     let handlers: RouteHandlers
     /// The probe cache the layouts use, writing to the store's in batches; flushed when the service stops.
     private let probeCache: WriteBehindProbeCache
+    /// What every request is held to, on the router and on the page fast path alike.
+    let rules: RequestRules
+    private let accessLog: AccessLog?
 
     /// Opens the store and makes the resources; nothing listens yet.
     /// - Throws: An error whose description names the store and says what to do (another process holds it, it is
@@ -40,24 +43,36 @@ public struct LayoutServer: Sendable {
                 readTimeout: settings.feedReadTimeout, totalTimeout: settings.feedTotalTimeout,
                 maximumBytes: settings.maximumFeedBytes, allowPrivateNetwork: settings.allowPrivateNetwork),
             probeCache: probeCache, threadCount: settings.layoutThreads, logger: logger)
-        let metrics = ServiceMetrics(routes: ServiceRoute.all.map { ($0.method.rawValue, $0.routerPath) })
+        let metrics = ServiceMetrics(
+            routes: ServiceRoute.all.map { ($0.method.rawValue, $0.routerPath) },
+            keyNames: settings.apiKeys?.keys.map(\.name) ?? [])
+        let quotas = CreationQuotas(
+            limits: .init(
+                perMinute: settings.creationsPerMinute, burst: settings.creationBurst,
+                queuedLayouts: settings.maximumQueuedLayouts))
         let runner = LayoutRunner(
-            store: store, resources: resources, settings: settings, metrics: metrics, logger: logger)
+            store: store, resources: resources, settings: settings, metrics: metrics, logger: logger,
+            ended: { quotas.layoutEnded($0) })
+        accessLog = try settings.accessLog.map { try AccessLog(destination: $0, format: settings.logFormat) }
+        rules = RequestRules(
+            routes: ServiceRoute.all, keys: settings.apiKeys, privateReads: settings.privateReads,
+            corsOrigins: settings.corsOrigins, accessLog: accessLog, metrics: metrics)
         handlers = RouteHandlers(
-            settings: settings, store: store, runner: runner, resources: resources, metrics: metrics,
+            settings: settings, store: store, runner: runner, resources: resources, metrics: metrics, quotas: quotas,
             client: try ClientFiles(), logger: logger)
     }
 
     /// Serves until SIGTERM or SIGINT (or the task is cancelled).
     /// - Parameter onListening: Called with the port once the server listens (useful with port 0).
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        let router = Router(context: BasicRequestContext.self)
-        router.add(middleware: RequestMetricsMiddleware(metrics: handlers.metrics))
+        let router = Router(context: ServiceRequestContext.self)
+        router.add(middleware: AccessMiddleware(rules: rules))
         router.add(middleware: ProblemMiddleware(routes: ServiceRoutesTable(ServiceRoute.all)))
         ServiceRoute.addAll(to: router, handlers: handlers)
 
         let timeout = TimeAmount(settings.requestTimeout)
         let logger = self.logger
+        let rules = self.rules
         let app = Application(
             router: router,
             server: HTTPServerBuilder { responder in
@@ -71,7 +86,7 @@ public struct LayoutServer: Sendable {
                             additionalChannelHandlers: [
                                 RequestDeadlineHandler(deadline: timeout), RouterResponseTracker(),
                             ], idleTimeout: nil)),
-                    cache: handlers.pageCache, metrics: handlers.metrics)
+                    cache: handlers.pageCache, rules: rules)
             },
             configuration: ApplicationConfiguration(
                 address: .hostname(settings.host, port: settings.port), serverName: "feedlayout"),
@@ -83,8 +98,9 @@ public struct LayoutServer: Sendable {
             logger: logger)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [
-                    // Stopped in reverse order: the layouts end before the probes they learnt are written.
+                // Stopped in reverse order: the layouts end before the probes they learnt are written, and the
+                // access log is written last.
+                services: (accessLog.map { [.init(service: $0)] } ?? []) + [
                     .init(service: handlers.resources), .init(service: probeCache), .init(service: handlers.runner),
                     .init(service: app),
                     .init(service: StoppingFlag(handlers: handlers)),
@@ -106,23 +122,6 @@ private struct StoppingFlag: Service {
     }
 }
 
-/// Counts every answered request by route pattern and status, with its latency.
-struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
-    let metrics: ServiceMetrics
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
-        -> Response
-    {
-        let started = ContinuousClock.now
-        let response = try await next(request, context)
-        let route = context.endpointPath ?? "unknown"
-        metrics.recordRequest(
-            method: request.method.rawValue, route: route, status: response.status.code,
-            duration: ContinuousClock.now - started)
-        return response
-    }
-}
-
 /// Hummingbird's HTTP/1.1 channel with ``PageFastPathHandler`` in front of its decoder (its own configuration adds
 /// handlers after the codec only).
 struct PageServingHTTP1Channel: ServerChildChannel {
@@ -130,11 +129,11 @@ struct PageServingHTTP1Channel: ServerChildChannel {
 
     let http1: HTTP1Channel
     let cache: PageCache
-    let metrics: ServiceMetrics
+    let rules: RequestRules
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(PageFastPathHandler(cache: cache, metrics: metrics))
+            try channel.pipeline.syncOperations.addHandler(PageFastPathHandler(cache: cache, rules: rules))
         }.flatMap { http1.setup(channel: channel, logger: logger) }
     }
 

@@ -15,8 +15,12 @@ import NIOHTTPTypes
 /// cores, beside the load generator, that kept the tail latency above 5 ms. Here a page request costs a scan of its
 /// head, a cache lookup and one write of a small header buffer and the shared body.
 ///
-/// Only a `GET /v1/layouts/{id}/pages/{index}` in HTTP/1.1, with at most `layout` and `wait` in its query, no body
-/// and no `Connection` header, whose page is in memory, is answered here. Every other request goes to the decoder
+/// Only a `GET /v1/layouts/{id}/pages/{index}` in HTTP/1.1 or 1.0, with at most `layout` and `wait` in its query,
+/// no body and at most `close` or `keep-alive` in its `Connection` header, whose page is in memory and which
+/// ``RequestRules`` lets in, is answered here; with the same fields the router would add (request id, CORS), and
+/// the same access log line and metrics. A request the rules refuse goes to the router, which answers the
+/// problem. After a request that asks to close (HTTP/1.0 without `keep-alive`, as nginx's `proxy_pass` sends by
+/// default, or `Connection: close`), the connection is closed once its answer is written. Every other request goes to the decoder
 /// whole, and the router answers it (filling the cache on a page miss); requests after it wait here until its
 /// response has ended (``RouterResponseTracker`` says so), so responses never overtake each other. A request with
 /// a body, or bytes that are not a plain HTTP/1.1 head, hand the rest of the connection to the decoder.
@@ -39,7 +43,9 @@ final class PageFastPathHandler: ChannelDuplexHandler {
     static let maximumHeld = 64 * 1024
 
     private let cache: PageCache
-    private let metrics: ServiceMetrics
+    private let rules: RequestRules
+    /// An answer asked to close the connection: nothing more is read.
+    private var closing = false
     /// Bytes read and not yet answered or passed on.
     private var held: ByteBuffer?
     /// Requests passed to the decoder whose responses have not ended yet.
@@ -53,12 +59,13 @@ final class PageFastPathHandler: ChannelDuplexHandler {
     /// The `Date` header line (an origin server with a clock sends one), made once a second.
     private var date: (second: Int, line: [UInt8]) = (0, [])
 
-    init(cache: PageCache, metrics: ServiceMetrics) {
+    init(cache: PageCache, rules: RequestRules) {
         self.cache = cache
-        self.metrics = metrics
+        self.rules = rules
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if closing { return }
         if decoderOnly {
             context.fireChannelRead(data)
             return
@@ -101,7 +108,7 @@ final class PageFastPathHandler: ChannelDuplexHandler {
     /// Answers or passes on each whole request head in `held`, in order, until one has to wait for the router.
     private func process(context: ChannelHandlerContext) {
         defer { startNextDeadline(context) }
-        while withRouter == 0, var bytes = held, bytes.readableBytes > 0 {
+        while withRouter == 0, !closing, var bytes = held, bytes.readableBytes > 0 {
             switch Self.scanHead(bytes.readableBytesView) {
             case .incomplete:
                 if bytes.readableBytes > Self.maximumHead { return passRest(context) }
@@ -114,6 +121,16 @@ final class PageFastPathHandler: ChannelDuplexHandler {
                 held = bytes.readableBytes > 0 ? bytes : nil
                 if let page = request.page, answer(page, context: context) {
                     answeredSinceDeadline = true
+                    if !page.keepAlive {
+                        closing = true
+                        held = nil
+                        // Closed once the answer is written: writes end in order, so the empty one ends last.
+                        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                        context.writeAndFlush(wrapOutboundOut(.byteBuffer(ByteBuffer()))).whenComplete { _ in
+                            loopBound.value.close(promise: nil)
+                        }
+                        return
+                    }
                 } else {
                     withRouter += 1
                     toDecoder(head, context: context)
@@ -155,6 +172,13 @@ final class PageFastPathHandler: ChannelDuplexHandler {
         }
         let key = PageCache.Key(id: page.id, layoutIndex: page.layoutIndex, pageIndex: page.pageIndex, gzip: gzip)
         guard let entry = cache[key] else { return false }
+        let decision = rules.decide(
+            RequestRules.Facts(
+                method: .get, route: Self.route, path: Substring(page.path),
+                authorization: page.authorization.map { Substring(decoding: $0, as: UTF8.self) },
+                origin: page.origin.map { Substring(decoding: $0, as: UTF8.self) },
+                requestID: page.requestID.map { Substring(decoding: $0, as: UTF8.self) }))
+        guard decision.answer == nil else { return false }
         var header = context.channel.allocator.buffer(capacity: 384)
         var status = HTTPResponse.Status.ok
         var body: ByteBuffer? = entry.body
@@ -166,14 +190,24 @@ final class PageFastPathHandler: ChannelDuplexHandler {
         } else {
             header.writeBytes(entry.okHead)
         }
+        for (name, value) in rules.responseFields(for: decision) {
+            header.writeString(name.rawName)
+            header.writeString(": ")
+            header.writeString(value)
+            header.writeString("\r\n")
+        }
         header.writeBytes(dateLine())
         header.writeString("Server: feedlayout\r\n")
         if let body { header.writeString("Content-Length: \(body.readableBytes)\r\n") }
+        if let connection = page.connectionAnswer { header.writeString(connection) }
         header.writeString("\r\n")
         context.write(wrapOutboundOut(.byteBuffer(header)), promise: nil)
         if let body { context.write(wrapOutboundOut(.byteBuffer(body)), promise: nil) }
         let elapsed = NIODeadline.now() - started
-        metrics.recordRequest(method: "GET", route: Self.route, status: status.code, duration: .nanoseconds(elapsed.nanoseconds))
+        rules.metrics.recordFastPathPage()
+        rules.finish(
+            decision, status: status.code, bytes: body?.readableBytes ?? 0,
+            duration: .nanoseconds(elapsed.nanoseconds))
         return true
     }
 
@@ -208,7 +242,7 @@ final class RouterResponseTracker: ChannelOutboundHandler, RemovableChannelHandl
 struct RequestHead {
     /// A `Content-Length` or `Transfer-Encoding` header: the request has a body.
     var hasBody = false
-    /// The page asked for, when this is a plain HTTP/1.1 `GET` of the page route without `Connection`.
+    /// The page asked for, when this is a plain HTTP/1.1 or 1.0 `GET` of the page route.
     var page: PageRequest?
 }
 
@@ -216,8 +250,18 @@ struct PageRequest {
     var id: String
     var layoutIndex: Int
     var pageIndex: Int
+    /// The request target's path (the query left out), for the access log.
+    var path: String
     var acceptEncoding: [UInt8]?
     var ifNoneMatch: [UInt8]?
+    var authorization: [UInt8]?
+    var origin: [UInt8]?
+    var requestID: [UInt8]?
+    /// Whether the connection stays open after the answer.
+    var keepAlive: Bool
+    /// The `Connection` field the answer carries, when it must say one: `close` to a request that asked for it,
+    /// `keep-alive` to an HTTP/1.0 one that asked to keep it.
+    var connectionAnswer: String?
 }
 
 enum HeadScan {
@@ -238,7 +282,10 @@ extension PageFastPathHandler {
         var head = RequestHead()
         var acceptEncoding: [UInt8]?
         var ifNoneMatch: [UInt8]?
-        var hasConnection = false
+        var authorization: [UInt8]?
+        var origin: [UInt8]?
+        var requestID: [UInt8]?
+        var connection = ConnectionTokens()
         var index = base
         while index < bytes.endIndex {
             guard bytes[index] == UInt8(ascii: "\n") else {
@@ -254,10 +301,15 @@ extension PageFastPathHandler {
                 continue
             }
             if line.isEmpty {
-                if !hasConnection, let page = pageRequest(bytes, requestLine!) {
+                if !connection.other, let page = pageRequest(bytes, requestLine!) {
+                    // HTTP/1.1 keeps the connection unless asked to close; HTTP/1.0 closes unless asked to keep it.
+                    let keepAlive = page.http10 ? connection.keepAlive && !connection.close : !connection.close
                     head.page = PageRequest(
-                        id: page.id, layoutIndex: page.layoutIndex, pageIndex: page.pageIndex,
-                        acceptEncoding: acceptEncoding, ifNoneMatch: ifNoneMatch)
+                        id: page.id, layoutIndex: page.layoutIndex, pageIndex: page.pageIndex, path: page.path,
+                        acceptEncoding: acceptEncoding, ifNoneMatch: ifNoneMatch, authorization: authorization,
+                        origin: origin, requestID: requestID, keepAlive: keepAlive,
+                        connectionAnswer: !keepAlive
+                            ? "Connection: close\r\n" : page.http10 ? "Connection: keep-alive\r\n" : nil)
                 }
                 return .head(length: index - base, head)
             }
@@ -276,7 +328,16 @@ extension PageFastPathHandler {
             if equalsLowercased(name, "content-length") || equalsLowercased(name, "transfer-encoding") {
                 head.hasBody = true
             } else if equalsLowercased(name, "connection") {
-                hasConnection = true
+                connection.read(bytes[valueStart..<valueEnd])
+            } else if equalsLowercased(name, "authorization") {
+                // Two lines would be two credentials: the router decides what that is.
+                if authorization != nil { connection.other = true }
+                authorization = Array(bytes[valueStart..<valueEnd])
+            } else if equalsLowercased(name, "origin") {
+                if origin != nil { connection.other = true }
+                origin = Array(bytes[valueStart..<valueEnd])
+            } else if equalsLowercased(name, "x-request-id") {
+                requestID = Array(bytes[valueStart..<valueEnd])
             } else if equalsLowercased(name, "accept-encoding") {
                 // Several lines make one list.
                 acceptEncoding = (acceptEncoding.map { $0 + Array(", ".utf8) } ?? []) + bytes[valueStart..<valueEnd]
@@ -302,15 +363,18 @@ extension PageFastPathHandler {
     private static let requestLineStart = Array("GET /v1/layouts/".utf8)
     private static let pagesSegment = Array("/pages/".utf8)
     private static let versionSuffix = Array(" HTTP/1.1".utf8)
+    private static let version10Suffix = Array(" HTTP/1.0".utf8)
 
-    /// The page of `GET /v1/layouts/{32 hex}/pages/{index}[?layout=K][&wait=S] HTTP/1.1`, or nil for any other
-    /// request line.
-    static func pageRequest(_ bytes: ByteBufferView, _ line: Range<Int>) -> (id: String, layoutIndex: Int, pageIndex: Int)? {
+    /// The page of `GET /v1/layouts/{32 hex}/pages/{index}[?layout=K][&wait=S] HTTP/1.1` (or `HTTP/1.0`), or nil for
+    /// any other request line.
+    static func pageRequest(_ bytes: ByteBufferView, _ line: Range<Int>)
+        -> (id: String, layoutIndex: Int, pageIndex: Int, path: String, http10: Bool)?
+    {
         let (get, middle, version) = (requestLineStart, pagesSegment, versionSuffix)
         let text = bytes[line]
-        guard text.count > get.count + 32 + middle.count + version.count, text.starts(with: get),
-            text.suffix(version.count).elementsEqual(version)
-        else { return nil }
+        guard text.count > get.count + 32 + middle.count + version.count, text.starts(with: get) else { return nil }
+        let http10 = text.suffix(version.count).elementsEqual(version10Suffix)
+        guard http10 || text.suffix(version.count).elementsEqual(version) else { return nil }
         let idStart = line.lowerBound + get.count
         let idBytes = bytes[idStart..<(idStart + 32)]
         guard idBytes.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
@@ -334,6 +398,28 @@ extension PageFastPathHandler {
                 }
             }
         }
-        return (String(decoding: idBytes, as: UTF8.self), layoutIndex, index)
+        let path = String(decoding: bytes[(line.lowerBound + 4)..<(rest.startIndex + digits.count)], as: UTF8.self)
+        return (String(decoding: idBytes, as: UTF8.self), layoutIndex, index, path, http10)
+    }
+}
+
+/// The tokens of a request's `Connection` fields: `close` and `keep-alive` are understood here; any other (an
+/// upgrade, hop-by-hop headers) leaves the request to the decoder.
+struct ConnectionTokens {
+    var close = false
+    var keepAlive = false
+    var other = false
+
+    mutating func read(_ value: ByteBufferView.SubSequence) {
+        for token in value.split(separator: UInt8(ascii: ",")) {
+            let trimmed = token.drop(while: { $0 == 0x20 || $0 == 9 }).reversed().drop(while: { $0 == 0x20 || $0 == 9 })
+            let lowered = String(decoding: trimmed.reversed().map { ($0 >= 0x41 && $0 <= 0x5A) ? $0 | 0x20 : $0 }, as: UTF8.self)
+            switch lowered {
+            case "close": close = true
+            case "keep-alive": keepAlive = true
+            case "": break
+            default: other = true
+            }
+        }
     }
 }

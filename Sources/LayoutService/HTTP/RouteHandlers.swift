@@ -24,6 +24,8 @@ final class RouteHandlers: Sendable {
     let runner: LayoutRunner
     let resources: LayoutResources
     let metrics: ServiceMetrics
+    /// Each client's rate of creations and bound on queued layouts.
+    let quotas: CreationQuotas
     let logger: Logger
     /// Pages in memory, ready to send; `PageFastPathHandler` answers from it too.
     let pageCache = PageCache(byteLimit: 256 * 1024 * 1024)
@@ -36,8 +38,9 @@ final class RouteHandlers: Sendable {
 
     init(
         settings: ServiceSettings, store: any LayoutStore, runner: LayoutRunner, resources: LayoutResources,
-        metrics: ServiceMetrics, client: ClientFiles, logger: Logger
+        metrics: ServiceMetrics, quotas: CreationQuotas, client: ClientFiles, logger: Logger
     ) {
+        self.quotas = quotas
         self.client = client
         self.settings = settings
         self.store = store
@@ -49,8 +52,10 @@ final class RouteHandlers: Sendable {
 
     // MARK: POST /v1/layouts
 
-    func createLayout(_ request: Request, context: some RequestContext) async throws -> Response {
+    func createLayout(_ request: Request, context: ServiceRequestContext) async throws -> Response {
         guard !isStopping.load(ordering: .relaxed) else { throw Self.stopping }
+        // Before the body is read: a client over its quota costs no more than this.
+        try admit(context)
         // JSON escaping makes a body longer than the feed in it: the feed's own size is checked once decoded.
         let body = try await request.body.collect(upTo: settings.maximumFeedBytes + settings.maximumFeedBytes / 8 + 65_536)
         let layoutRequest = try LayoutRequest(body: [UInt8](buffer: body))
@@ -82,11 +87,13 @@ final class RouteHandlers: Sendable {
             id: id, options: LayoutOptionValues.storedJSON(layoutRequest.options), feedName: name, baseURL: base, feed: feed, parts: parts)
         if isNew {
             logger.info("layout posted", metadata: ["layout": "\(id)", "feed": "\(name)", "bytes": "\(feed.count)"])
+            quotas.layoutQueued(id, client: context.client)
             await runner.enqueue(id, feed: feed)
             // A client views a layout right after posting it: its style sheet (fonts resolved, their character
             // maps read) is ready by then.
             Task { _ = try? await self.clientStyle(id: id) }
         }
+        if !isNew { quotas.refund(context.client) }
         var response = try await layoutResponse(id)
         response.status = isNew ? .accepted : .ok
         response.headers[.location] = "/v1/layouts/" + id

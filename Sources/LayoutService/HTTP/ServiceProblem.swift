@@ -8,7 +8,7 @@ import NIOCore
 /// An answer other than success, as RFC 9457 problem details (`application/problem+json`): `type` (a URN naming
 /// the kind of problem), `title`, `status`, `detail`, and, where they apply, `field` (the request field or query
 /// parameter at fault) and `layoutStatus` (for a page that is not made yet: the problem's own `status` member is
-/// the HTTP status, as the RFC reserves it).
+/// the HTTP status, as the RFC reserves it), and `requestId` (the `X-Request-Id` of the answer, to find its log line).
 struct ServiceProblem: Error, Sendable {
     var status: HTTPResponse.Status
     /// The last part of the type URN: `invalid-options`, `not-found`, …
@@ -65,7 +65,7 @@ struct ServiceProblem: Error, Sendable {
     }
 
     /// The response: the problem as JSON, with its headers.
-    func response() -> Response {
+    func response(requestID: String? = nil) -> Response {
         var json = JSONWriter()
         json.beginObject()
         json.field("type", "urn:feedlayout:problem:" + kind)
@@ -74,6 +74,7 @@ struct ServiceProblem: Error, Sendable {
         json.field("detail", detail)
         if let field { json.field("field", field) }
         if let layoutStatus { json.field("layoutStatus", layoutStatus) }
+        if let requestID { json.field("requestId", requestID) }
         json.endObject()
         var fields = headers
         fields[.contentType] = "application/problem+json"
@@ -86,33 +87,37 @@ struct ServiceProblem: Error, Sendable {
 /// Turns every error a handler throws into problem details: the service's own problems as they are, Hummingbird's
 /// (an unknown route, a body over the limit) with the matching kind, and anything else as a 500 that says no more
 /// than that, so no internal message reaches a client.
-struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
+struct ProblemMiddleware: RouterMiddleware {
     let routes: ServiceRoutesTable
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
-        -> Response
-    {
+    func handle(
+        _ request: Request, context: ServiceRequestContext,
+        next: (Request, ServiceRequestContext) async throws -> Response
+    ) async throws -> Response {
+        let requestID = context.requestID
         do {
             return try await next(request, context)
         } catch let problem as ServiceProblem {
-            return problem.response()
+            return problem.response(requestID: requestID)
         } catch let error as StoreError {
-            return ServiceProblem(storeError: error, logger: context.logger).response()
+            return ServiceProblem(storeError: error, logger: context.logger).response(requestID: requestID)
         } catch let error as HTTPError {
-            return problem(for: error, request: request).response()
+            return problem(for: error, request: request).response(requestID: requestID)
         } catch is NIOTooManyBytesError {
             return ServiceProblem(
                 .contentTooLarge, "feed-too-large", "Request body too large",
                 detail: "the request body is larger than the service accepts (--max-feed-bytes)", field: "feedText"
-            ).response()
+            ).response(requestID: requestID)
         } catch let error as CancellationError {
             // The service is stopping: nothing to answer, nothing to report.
             throw error
         } catch {
-            context.logger.error("request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
+            context.logger.error(
+                "request failed",
+                metadata: ["error": "\(error)", "path": "\(request.uri.path)", "request_id": "\(requestID)"])
             return ServiceProblem(
                 .internalServerError, "internal", "Internal error", detail: "the request could not be answered"
-            ).response()
+            ).response(requestID: requestID)
         }
     }
 

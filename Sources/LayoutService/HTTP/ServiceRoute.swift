@@ -12,15 +12,19 @@ struct ServiceRoute: Sendable {
     let path: String
     /// Whether the last `{name}` takes the rest of the path, slashes included (the router's `**`).
     let takesRest: Bool
-    let handle: @Sendable (RouteHandlers, Request, BasicRequestContext) async throws -> Response
+    /// Who may call it (``RequestRules`` decides with it).
+    let access: RouteAccess
+    let handle: @Sendable (RouteHandlers, Request, ServiceRequestContext) async throws -> Response
 
+    /// - Parameter access: By default a write for any method but `GET`, a read under `/v1/`, else open.
     init(
-        _ method: HTTPRequest.Method, _ path: String, takesRest: Bool = false,
-        _ handle: @escaping @Sendable (RouteHandlers, Request, BasicRequestContext) async throws -> Response
+        _ method: HTTPRequest.Method, _ path: String, takesRest: Bool = false, access: RouteAccess? = nil,
+        _ handle: @escaping @Sendable (RouteHandlers, Request, ServiceRequestContext) async throws -> Response
     ) {
         self.method = method
         self.path = path
         self.takesRest = takesRest
+        self.access = access ?? (method != .get ? .write : path.hasPrefix("/v1/") ? .read : .open)
         self.handle = handle
     }
 
@@ -53,11 +57,11 @@ extension ServiceRoute {
             try handlers.clientFile(context.parameters.get("file") ?? "", request: request)
         },
         ServiceRoute(.get, "/healthz") { try await $0.health($1, context: $2) },
-        ServiceRoute(.get, "/metrics") { try await $0.metricsText($1, context: $2) },
+        ServiceRoute(.get, "/metrics", access: .admin) { try await $0.metricsText($1, context: $2) },
     ]
 
     /// Adds every route of ``all`` to a router, answered by `handlers`.
-    static func addAll(to router: Router<BasicRequestContext>, handlers: RouteHandlers) {
+    static func addAll(to router: Router<ServiceRequestContext>, handlers: RouteHandlers) {
         for route in all {
             router.on(RouterPath(route.routerPath), method: route.method) { request, context in
                 try await route.handle(handlers, request, context)

@@ -29,7 +29,14 @@ actor LayoutRunner: Service {
     /// A feed beyond that is read from the store when its turn comes, as after a restart.
     private var postedFeeds: [String: [UInt8]] = [:]
 
-    init(store: any LayoutStore, resources: LayoutResources, settings: ServiceSettings, metrics: ServiceMetrics, logger: Logger) {
+    /// Told of every layout that ends here (done, failed or cancelled): its client's quota counts it no more.
+    private let onEnded: @Sendable (String) -> Void
+
+    init(
+        store: any LayoutStore, resources: LayoutResources, settings: ServiceSettings, metrics: ServiceMetrics,
+        logger: Logger, ended: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.onEnded = ended
         self.store = store
         self.resources = resources
         self.settings = settings
@@ -65,6 +72,7 @@ actor LayoutRunner: Service {
 
     private func ended(_ id: String) {
         running[id] = nil
+        onEnded(id)
         startWaiting()
     }
 
@@ -83,6 +91,7 @@ actor LayoutRunner: Service {
         watcher.cancel()
         takeover.cancel()
         isStopping = true
+        for id in queue { onEnded(id) }
         queue.removeAll()
         postedFeeds.removeAll()
         let tasks = Array(running.values)
