@@ -349,6 +349,26 @@ struct AccessTests {
         #expect(metrics.text.contains("feedlayout_key_rejections_total{key=\"writer\",status=\"429\"} 1"))
     }
 
+    @Test func anAccessLogTextLineHasEveryFieldAndQuotesAStrangePath() throws {
+        let path = try Self.temporaryFolder().appendingPathComponent("access.log").path
+        let log = try AccessLog(destination: path, format: .text)
+        log.record(
+            AccessLog.Entry(
+                method: "GET", route: "/v1/layouts/{id}", path: "/v1/layouts/ab", status: 200, bytes: 1234,
+                duration: .microseconds(1_234), requestID: "r-1", keyName: nil))
+        log.record(
+            AccessLog.Entry(
+                method: "GET", route: "unknown", path: "/a b\"c", status: 404, bytes: nil, duration: .microseconds(10_000_007),
+                requestID: "r-2", keyName: "writer"))
+        log.flush()
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines[0].hasSuffix(
+            "Z info feedlayout.access: GET /v1/layouts/{id} path=/v1/layouts/ab status=200 bytes=1234 duration_ms=1.234 request_id=r-1 key=-"))
+        #expect(lines[1].hasSuffix(
+            #"GET unknown path="/a b\"c" status=404 bytes=- duration_ms=10000.007 request_id=r-2 key=writer"#))
+    }
+
     @Test func theAccessLogHasALinePerRequestOnBothPaths() async throws {
         let folder = try Self.temporaryFolder()
         let logPath = folder.appendingPathComponent("access.log").path

@@ -120,7 +120,6 @@ public final class AccessLog: Service, Sendable {
         ]
         let duration = entry.duration.components
         let microseconds = Int(duration.seconds) * 1_000_000 + Int(duration.attoseconds / 1_000_000_000_000)
-        let durationText = String(microseconds / 1000) + "." + String(1000 + microseconds % 1000).dropFirst()
         switch format {
         case .text:
             line += second
@@ -131,9 +130,20 @@ public final class AccessLog: Service, Sendable {
             line.appendText(entry.route)
             line.appendText(" path=")
             Self.appendQuotedIfNeeded(entry.path, to: &line)
-            line.appendText(" status=\(entry.status) bytes=")
-            line.appendText(entry.bytes.map(String.init) ?? "-")
-            line.appendText(" duration_ms=" + durationText + " request_id=" + entry.requestID + " key=")
+            line.appendText(" status=")
+            line.appendDecimal(entry.status)
+            line.appendText(" bytes=")
+            if let bytes = entry.bytes { line.appendDecimal(bytes) } else { line.appendText("-") }
+            line.appendText(" duration_ms=")
+            line.appendDecimal(microseconds / 1000)
+            line.append(UInt8(ascii: "."))
+            let fraction = microseconds % 1000
+            line.append(UInt8(48 + fraction / 100))
+            line.append(UInt8(48 + fraction / 10 % 10))
+            line.append(UInt8(48 + fraction % 10))
+            line.appendText(" request_id=")
+            line.appendText(entry.requestID)
+            line.appendText(" key=")
             line.appendText(entry.keyName ?? "-")
             line.append(UInt8(ascii: "\n"))
         case .json:
@@ -194,6 +204,18 @@ public struct AccessLogError: Error, CustomStringConvertible, Sendable {
 
 extension [UInt8] {
     fileprivate mutating func appendText(_ text: String) { append(contentsOf: text.utf8) }
+
+    /// A non-negative whole number's decimal digits, without making a String of it.
+    fileprivate mutating func appendDecimal(_ value: Int) {
+        var divisor = 1
+        while divisor <= value / 10 { divisor *= 10 }
+        var rest = Swift.max(0, value)
+        while divisor > 0 {
+            append(UInt8(48 + rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
 }
 
 extension String {

@@ -59,13 +59,17 @@ final class RequestRules: Sendable {
         var requestID: Substring?
         /// For a preflight: `Access-Control-Request-Method`.
         var preflightMethod: Substring?
+        /// The key `authorization` was found to be before, on this connection (the fast path remembers it: a
+        /// client sends the same token with every request), so its digest is not taken again.
+        var resolvedKey: APIKey?? = nil
     }
 
     /// The rules' answer for one request.
     struct Decision: Sendable {
         var requestID: String
         /// The caller's key, when it sent a valid one.
-        var keyName: String?
+        var key: APIKey?
+        var keyName: String? { key?.name }
         /// The answer instead of the route's: a missing or wrong key, a scope the key lacks, a preflight.
         var answer: ServiceProblem?
         /// A preflight the service allows: answered `204` with ``responseFields(for:status:)``.
@@ -100,9 +104,8 @@ final class RequestRules: Sendable {
             case .write: .write
             case .admin: .admin
             }
-        let token = facts.authorization.flatMap(Self.bearerToken)
-        let key = token.flatMap { keys.key(forToken: $0.utf8) }
-        decision.keyName = key?.name
+        let key = facts.resolvedKey ?? facts.authorization.flatMap(Self.bearerToken).flatMap { keys.key(forToken: $0.utf8) }
+        decision.key = key
         guard let needed else { return decision }
         guard let key else {
             let route = "\(facts.method) \(route)"

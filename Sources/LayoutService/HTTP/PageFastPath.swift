@@ -56,6 +56,8 @@ final class PageFastPathHandler: ChannelDuplexHandler {
     private var answeredSinceDeadline = false
     /// The last `Accept-Encoding` value seen and what it decided: a client sends the same one every time.
     private var lastAcceptEncoding: (value: [UInt8], gzip: Bool) = ([], false)
+    /// The last `Authorization` value seen and the key it named.
+    private var lastAuthorization: (value: [UInt8], key: APIKey?)?
     /// The `Date` header line (an origin server with a clock sends one), made once a second.
     private var date: (second: Int, line: [UInt8]) = (0, [])
 
@@ -172,12 +174,18 @@ final class PageFastPathHandler: ChannelDuplexHandler {
         }
         let key = PageCache.Key(id: page.id, layoutIndex: page.layoutIndex, pageIndex: page.pageIndex, gzip: gzip)
         guard let entry = cache[key] else { return false }
-        let decision = rules.decide(
-            RequestRules.Facts(
-                method: .get, route: Self.route, path: Substring(page.path),
-                authorization: page.authorization.map { Substring(decoding: $0, as: UTF8.self) },
-                origin: page.origin.map { Substring(decoding: $0, as: UTF8.self) },
-                requestID: page.requestID.map { Substring(decoding: $0, as: UTF8.self) }))
+        var facts = RequestRules.Facts(
+            method: .get, route: Self.route, path: Substring(page.path),
+            authorization: page.authorization.map { Substring(decoding: $0, as: UTF8.self) },
+            origin: page.origin.map { Substring(decoding: $0, as: UTF8.self) },
+            requestID: page.requestID.map { Substring(decoding: $0, as: UTF8.self) })
+        if let authorization = page.authorization, let last = lastAuthorization, last.value == authorization {
+            facts.resolvedKey = .some(last.key)
+        }
+        let decision = rules.decide(facts)
+        if let authorization = page.authorization, facts.resolvedKey == nil {
+            lastAuthorization = (authorization, decision.key)
+        }
         guard decision.answer == nil else { return false }
         var header = context.channel.allocator.buffer(capacity: 384)
         var status = HTTPResponse.Status.ok
