@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LayoutPages
 
 /// A command's options from three places, in one order of precedence: the command line, then the environment
 /// (`PREFIX_MAX_FEED_BYTES` for `--max-feed-bytes`), then a configuration file (`max-feed-bytes = 1000`), then
@@ -42,7 +43,7 @@ public struct OptionSources: Sendable {
             } else {
                 continue
             }
-            options.append(Option(name: Self.kebabCase(String(label.dropFirst())), kind: kind))
+            options.append(Option(name: LayoutOptionValues.commandLineName(String(label.dropFirst())), kind: kind))
         }
         self.init(options: options, environmentPrefix: environmentPrefix)
     }
@@ -130,19 +131,6 @@ public struct OptionSources: Sendable {
             values[name, default: []].append(value)
         }
         return values
-    }
-
-    /// `maxFeedBytes` → `max-feed-bytes`.
-    static func kebabCase(_ name: String) -> String {
-        var result = ""
-        for character in name {
-            if character.isUppercase {
-                result += "-" + character.lowercased()
-            } else {
-                result.append(character)
-            }
-        }
-        return result
     }
 
     /// `--name` and `--name=value` name `name`.
