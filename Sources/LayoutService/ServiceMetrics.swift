@@ -1,3 +1,4 @@
+import LayoutStore
 import Prometheus
 import Synchronization
 
@@ -37,6 +38,10 @@ final class ServiceMetrics: Sendable {
     private let probeCacheHits: Counter
     private let probes: Counter
     private let lastProbeCounts = Mutex((hits: 0, probes: 0))
+    // MARK: The store's size and removals
+    private let storeBytes: Gauge
+    private let layoutsByStatus: [String: Gauge]
+    private let layoutsEvicted: [String: Counter]
 
     static let latencyBuckets: [Duration] = [
         .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
@@ -57,6 +62,22 @@ final class ServiceMetrics: Sendable {
         probeCacheHits = registry.makeCounter(
             name: "feedlayout_probe_cache_hits_total", help: "Photo probes answered by the probe cache.")
         probes = registry.makeCounter(name: "feedlayout_probes_total", help: "Photo probes, answered by the cache or not.")
+        storeBytes = registry.makeGauge(
+            name: "feedlayout_store_bytes",
+            help: "Bytes the stored layouts hold (feeds, gzipped pages, pins), as GET /v1/layouts sizes them.")
+        var byStatus: [String: Gauge] = [:]
+        for status in ["running", "done", "failed"] {
+            byStatus[status] = registry.makeGauge(
+                name: "feedlayout_store_layouts", labels: [("status", status)], help: "Layouts in the store, by status.")
+        }
+        layoutsByStatus = byStatus
+        var evicted: [String: Counter] = [:]
+        for reason in ["size", "age"] {
+            evicted[reason] = registry.makeCounter(
+                name: "feedlayout_layouts_evicted_total", labels: [("reason", reason)],
+                help: "Layouts the evictor removed: past --max-store-bytes (size) or --keep-days (age).")
+        }
+        layoutsEvicted = evicted
             var routes: [String: RouteSeries] = [:]
         for (method, route) in known {
             routes[route] = Self.series(registry, method: method, route: route)
@@ -122,6 +143,17 @@ final class ServiceMetrics: Sendable {
 
     func layoutEnded(failed: Bool) {
         (failed ? layoutsFailed : layoutsDone).increment()
+    }
+
+    /// The store's size and layouts by status, as last looked at.
+    func setStoreUsage(_ usage: StoreUsage) {
+        storeBytes.set(Double(usage.bytes))
+        for (status, gauge) in layoutsByStatus { gauge.set(Double(usage.layoutsByStatus[status] ?? 0)) }
+    }
+
+    /// One layout removed by the evictor, for `reason` (`size` or `age`).
+    func layoutEvicted(reason: String) {
+        layoutsEvicted[reason]?.increment()
     }
 
     /// Brings the probe counters up to the shared prober's totals.

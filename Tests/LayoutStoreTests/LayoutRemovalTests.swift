@@ -25,7 +25,8 @@ struct LayoutRemovalTests {
     {
         #expect(
             try await store.insertLayout(
-                id: id, options: "{}", feedName: "feed.xml", baseURL: nil, feed: feed, parts: [(width: 320, columns: 2)]))
+                id: id, options: "{}", feedName: "feed.xml", baseURL: nil, feed: feed, parts: [(width: 320, columns: 2)]
+            ))
         #expect(try await store.claim(id))
         for page in 0..<pages {
             let pins = (0..<3).map { item in
@@ -37,7 +38,8 @@ struct LayoutRemovalTests {
             try await store.storePage(
                 PageWrite(
                     layoutIndex: 0, pageIndex: page, json: json, gzip: Gzip.compress(json),
-                    cursor: page == pages - 1 ? nil : "fl4.\(id)-\(page)", contentHeight: Double(page * 100), pins: pins,
+                    cursor: page == pages - 1 ? nil : "fl4.\(id)-\(page)", contentHeight: Double(page * 100),
+                    pins: pins,
                     itemCount: 3, warnings: [:]),
                 layoutId: id)
         }
@@ -70,7 +72,8 @@ struct LayoutRemovalTests {
             #expect(layout.status == "done" && layout.itemCount == 9 && layout.lastRead == nil)
             #expect(abs(layout.created.timeIntervalSinceNow) < 600)
         }
-        #expect(try await store.usage() == StoreUsage(bytes: all.map(\.bytes).reduce(0, +), layoutsByStatus: ["done": 5]))
+        #expect(
+            try await store.usage() == StoreUsage(bytes: all.map(\.bytes).reduce(0, +), layoutsByStatus: ["done": 5]))
         // Two at a time, each once.
         var listed: [String] = []
         var cursor: LayoutListCursor?
@@ -131,7 +134,9 @@ struct LayoutRemovalTests {
             for table in ["page", "pin", "part", "feed_chunk"] {
                 #expect(
                     try await PostgresFeedChunkTests.query(
-                        cluster, "SELECT count(*) FROM feedlayout.\(table) WHERE layout_id = '\(String(repeating: "2", count: 32))'")
+                        cluster,
+                        "SELECT count(*) FROM feedlayout.\(table) WHERE layout_id = '\(String(repeating: "2", count: 32))'"
+                    )
                         == 0, "\(table)")
             }
         }
@@ -146,7 +151,8 @@ struct LayoutRemovalTests {
         let id = String(repeating: "a", count: 32)
         try await Self.makeLayout(store, id: id)
         try await store.database.write { db in
-            try db.execute(sql: "CREATE TRIGGER refuse BEFORE DELETE ON layout BEGIN SELECT RAISE(ABORT, 'refused'); END")
+            try db.execute(
+                sql: "CREATE TRIGGER refuse BEFORE DELETE ON layout BEGIN SELECT RAISE(ABORT, 'refused'); END")
         }
         await #expect(throws: StoreError.self) { try await store.removeLayout(id) }
         #expect(try await store.pins(id, layoutIndex: 0, from: 0).count == 9)

@@ -86,6 +86,7 @@ public struct LayoutServer: Sendable {
                 services: [
                     // Stopped in reverse order: the layouts end before the probes they learnt are written.
                     .init(service: handlers.resources), .init(service: probeCache), .init(service: handlers.runner),
+                    .init(service: storeEvictor),
                     .init(service: app),
                     .init(service: StoppingFlag(handlers: handlers)),
                 ],

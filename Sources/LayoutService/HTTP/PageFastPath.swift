@@ -155,6 +155,7 @@ final class PageFastPathHandler: ChannelDuplexHandler {
         }
         let key = PageCache.Key(id: page.id, layoutIndex: page.layoutIndex, pageIndex: page.pageIndex, gzip: gzip)
         guard let entry = cache[key] else { return false }
+        cache.reads.mark(page.id)
         var header = context.channel.allocator.buffer(capacity: 384)
         var status = HTTPResponse.Status.ok
         var body: ByteBuffer? = entry.body

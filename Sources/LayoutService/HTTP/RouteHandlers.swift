@@ -27,7 +27,7 @@ final class RouteHandlers: Sendable {
     let logger: Logger
     /// Pages in memory, ready to send; `PageFastPathHandler` answers from it too.
     let pageCache = PageCache(byteLimit: 256 * 1024 * 1024)
-    private let indexes = LayoutIndexes()
+    let indexes = LayoutIndexes()
     /// The web client's files, and the style sheets of the layouts it shows.
     let client: ClientFiles
     let styles = ClientStyles()
@@ -158,6 +158,7 @@ final class RouteHandlers: Sendable {
 
     private func layoutResponse(_ id: String) async throws -> Response {
         guard let record = try await store.layout(id) else { throw ServiceProblem.notFound("no layout \(id)") }
+        pageCache.reads.mark(id)
         var json = JSONWriter()
         json.beginObject()
         json.field("id", id)
@@ -235,6 +236,7 @@ final class RouteHandlers: Sendable {
     ) async throws -> Response {
         let gzip = Self.acceptsGzip(request.headers[.acceptEncoding])
         let key = PageCache.Key(id: id, layoutIndex: layoutIndex, pageIndex: pageIndex, gzip: gzip)
+        pageCache.reads.mark(id)
         // The common case first: a page in memory, with no store and no waiting.
         if let cached = pageCache[key] { return Self.pageResponse(cached, request: request) }
         let deadline = ContinuousClock.now + wait
@@ -266,6 +268,7 @@ final class RouteHandlers: Sendable {
     /// plain form is inflated from the stored gzip once, not for every request that needs it).
     private func storedPage(_ key: PageCache.Key) async throws -> PageCache.Entry? {
         if let cached = pageCache[key] { return cached }
+        let removals = pageCache.removalCount
         guard let stored = try await store.page(key.id, layoutIndex: key.layoutIndex, pageIndex: key.pageIndex, gzip: key.gzip)
         else { return nil }
         var body = ByteBufferAllocator().buffer(capacity: stored.count)
@@ -275,7 +278,7 @@ final class RouteHandlers: Sendable {
             entityTag: PageEncoding.entityTag(
                 id: key.id, layoutIndex: key.layoutIndex, pageIndex: key.pageIndex, gzip: key.gzip),
             isGzip: key.gzip)
-        pageCache[key] = entry
+        pageCache.insert(entry, for: key, unlessRemovedSince: removals)
         return entry
     }
 
@@ -382,6 +385,7 @@ final class RouteHandlers: Sendable {
     /// The pin index of a layout, brought up to the pages stored so far.
     private func index(id: String, layoutIndex: Int) async throws -> PinIndex {
         guard let record = try await store.layout(id) else { throw ServiceProblem.notFound("no layout \(id)") }
+        pageCache.reads.mark(id)
         guard layoutIndex < record.parts.count else {
             throw ServiceProblem.invalidRequest(
                 "layout \(id) has \(record.parts.count) layouts (0…\(record.parts.count - 1))", field: "layout")
@@ -403,6 +407,7 @@ final class RouteHandlers: Sendable {
 
     func metricsText(_ request: Request, context: some RequestContext) async throws -> Response {
         metrics.syncProbeCounts(hits: resources.probeStatistics.cacheHits, probes: resources.probeStatistics.probes)
+        if let usage = try? await store.usage() { metrics.setStoreUsage(usage) }
         return Response(
             status: .ok,
             headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
