@@ -41,7 +41,9 @@ extension SQLiteLayoutStore {
         LayoutListing(
             id: row["id"], status: row["status"], itemCount: row["itemCount"], bytes: row["bytes"],
             createdMicroseconds: Date(timeIntervalSince1970: row["createdAt"]).microsecondsSince1970,
-            lastReadMicroseconds: (row["lastReadAt"] as Double?).map { Date(timeIntervalSince1970: $0).microsecondsSince1970 })
+            lastReadMicroseconds: (row["lastReadAt"] as Double?).map {
+                Date(timeIntervalSince1970: $0).microsecondsSince1970
+            })
     }
 
     func listLayouts(after cursor: LayoutListCursor?, limit: Int) async throws -> [LayoutListing] {
@@ -55,7 +57,8 @@ extension SQLiteLayoutStore {
                         + " WHERE createdAt > ? OR (createdAt = ? AND id > ?) ORDER BY createdAt, id LIMIT ?",
                     arguments: [created, created, cursor.id, limit])
             } else {
-                rows = try Row.fetchAll(db, sql: Self.listingColumns + " ORDER BY createdAt, id LIMIT ?", arguments: [limit])
+                rows = try Row.fetchAll(
+                    db, sql: Self.listingColumns + " ORDER BY createdAt, id LIMIT ?", arguments: [limit])
             }
             return rows.map(Self.listing)
         }
