@@ -83,6 +83,11 @@ public protocol LayoutStore: Sendable {
     /// The bytes the layouts hold (``LayoutListing/bytes`` summed) and how many layouts there are by status.
     func usage() async throws -> StoreUsage
 
+    /// Calls `removed` with the id of every layout removed from the store, by any instance sharing it, until the task
+    /// is cancelled; `nil` after a lost connection was opened again (any layout may have been removed meanwhile). A
+    /// store of one process returns at once (its one process knows what it removes).
+    func watchRemovals(_ removed: @escaping @Sendable (String?) async -> Void) async
+
     /// Layouts that may be removed to keep the store within its bounds: only `done` and `failed` ones (never one
     /// being computed), least recently read first (a layout never read counts from its creation), at most `limit`.
     func removableLayouts(limit: Int) async throws -> [LayoutListing]

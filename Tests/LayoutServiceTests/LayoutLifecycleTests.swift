@@ -111,6 +111,32 @@ struct LayoutLifecycleTests {
         }
     }
 
+    /// With a shared store, a layout one instance removes leaves the other's memory too: its pages, kept there (and
+    /// answered by its fast path), answer `404` once the removal's notification has arrived.
+    @Test func aLayoutRemovedByAnotherInstanceLeavesThisOnesMemory() async throws {
+        try await Self.withStore(.postgres) { location in
+            let one = try await ServiceHarness.start(storePath: location)
+            defer { Task { await one.stop() } }
+            let other = try await ServiceHarness.start(storePath: location)
+            defer { Task { await other.stop() } }
+            let id = try await Self.postDone(one)
+            let request = Array("GET /v1/layouts/\(id)/pages/0 HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+            #expect(try await other.request(.GET, "/v1/layouts/\(id)/pages/0").status == 200)
+            #expect(
+                try await WireClient.exchange(port: other.port, chunks: [request], answers: 1).map(\.status) == [200])
+            #expect(try await one.request(.DELETE, "/v1/layouts/\(id)").status == 204)
+            // The notification comes a moment after the removal's commit.
+            let deadline = ContinuousClock.now + .seconds(30)
+            var status = 200
+            while status == 200, ContinuousClock.now < deadline {
+                status =
+                    try await WireClient.exchange(port: other.port, chunks: [request], answers: 1).first?.status ?? 0
+                if status == 200 { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(status == 404)
+        }
+    }
+
     @Test func unknownLayoutsAreProblems() async throws {
         let service = try await ServiceHarness.start()
         defer { Task { await service.stop() } }
@@ -279,7 +305,8 @@ struct LayoutLifecycleTests {
                 StoreEvictor(
                     store: store, reads: LayoutReads(), metrics: ServiceMetrics(), maximumBytes: maximumBytes,
                     keepDuration: nil, interval: .seconds(60), clock: clock, logger: logger,
-                    isProtected: { $0 == protecting }, remove: { try await store.removeLayout($0) })
+                    isProtected: { $0 == protecting }, remove: { try await store.removeLayout($0) },
+                    forgetRemoved: { _ in })
             }
             // Within the bound: nothing goes.
             #expect(await evictor(maximumBytes: total).pass().removedForSize.isEmpty)

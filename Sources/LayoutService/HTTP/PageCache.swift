@@ -108,6 +108,16 @@ final class PageCache: Sendable {
         }
     }
 
+    /// Forgets every page: after removals this instance may not have heard of (its shared store's notifications
+    /// were interrupted).
+    func removeAll() {
+        state.withLock { state in
+            state.removals += 1
+            state.entries.removeAll()
+            state.bytes = 0
+        }
+    }
+
     /// Keeps a page's form, unless a layout was removed since `removals` (``removalCount``; `nil`: keep it anyway).
     func insert(_ entry: Entry, for key: Key, unlessRemovedSince removals: UInt64?) {
         let size = entry.body.readableBytes

@@ -30,6 +30,9 @@ struct StoreEvictor: Service {
     let isProtected: @Sendable (String) async -> Bool
     /// Removes a layout from the store and the service's memory; `false` when it was gone already.
     let remove: @Sendable (String) async throws -> Bool
+    /// Lets go of what this instance holds in memory of a layout another instance sharing the store removed (`nil`:
+    /// any may have been, while the store's notifications were interrupted).
+    let forgetRemoved: @Sendable (String?) async -> Void
 
     /// Layouts fetched from the store at a time.
     static let batchSize = 256
@@ -42,6 +45,12 @@ struct StoreEvictor: Service {
     }
 
     func run() async throws {
+        // With a shared store, what another instance removes leaves this one's memory too (its pages would
+        // otherwise still be answered from it).
+        let store = self.store
+        let forgetRemoved = self.forgetRemoved
+        let watcher = Task { await store.watchRemovals(forgetRemoved) }
+        defer { watcher.cancel() }
         try? await cancelWhenGracefulShutdown { [self] in
             while true {
                 try await clock.sleep(for: interval)
@@ -118,6 +127,11 @@ extension LayoutServer {
             maximumBytes: settings.maximumStoreBytes, keepDuration: settings.keepDuration,
             interval: settings.storeCheckInterval, clock: settings.clock, logger: logger,
             isProtected: { id in await runner.isActive(id) },
-            remove: { id in try await handlers.removeLayout(id) })
+            remove: { id in try await handlers.removeLayout(id) },
+            forgetRemoved: { id in
+                guard let id else { return handlers.pageCache.removeAll() }
+                handlers.forget(id)
+                await runner.events.changed(id)
+            })
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PostgresNIO
 
 /// Listing, sizing and removing layouts in the shared store.
@@ -6,18 +7,46 @@ extension PostgresLayoutStore {
     func removeLayout(_ id: String) async throws -> Bool {
         // One statement: the layout's row goes, and with it (ON DELETE CASCADE) its parts, pages, pins and feed
         // chunks, all in one transaction. An instance computing it finds no row it holds at its next page and stops
-        // (a lost lease); the notification wakes the requests waiting for it on every instance, which then find
-        // nothing.
+        // (a lost lease); the notifications wake the requests waiting for it on every instance, which then find
+        // nothing, and make every instance forget what it holds of it in memory (``watchRemovals(_:)``).
         try await operation { [client, logger] in
             for try await count in try await client.query(
                 """
                 WITH removed AS (DELETE FROM feedlayout.layout WHERE id = \(id) RETURNING id)
-                SELECT count(*)::int8, CASE WHEN count(*) > 0 THEN pg_notify(\(Self.channel), \(id)) END FROM removed
+                SELECT count(*)::int8,
+                    CASE WHEN count(*) > 0 THEN pg_notify(\(Self.channel), \(id)) END,
+                    CASE WHEN count(*) > 0 THEN pg_notify(\(Self.removalChannel), \(id)) END
+                FROM removed
                 """, logger: logger
-            ).decode((Int, String?).self) {
+            ).decode((Int, String?, String?).self) {
                 return count.0 > 0
             }
             return false
+        }
+    }
+
+    /// The channel of removals' notifications (the layout's id).
+    static let removalChannel = "feedlayout_removed"
+
+    /// Listens for removals by any instance; a lost connection is opened again, and then announced as `nil`.
+    func watchRemovals(_ removed: @escaping @Sendable (String?) async -> Void) async {
+        var isAgain = false
+        while !Task.isCancelled {
+            // Listening again: removals may have been missed meanwhile.
+            let announcesGap = isAgain
+            isAgain = true
+            do {
+                try await client.withConnection { connection in
+                    try await connection.listen(on: Self.removalChannel) { notifications in
+                        if announcesGap { await removed(nil) }
+                        for try await notification in notifications { await removed(notification.payload) }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { break }
+                logger.debug("listening for layout removals again", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .milliseconds(500))
+            }
         }
     }
 

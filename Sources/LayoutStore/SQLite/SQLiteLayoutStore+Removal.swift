@@ -64,6 +64,9 @@ extension SQLiteLayoutStore {
         }
     }
 
+    /// This process is the store's only one: it knows what it removes.
+    func watchRemovals(_ removed: @escaping @Sendable (String?) async -> Void) async {}
+
     func recordReads(_ ids: [String], at time: Date) async throws {
         guard !ids.isEmpty else { return }
         let seconds = time.timeIntervalSince1970
