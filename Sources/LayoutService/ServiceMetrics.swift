@@ -26,7 +26,8 @@ final class ServiceMetrics: Sendable {
             self.byStatus = byStatus
         }
     }
-    private let routes: [String: RouteSeries]
+    /// By route, then method: a path can answer several methods (`GET` and `POST /v1/layouts`).
+    private let routes: [String: [String: RouteSeries]]
     private let unrouted: Mutex<[String: RouteSeries]> = Mutex([:])
     /// The statuses the service answers with, made for every route at start.
     private static let commonStatuses = [200, 202, 304, 400, 404, 405, 408, 413, 422, 500, 503]
@@ -78,9 +79,9 @@ final class ServiceMetrics: Sendable {
                 help: "Layouts the evictor removed: past --max-store-bytes (size) or --keep-days (age).")
         }
         layoutsEvicted = evicted
-            var routes: [String: RouteSeries] = [:]
+        var routes: [String: [String: RouteSeries]] = [:]
         for (method, route) in known {
-            routes[route] = Self.series(registry, method: method, route: route)
+            routes[route, default: [:]][method] = Self.series(registry, method: method, route: route)
         }
         self.routes = routes
     }
@@ -108,7 +109,7 @@ final class ServiceMetrics: Sendable {
     /// time.
     func recordRequest(method: String, route: String, status: Int, duration: Duration) {
         let series: RouteSeries
-        if let known = routes[route], known.method == method {
+        if let known = routes[route]?[method] {
             series = known
         } else {
             // An unknown path or method (a 404 or 405): made on first use.

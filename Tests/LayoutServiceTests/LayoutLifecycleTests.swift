@@ -148,6 +148,16 @@ struct LayoutLifecycleTests {
         let wrongMethod = try await service.request(.PUT, "/v1/layouts")
         #expect(wrongMethod.status == 405)
         #expect(wrongMethod.headers.first(name: "Allow") == "POST, GET")
+        // Each method of a path is counted apart, under the route as the document names it.
+        let metrics = try await service.request(.GET, "/metrics").text
+        for line in [
+            #"feedlayout_http_requests_total{method="DELETE",route="/v1/layouts/{id}",status="404"} 2"#,
+            #"feedlayout_http_requests_total{method="GET",route="/v1/layouts/{id}",status="200"} 0"#,
+            #"feedlayout_http_requests_total{method="POST",route="/v1/layouts",status="202"} 0"#,
+            #"feedlayout_http_requests_total{method="GET",route="/v1/layouts",status="200"} 0"#,
+        ] {
+            #expect(metrics.contains(line), "\(line)")
+        }
     }
 
     /// A layout still being computed (running, or waiting in the queue) is stopped, then removed.
