@@ -236,13 +236,18 @@ final class RouteHandlers: Sendable {
     ) async throws -> Response {
         let gzip = Self.acceptsGzip(request.headers[.acceptEncoding])
         let key = PageCache.Key(id: id, layoutIndex: layoutIndex, pageIndex: pageIndex, gzip: gzip)
-        pageCache.reads.mark(id)
         // The common case first: a page in memory, with no store and no waiting.
-        if let cached = pageCache[key] { return Self.pageResponse(cached, request: request) }
+        if let cached = pageCache[key] {
+            pageCache.reads.mark(id)
+            return Self.pageResponse(cached, request: request)
+        }
         let deadline = ContinuousClock.now + wait
         while true {
             let version = await runner.events.version(of: id)
-            if let entry = try await storedPage(key) { return Self.pageResponse(entry, request: request) }
+            if let entry = try await storedPage(key) {
+                pageCache.reads.mark(id)
+                return Self.pageResponse(entry, request: request)
+            }
             guard let record = try await store.layout(id) else { throw ServiceProblem.notFound("no layout \(id)") }
             guard layoutIndex < record.parts.count else {
                 throw ServiceProblem.notFound("layout \(id) has \(record.parts.count) layouts; ?layout=\(layoutIndex) is past them")

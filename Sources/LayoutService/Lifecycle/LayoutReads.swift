@@ -12,10 +12,15 @@ import Synchronization
 /// interval late. A process killed before a batch loses those marks, which only makes the layouts look older.
 final class LayoutReads: Sendable {
     private let pending = Mutex<Set<String>>([])
+    /// The most layouts marked between two flushes; more are not recorded (only layouts that exist are marked, so
+    /// this is far beyond a store's layouts read in a minute, and bounds the memory whatever happens).
+    static let limit = 100_000
 
-    /// Records a read of the layout `id`.
+    /// Records a read of the layout `id` (one that exists: the callers mark after finding it).
     func mark(_ id: String) {
-        pending.withLock { _ = $0.insert(id) }
+        pending.withLock { pending in
+            if pending.count < Self.limit { pending.insert(id) }
+        }
     }
 
     /// Drops the marks of a removed layout.
