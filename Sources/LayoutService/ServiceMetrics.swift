@@ -1,3 +1,4 @@
+import LayoutStore
 import Prometheus
 import Synchronization
 
@@ -25,7 +26,8 @@ final class ServiceMetrics: Sendable {
             self.byStatus = byStatus
         }
     }
-    private let routes: [String: RouteSeries]
+    /// By route, then method: a path can answer several methods (`GET` and `POST /v1/layouts`).
+    private let routes: [String: [String: RouteSeries]]
     private let unrouted: Mutex<[String: RouteSeries]> = Mutex([:])
     /// The statuses the service answers with, made for every route at start.
     private static let commonStatuses = [200, 202, 304, 400, 404, 405, 408, 413, 422, 500, 503]
@@ -42,6 +44,10 @@ final class ServiceMetrics: Sendable {
     private let keyRequests: [String: Counter]
     /// Requests refused by the access rules or a quota, by key name and status.
     private let keyRejections = Mutex<[String: Counter]>([:])
+    // MARK: The store's size and removals
+    private let storeBytes: Gauge
+    private let layoutsByStatus: [String: Gauge]
+    private let layoutsEvicted: [String: Counter]
 
     static let latencyBuckets: [Duration] = [
         .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
@@ -72,9 +78,25 @@ final class ServiceMetrics: Sendable {
         probeCacheHits = registry.makeCounter(
             name: "feedlayout_probe_cache_hits_total", help: "Photo probes answered by the probe cache.")
         probes = registry.makeCounter(name: "feedlayout_probes_total", help: "Photo probes, answered by the cache or not.")
-        var routes: [String: RouteSeries] = [:]
+        storeBytes = registry.makeGauge(
+            name: "feedlayout_store_bytes",
+            help: "Bytes the stored layouts hold (feeds, gzipped pages, pins), as GET /v1/layouts sizes them.")
+        var byStatus: [String: Gauge] = [:]
+        for status in ["running", "done", "failed"] {
+            byStatus[status] = registry.makeGauge(
+                name: "feedlayout_store_layouts", labels: [("status", status)], help: "Layouts in the store, by status.")
+        }
+        layoutsByStatus = byStatus
+        var evicted: [String: Counter] = [:]
+        for reason in ["size", "age"] {
+            evicted[reason] = registry.makeCounter(
+                name: "feedlayout_layouts_evicted_total", labels: [("reason", reason)],
+                help: "Layouts the evictor removed: past --max-store-bytes (size) or --keep-days (age).")
+        }
+        layoutsEvicted = evicted
+        var routes: [String: [String: RouteSeries]] = [:]
         for (method, route) in known {
-            routes[route] = Self.series(registry, method: method, route: route)
+            routes[route, default: [:]][method] = Self.series(registry, method: method, route: route)
         }
         self.routes = routes
     }
@@ -102,7 +124,7 @@ final class ServiceMetrics: Sendable {
     /// time.
     func recordRequest(method: String, route: String, status: Int, duration: Duration) {
         let series: RouteSeries
-        if let known = routes[route], known.method == method {
+        if let known = routes[route]?[method] {
             series = known
         } else {
             // An unknown path or method (a 404 or 405): made on first use.
@@ -162,6 +184,17 @@ final class ServiceMetrics: Sendable {
 
     func layoutEnded(failed: Bool) {
         (failed ? layoutsFailed : layoutsDone).increment()
+    }
+
+    /// The store's size and layouts by status, as last looked at.
+    func setStoreUsage(_ usage: StoreUsage) {
+        storeBytes.set(Double(usage.bytes))
+        for (status, gauge) in layoutsByStatus { gauge.set(Double(usage.layoutsByStatus[status] ?? 0)) }
+    }
+
+    /// One layout removed by the evictor, for `reason` (`size` or `age`).
+    func layoutEvicted(reason: String) {
+        layoutsEvicted[reason]?.increment()
     }
 
     /// Brings the probe counters up to the shared prober's totals.

@@ -53,6 +53,20 @@ public struct ServiceSettings: Sendable {
     /// How log lines are written.
     public var logFormat: LogFormat = .text
 
+    // MARK: Keeping the store within bounds
+
+    /// `--max-store-bytes`: past this many bytes (the layouts' sizes as `GET /v1/layouts` gives them), the least
+    /// recently read layouts that are not being computed are removed, whole, until the store is within it; `nil`:
+    /// no bound.
+    public var maximumStoreBytes: Int?
+    /// `--keep-days`: a layout not read for this long (or, never read, created this long ago) is removed; `nil`:
+    /// kept for good.
+    public var keepDuration: Duration?
+    /// How often the layouts' reads are written to the store and the bounds above are applied.
+    public var storeCheckInterval: Duration = .seconds(60)
+    /// The clock of last-read times, ages and the store checks (tests pass one they move by hand).
+    public var clock: any ServiceClock = SystemServiceClock()
+
     public init(
         host: String = "127.0.0.1", port: Int = 8080, storePath: String = ServiceSettings.defaultStorePath(),
         allowPrivateNetwork: Bool = false, maximumFeedBytes: Int = 64 * 1024 * 1024, maximumConcurrentLayouts: Int = 2,

@@ -65,6 +65,32 @@ public protocol LayoutStore: Sendable {
     /// The pins of a layout from `itemIndex` on, in index order.
     func pins(_ id: String, layoutIndex: Int, from itemIndex: Int) async throws -> [PinRecord]
 
+    // MARK: Keeping and removing (see LayoutListing.swift)
+
+    /// Removes a layout and all it holds: its parts, pages, pins and feed rows in one transaction (a process killed
+    /// at any moment leaves the layout whole or gone), then an SQLite store's feed file (one a kill leaves behind
+    /// is removed at the next start, as no row names it).
+    /// - Returns: Whether there was such a layout.
+    func removeLayout(_ id: String) async throws -> Bool
+
+    /// Layouts in the order they were created (then by id), after `cursor`, at most `limit`.
+    func listLayouts(after cursor: LayoutListCursor?, limit: Int) async throws -> [LayoutListing]
+
+    /// Records that these layouts were read at `time` (the service gathers reads in memory and writes them in
+    /// batches: page serving never waits for this). A layout's last read never goes back in time.
+    func recordReads(_ ids: [String], at time: Date) async throws
+
+    /// The bytes the layouts hold (``LayoutListing/bytes`` summed) and how many layouts there are by status.
+    func usage() async throws -> StoreUsage
+
+    /// Calls `removed` with the id of every layout removed from the store, by any instance sharing it, until the task
+    /// is cancelled; `nil` after a lost connection was opened again (any layout may have been removed meanwhile). A
+    /// store of one process returns at once (its one process knows what it removes).
+    func watchRemovals(_ removed: @escaping @Sendable (String?) async -> Void) async
+
+    /// Layouts that may be removed to keep the store within its bounds: only `done` and `failed` ones (never one
+    /// being computed), least recently read first (a layout never read counts from its creation), at most `limit`.
+    func removableLayouts(limit: Int) async throws -> [LayoutListing]
 }
 
 extension LayoutStore {

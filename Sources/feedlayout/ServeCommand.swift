@@ -100,6 +100,18 @@ extension FeedLayoutCommand {
         @Option(help: "How log lines are written: text or json.")
         var logFormat = "text"
 
+        // MARK: Keeping the store within bounds
+
+        @Option(help: ArgumentHelp(
+            "Remove the least recently read layouts (never one being computed) while the store holds more than this many bytes of layouts (feeds, gzipped pages, pins; as GET /v1/layouts sizes them). Default: no bound.",
+            valueName: "bytes"))
+        var maxStoreBytes: Int?
+
+        @Option(help: ArgumentHelp(
+            "Remove layouts not read for this many days (never read: created that long ago), unless being computed. Default: kept for good.",
+            valueName: "days"))
+        var keepDays: Double?
+
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port is from 0 to 65535") }
             guard (1...(1 << 34)).contains(maxFeedBytes) else {
@@ -119,6 +131,12 @@ extension FeedLayoutCommand {
                 guard FileManager.default.fileExists(atPath: imageRoot, isDirectory: &isFolder), isFolder.boolValue else {
                     throw ValidationError("--image-root \(imageRoot): no such folder")
                 }
+            }
+            if let maxStoreBytes, maxStoreBytes < 1 {
+                throw ValidationError("--max-store-bytes is a number of bytes from 1 (got \(maxStoreBytes))")
+            }
+            if let keepDays, !(keepDays.isFinite && keepDays > 0 && keepDays <= 36_500) {
+                throw ValidationError("--keep-days is a number of days above 0, at most 36500 (got \(keepDays))")
             }
             guard Logger.Level(rawValue: logLevel) != nil else {
                 throw ValidationError("--log-level is trace, debug, info, notice, warning, error or critical")
@@ -173,6 +191,8 @@ extension FeedLayoutCommand {
             settings.maximumQueuedLayouts = maxQueuedLayouts
             settings.accessLog = accessLog == "off" ? nil : accessLog
             settings.logFormat = format
+            settings.maximumStoreBytes = maxStoreBytes
+            settings.keepDuration = keepDays.map { Duration.seconds($0 * 86_400) }
             let server: LayoutServer
             do {
                 if let apiKeys { settings.apiKeys = try APIKeys(contentsOfFile: apiKeys) }

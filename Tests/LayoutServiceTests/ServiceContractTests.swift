@@ -64,6 +64,12 @@ struct ServiceContractTests {
         _ = try await service.request(.GET, "/client/nothing.js")
         _ = try await service.request(.GET, "/files/photos/missing.jpg")
         _ = try await service.request(.GET, "/v1/layouts/\(id)/fonts/nothing.ttf")
+        // Listing and removing layouts.
+        _ = try await service.request(.GET, "/v1/layouts?limit=1")
+        _ = try await service.request(.GET, "/v1/layouts?after=nothing")
+        _ = try await service.request(.DELETE, "/v1/layouts/ffffffffffffffffffffffffffffffff")
+        let removed = try await service.post(["feedText": ServiceFeeds.rss(items: 3, photoBase: "https://photos.invalid/", seed: 9)])
+        _ = try await service.request(.DELETE, "/v1/layouts/\(removed.json["id"] as? String ?? "")")
 
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("exchanges-\(UUID().uuidString).jsonl")
         try service.recordedExchanges.write(to: file, atomically: true, encoding: .utf8)

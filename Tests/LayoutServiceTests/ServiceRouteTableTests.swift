@@ -46,8 +46,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ("/v1/layouts", ["POST"]),
-        ("/v1/layouts/0123456789abcdef0123456789abcdef", ["GET"]),
+        ("/v1/layouts", ["POST", "GET"]),
+        ("/v1/layouts/0123456789abcdef0123456789abcdef", ["GET", "DELETE"]),
         ("/v1/layouts/x/pages/3", ["GET"]),
         ("/v1/layouts/x/fonts/a.ttf", ["GET"]),
         ("/files/photos/a.jpg", ["GET"]),

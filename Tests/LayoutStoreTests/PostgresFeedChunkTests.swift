@@ -44,23 +44,34 @@ struct PostgresFeedChunkTests {
     }
 
     static func migrateWholeFeeds(_ cluster: PostgresTestCluster) async throws {
-        // The tables migrations 3, 5 and 6 change, as schema 2 left them (only the columns they use).
+        // The tables migrations 3, 5, 6 and 7 change, as schema 2 left them (only the columns they use).
         for statement in [
             "CREATE SCHEMA feedlayout",
             "CREATE TABLE feedlayout.migration (version BIGINT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())",
             "INSERT INTO feedlayout.migration (version) VALUES (1), (2)",
-            "CREATE TABLE feedlayout.layout (id TEXT PRIMARY KEY, arguments TEXT NOT NULL)",
+            "CREATE TABLE feedlayout.layout (id TEXT PRIMARY KEY, arguments TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now())",
             "CREATE TABLE feedlayout.feed (layout_id TEXT PRIMARY KEY REFERENCES feedlayout.layout(id), bytes BYTEA NOT NULL)",
             "INSERT INTO feedlayout.layout (id, arguments) VALUES ('old', '\(SQLiteLayoutStoreTests.oldArguments)')",
             "INSERT INTO feedlayout.feed (layout_id, bytes) VALUES ('old', '<rss>old</rss>'::bytea)",
-            "CREATE TABLE feedlayout.page (json BYTEA NOT NULL, gzip BYTEA NOT NULL)",
+            "CREATE TABLE feedlayout.page (layout_id TEXT, layout_index BIGINT, json BYTEA NOT NULL, gzip BYTEA NOT NULL, cursor TEXT)",
+            "INSERT INTO feedlayout.page VALUES ('old', 0, '', '\\x0102030405'::bytea, 'fl4.abc')",
+            "CREATE TABLE feedlayout.part (layout_id TEXT, layout_index BIGINT)",
+            "INSERT INTO feedlayout.part VALUES ('old', 0)",
+            "CREATE TABLE feedlayout.pin (layout_id TEXT, layout_index BIGINT)",
+            "INSERT INTO feedlayout.pin VALUES ('old', 0), ('old', 0)",
         ] {
             _ = try await Self.query(cluster, statement)
         }
         let store = try await PostgresProbeCacheTests.openStore(cluster)
         defer { store.close() }
         #expect(try await store.feed(of: "old") == Array("<rss>old</rss>".utf8))
-        #expect(try await Self.query(cluster, "SELECT max(version) FROM feedlayout.migration") == 6)
+        #expect(try await Self.query(cluster, "SELECT max(version) FROM feedlayout.migration") == 7)
+        // Sizes counted from what the layout holds (migration 7): its feed, its page and cursor, two pins.
+        #expect(
+            try await Self.query(
+                cluster,
+                "SELECT feed_bytes + (SELECT stored_bytes FROM feedlayout.part) FROM feedlayout.layout WHERE id = 'old'")
+                == "<rss>old</rss>".utf8.count + 5 + 7 + 2 * LayoutListing.pinRecordBytes)
         // Options kept as command-line arguments are named options' JSON (migration 6).
         #expect(
             try await Self.value(cluster, "SELECT options FROM feedlayout.layout WHERE id = 'old'", as: String.self)

@@ -171,6 +171,11 @@ final class ClientStyles: Sendable {
     let coverage = FontCoverage()
     private static let limit = 64
 
+    /// Lets go of a removed layout's style sheet.
+    func forget(_ id: String) {
+        _ = styles.withLock { $0.removeValue(forKey: id) }
+    }
+
     func style(id: String, make: () throws -> ClientStyle) throws -> ClientStyle {
         if let style = styles.withLock({ $0[id] }) { return style }
         let style = try make()

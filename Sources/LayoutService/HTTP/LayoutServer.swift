@@ -102,6 +102,7 @@ public struct LayoutServer: Sendable {
                 // access log is written last.
                 services: (accessLog.map { [.init(service: $0)] } ?? []) + [
                     .init(service: handlers.resources), .init(service: probeCache), .init(service: handlers.runner),
+                    .init(service: storeEvictor),
                     .init(service: app),
                     .init(service: StoppingFlag(handlers: handlers)),
                 ],

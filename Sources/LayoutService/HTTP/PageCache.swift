@@ -65,10 +65,15 @@ final class PageCache: Sendable {
         var entries: [Key: (entry: Entry, lastUse: UInt64)] = [:]
         var bytes = 0
         var clock: UInt64 = 0
+        /// Layouts removed so far (``removeLayout(_:)``).
+        var removals: UInt64 = 0
     }
 
     private let state = Mutex(State())
     private let byteLimit: Int
+    /// The layouts whose pages were read since the reads were last written to the store: the page fast path marks
+    /// them here, as it knows only this cache.
+    let reads = LayoutReads()
 
     init(byteLimit: Int) { self.byteLimit = byteLimit }
 
@@ -83,22 +88,54 @@ final class PageCache: Sendable {
         }
         set {
             guard let entry = newValue else { return }
-            let size = entry.body.readableBytes
-            guard size <= byteLimit / 4 else { return }
-            state.withLock { state in
-                guard state.entries[key] == nil else { return }
-                // Past the limit, the least recently used half goes: one sort per many insertions.
-                if state.bytes + size > byteLimit {
-                    let byAge = state.entries.sorted { $0.value.lastUse < $1.value.lastUse }
-                    for (old, held) in byAge.prefix(max(1, byAge.count / 2)) {
-                        state.entries[old] = nil
-                        state.bytes -= held.entry.body.readableBytes
-                    }
-                }
-                state.clock += 1
-                state.entries[key] = (entry, state.clock)
-                state.bytes += size
+            insert(entry, for: key, unlessRemovedSince: nil)
+        }
+    }
+
+    /// How many layouts were removed so far: read it before reading a page from the store, and pass it to
+    /// ``insert(_:for:unlessRemovedSince:)``, so that a page read just before its layout was removed is not kept.
+    var removalCount: UInt64 { state.withLock { $0.removals } }
+
+    /// Forgets every page of a removed layout (a page in memory would otherwise still be answered, by the fast path
+    /// too).
+    func removeLayout(_ id: String) {
+        state.withLock { state in
+            state.removals += 1
+            for (key, held) in state.entries where key.id == id {
+                state.entries[key] = nil
+                state.bytes -= held.entry.body.readableBytes
             }
+        }
+    }
+
+    /// Forgets every page: after removals this instance may not have heard of (its shared store's notifications
+    /// were interrupted).
+    func removeAll() {
+        state.withLock { state in
+            state.removals += 1
+            state.entries.removeAll()
+            state.bytes = 0
+        }
+    }
+
+    /// Keeps a page's form, unless a layout was removed since `removals` (``removalCount``; `nil`: keep it anyway).
+    func insert(_ entry: Entry, for key: Key, unlessRemovedSince removals: UInt64?) {
+        let size = entry.body.readableBytes
+        guard size <= byteLimit / 4 else { return }
+        state.withLock { state in
+            if let removals, state.removals != removals { return }
+            guard state.entries[key] == nil else { return }
+            // Past the limit, the least recently used half goes: one sort per many insertions.
+            if state.bytes + size > byteLimit {
+                let byAge = state.entries.sorted { $0.value.lastUse < $1.value.lastUse }
+                for (old, held) in byAge.prefix(max(1, byAge.count / 2)) {
+                    state.entries[old] = nil
+                    state.bytes -= held.entry.body.readableBytes
+                }
+            }
+            state.clock += 1
+            state.entries[key] = (entry, state.clock)
+            state.bytes += size
         }
     }
 }

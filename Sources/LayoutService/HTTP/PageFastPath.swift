@@ -187,6 +187,7 @@ final class PageFastPathHandler: ChannelDuplexHandler {
             lastAuthorization = (authorization, decision.key)
         }
         guard decision.answer == nil else { return false }
+        cache.reads.mark(page.id)
         var header = context.channel.allocator.buffer(capacity: 384)
         var status = HTTPResponse.Status.ok
         var body: ByteBuffer? = entry.body

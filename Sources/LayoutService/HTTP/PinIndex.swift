@@ -87,6 +87,13 @@ final class LayoutIndexes: Sendable {
     private let indexes = Mutex<[String: PinIndex]>([:])
     private static let limit = 32
 
+    /// Lets go of a removed layout's indexes.
+    func forget(_ id: String) {
+        indexes.withLock { indexes in
+            for key in indexes.keys where key.hasPrefix(id + "/") { indexes[key] = nil }
+        }
+    }
+
     func index(
         id: String, layoutIndex: Int, record: LayoutRecord, store: any LayoutStore, settings: ServiceSettings,
         resources: LayoutResources

@@ -29,7 +29,7 @@ final class RouteHandlers: Sendable {
     let logger: Logger
     /// Pages in memory, ready to send; `PageFastPathHandler` answers from it too.
     let pageCache = PageCache(byteLimit: 256 * 1024 * 1024)
-    private let indexes = LayoutIndexes()
+    let indexes = LayoutIndexes()
     /// The web client's files, and the style sheets of the layouts it shows.
     let client: ClientFiles
     let styles = ClientStyles()
@@ -165,6 +165,7 @@ final class RouteHandlers: Sendable {
 
     private func layoutResponse(_ id: String) async throws -> Response {
         guard let record = try await store.layout(id) else { throw ServiceProblem.notFound("no layout \(id)") }
+        pageCache.reads.mark(id)
         var json = JSONWriter()
         json.beginObject()
         json.field("id", id)
@@ -243,11 +244,17 @@ final class RouteHandlers: Sendable {
         let gzip = Self.acceptsGzip(request.headers[.acceptEncoding])
         let key = PageCache.Key(id: id, layoutIndex: layoutIndex, pageIndex: pageIndex, gzip: gzip)
         // The common case first: a page in memory, with no store and no waiting.
-        if let cached = pageCache[key] { return Self.pageResponse(cached, request: request) }
+        if let cached = pageCache[key] {
+            pageCache.reads.mark(id)
+            return Self.pageResponse(cached, request: request)
+        }
         let deadline = ContinuousClock.now + wait
         while true {
             let version = await runner.events.version(of: id)
-            if let entry = try await storedPage(key) { return Self.pageResponse(entry, request: request) }
+            if let entry = try await storedPage(key) {
+                pageCache.reads.mark(id)
+                return Self.pageResponse(entry, request: request)
+            }
             guard let record = try await store.layout(id) else { throw ServiceProblem.notFound("no layout \(id)") }
             guard layoutIndex < record.parts.count else {
                 throw ServiceProblem.notFound("layout \(id) has \(record.parts.count) layouts; ?layout=\(layoutIndex) is past them")
@@ -273,6 +280,7 @@ final class RouteHandlers: Sendable {
     /// plain form is inflated from the stored gzip once, not for every request that needs it).
     private func storedPage(_ key: PageCache.Key) async throws -> PageCache.Entry? {
         if let cached = pageCache[key] { return cached }
+        let removals = pageCache.removalCount
         guard let stored = try await store.page(key.id, layoutIndex: key.layoutIndex, pageIndex: key.pageIndex, gzip: key.gzip)
         else { return nil }
         var body = ByteBufferAllocator().buffer(capacity: stored.count)
@@ -282,7 +290,7 @@ final class RouteHandlers: Sendable {
             entityTag: PageEncoding.entityTag(
                 id: key.id, layoutIndex: key.layoutIndex, pageIndex: key.pageIndex, gzip: key.gzip),
             isGzip: key.gzip)
-        pageCache[key] = entry
+        pageCache.insert(entry, for: key, unlessRemovedSince: removals)
         return entry
     }
 
@@ -389,6 +397,7 @@ final class RouteHandlers: Sendable {
     /// The pin index of a layout, brought up to the pages stored so far.
     private func index(id: String, layoutIndex: Int) async throws -> PinIndex {
         guard let record = try await store.layout(id) else { throw ServiceProblem.notFound("no layout \(id)") }
+        pageCache.reads.mark(id)
         guard layoutIndex < record.parts.count else {
             throw ServiceProblem.invalidRequest(
                 "layout \(id) has \(record.parts.count) layouts (0…\(record.parts.count - 1))", field: "layout")
@@ -410,6 +419,7 @@ final class RouteHandlers: Sendable {
 
     func metricsText(_ request: Request, context: some RequestContext) async throws -> Response {
         metrics.syncProbeCounts(hits: resources.probeStatistics.cacheHits, probes: resources.probeStatistics.probes)
+        if let usage = try? await store.usage() { metrics.setStoreUsage(usage) }
         return Response(
             status: .ok,
             headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],

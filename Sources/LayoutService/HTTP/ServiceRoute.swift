@@ -44,6 +44,9 @@ extension ServiceRoute {
     static let all: [ServiceRoute] = [
         ServiceRoute(.post, "/v1/layouts") { try await $0.createLayout($1, context: $2) },
         ServiceRoute(.get, "/v1/layouts/{id}") { try await $0.layout($1, context: $2) },
+        // Keeping the store: listing and removing layouts (RouteHandlers+Lifecycle).
+        ServiceRoute(.get, "/v1/layouts", access: .admin) { try await $0.listLayouts($1, context: $2) },
+        ServiceRoute(.delete, "/v1/layouts/{id}") { try await $0.deleteLayout($1, context: $2) },
         ServiceRoute(.get, pagePath) { try await $0.page($1, context: $2) },
         ServiceRoute(.get, "/v1/pages") { try await $0.pageAfterCursor($1, context: $2) },
         ServiceRoute(.get, "/v1/layouts/{id}/items") { try await $0.items($1, context: $2) },

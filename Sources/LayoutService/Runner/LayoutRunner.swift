@@ -70,6 +70,33 @@ actor LayoutRunner: Service {
         metrics.setLayoutsRunning(running.count, queued: queue.count)
     }
 
+    /// Whether this process computes the layout now or has it queued.
+    func isActive(_ id: String) -> Bool { running[id] != nil || queue.contains(id) }
+
+    /// Stops computing a layout about to be removed: takes it out of the queue, or cancels its computation and
+    /// waits until it has ended (its last page is stored whole or not at all).
+    /// - Returns: Whether it was queued or running.
+    @discardableResult
+    func stop(_ id: String) async -> Bool {
+        if let position = queue.firstIndex(of: id) {
+            queue.remove(at: position)
+            postedFeeds[id] = nil
+            metrics.setLayoutsRunning(running.count, queued: queue.count)
+            return true
+        }
+        guard let task = running[id] else { return false }
+        stoppedForRemoval.insert(id)
+        task.cancel()
+        await task.value
+        stoppedForRemoval.remove(id)
+        return true
+    }
+
+    /// Layouts ``stop(_:)`` cancelled, until their computation has ended.
+    private var stoppedForRemoval: Set<String> = []
+
+    private func isStoppedForRemoval(_ id: String) -> Bool { stoppedForRemoval.contains(id) }
+
     private func ended(_ id: String) {
         running[id] = nil
         onEnded(id)
@@ -164,7 +191,11 @@ actor LayoutRunner: Service {
                 "layout done", metadata: ["layout": "\(id)", "items": "\(summary.items)", "pages": "\(summary.pages)"])
         } catch {
             if Task.isCancelled {
-                logger.info("layout interrupted; it resumes at the next start", metadata: ["layout": "\(id)"])
+                if await isStoppedForRemoval(id) {
+                    logger.info("layout stopped to be removed", metadata: ["layout": "\(id)"])
+                } else {
+                    logger.info("layout interrupted; it resumes at the next start", metadata: ["layout": "\(id)"])
+                }
                 await store.release(id)
                 return
             }

@@ -153,6 +153,28 @@ extension PostgresLayoutStore {
             }
             try await connection.query("ALTER TABLE feedlayout.layout DROP COLUMN arguments", logger: logger)
         },
+        Migration(
+            7,
+            [
+                // What each layout holds (its feed's bytes; each part's pages, cursors and pins, kept up to date as
+                // pages are stored) and when it was last read: for GET /v1/layouts and the evictor.
+                "ALTER TABLE feedlayout.layout ADD COLUMN feed_bytes BIGINT NOT NULL DEFAULT 0",
+                "ALTER TABLE feedlayout.layout ADD COLUMN last_read_at TIMESTAMPTZ",
+                "ALTER TABLE feedlayout.part ADD COLUMN stored_bytes BIGINT NOT NULL DEFAULT 0",
+                """
+                UPDATE feedlayout.layout SET feed_bytes = coalesce(
+                    (SELECT sum(length(bytes)) FROM feedlayout.feed_chunk WHERE layout_id = layout.id), 0)
+                """,
+                """
+                UPDATE feedlayout.part SET stored_bytes =
+                    coalesce((SELECT sum(length(gzip) + coalesce(octet_length(cursor), 0)) FROM feedlayout.page
+                        WHERE page.layout_id = part.layout_id AND page.layout_index = part.layout_index), 0)
+                    + \(LayoutListing.pinRecordBytes) * (SELECT count(*) FROM feedlayout.pin
+                        WHERE pin.layout_id = part.layout_id AND pin.layout_index = part.layout_index)
+                """,
+                "CREATE INDEX layout_by_creation ON feedlayout.layout (created_at, id)",
+            ]
+        ),
     ]
 
     /// One step of the schema: statements, then, where SQL alone cannot say it, Swift over the same connection

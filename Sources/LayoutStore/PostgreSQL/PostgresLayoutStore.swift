@@ -29,7 +29,7 @@ final class PostgresLayoutStore: LayoutStore {
     private let operationTimeout: Duration
     let logger: Logger
     private let renewals = Mutex<[String: Task<Void, Never>]>([:])
-    private static let channel = "feedlayout"
+    static let channel = "feedlayout"
 
     /// Whether a `--store` value names a PostgreSQL database rather than a file.
     static func isURL(_ store: String) -> Bool {
@@ -110,8 +110,8 @@ final class PostgresLayoutStore: LayoutStore {
             try await client.withTransaction(logger: logger) { connection in
                 let inserted = try await connection.query(
                     """
-                    INSERT INTO feedlayout.layout (id, status, options, feed_name, base_url)
-                    VALUES (\(id), 'running', \(options), \(feedName), \(baseURL))
+                    INSERT INTO feedlayout.layout (id, status, options, feed_name, base_url, feed_bytes)
+                    VALUES (\(id), 'running', \(options), \(feedName), \(baseURL), \(feed.count))
                     ON CONFLICT (id) DO NOTHING RETURNING id
                     """, logger: logger
                 ).collect()
@@ -269,6 +269,7 @@ final class PostgresLayoutStore: LayoutStore {
         let pins = write.pins
         let warnings = try Self.warningsJSON(write.warnings)
         let addsCounts = write.itemCount > 0 || !write.warnings.isEmpty
+        let bytes = LayoutListing.bytes(of: write)
         let held = try await operation { [client, logger, owner] in
             // One statement, one round trip (a transaction of single statements took nine per page): the lease
             // check locks the layout's row; the page goes in only while this instance holds the lease, and the
@@ -300,7 +301,7 @@ final class PostgresLayoutStore: LayoutStore {
                         json_length = EXCLUDED.json_length
                 ), part AS (
                     UPDATE feedlayout.part SET page_count = page_count + 1, content_height = \(write.contentHeight),
-                        last_cursor = \(write.cursor)
+                        last_cursor = \(write.cursor), stored_bytes = stored_bytes + \(bytes)
                     WHERE layout_id = \(id) AND layout_index = \(write.layoutIndex) AND EXISTS (SELECT 1 FROM page)
                 ), counted AS (
                     UPDATE feedlayout.layout SET item_count = item_count + \(write.itemCount),
@@ -459,7 +460,7 @@ final class PostgresLayoutStore: LayoutStore {
     /// Runs one store operation, bounded in time: PostgreSQL that does not answer (down, restarting, unreachable)
     /// becomes a ``StoreError`` that ``StoreError/isTransient``: requests answer it with a 503, running layouts wait it
     /// out.
-    private func operation<Result: Sendable>(_ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
+    func operation<Result: Sendable>(_ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
         do {
             return try await withTimeout(operationTimeout, body)
         } catch {

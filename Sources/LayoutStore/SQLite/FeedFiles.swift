@@ -113,3 +113,16 @@ struct FeedFiles: Sendable {
         StoreError(.ioFailed, "\(file): \(what) the stored feed: \(String(cString: strerror(errno)))")
     }
 }
+
+extension FeedFiles {
+    /// Removes a layout's feed file, if there is one. A removal that fails or that a crash loses leaves a file no
+    /// row names, which ``removeStray(keeping:)`` removes at the next start.
+    func remove(id: String) {
+        _ = unlink(path(of: id))
+    }
+
+    /// Whether a layout's feed file is in place.
+    func exists(id: String) -> Bool {
+        access(path(of: id), F_OK) == 0
+    }
+}

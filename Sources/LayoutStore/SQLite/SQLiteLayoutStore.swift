@@ -16,7 +16,7 @@ final class SQLiteLayoutStore: LayoutStore {
     let path: String
     /// The store's database; the probe cache shares it (one writer for the whole file).
     let database: DatabasePool
-    private let feeds: FeedFiles
+    let feeds: FeedFiles
     /// The lock file that keeps a second process off the same store (its descriptor stays open for our life).
     private let lockDescriptor: Int32
 
@@ -59,7 +59,7 @@ final class SQLiteLayoutStore: LayoutStore {
         let layoutIDs: [String]
         do {
             database = try DatabasePool(path: path, configuration: configuration)
-            try Self.migrator.migrate(database)
+            try Self.migrator(feedsFolder: path + ".feeds").migrate(database)
             layoutIDs = try database.read { db in try String.fetchAll(db, sql: "SELECT id FROM layout") }
         } catch let error as DatabaseError {
             Glibc.close(descriptor)
@@ -86,12 +86,12 @@ final class SQLiteLayoutStore: LayoutStore {
     deinit { Glibc.close(lockDescriptor) }
 
     /// A read, with GRDB's errors turned into the store's own (``storeError(_:)``).
-    private func reading<Value: Sendable>(_ body: @escaping @Sendable (Database) throws -> Value) async throws -> Value {
+    func reading<Value: Sendable>(_ body: @escaping @Sendable (Database) throws -> Value) async throws -> Value {
         do { return try await database.read(body) } catch { throw storeError(error) }
     }
 
     /// A write transaction, with GRDB's errors turned into the store's own (``storeError(_:)``).
-    private func writing<Value: Sendable>(_ body: @escaping @Sendable (Database) throws -> Value) async throws -> Value {
+    func writing<Value: Sendable>(_ body: @escaping @Sendable (Database) throws -> Value) async throws -> Value {
         do { return try await database.write(body) } catch { throw storeError(error) }
     }
 
@@ -113,7 +113,7 @@ final class SQLiteLayoutStore: LayoutStore {
     }
 
     /// The schema, in versioned steps; GRDB records which ran, so each runs once per store.
-    private static var migrator: DatabaseMigrator {
+    private static func migrator(feedsFolder: String) -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("layouts-v1") { db in
             try db.execute(
@@ -187,6 +187,32 @@ final class SQLiteLayoutStore: LayoutStore {
             }
             try db.execute(sql: "ALTER TABLE layout DROP COLUMN arguments")
         }
+        migrator.registerMigration("sizes-and-reads") { db in
+            // What each layout holds (its feed's bytes; each part's pages, cursors and pins, kept up to date as
+            // pages are stored) and when it was last read: for GET /v1/layouts and the evictor.
+            try db.execute(
+                sql: """
+                    ALTER TABLE layout ADD COLUMN feedBytes INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE layout ADD COLUMN lastReadAt REAL;
+                    ALTER TABLE part ADD COLUMN storedBytes INTEGER NOT NULL DEFAULT 0;
+                    UPDATE part SET storedBytes =
+                        coalesce((SELECT sum(length(gzip) + coalesce(length(cursor), 0)) FROM page
+                            WHERE page.layoutId = part.layoutId AND page.layoutIndex = part.layoutIndex), 0)
+                        + \(LayoutListing.pinRecordBytes) * (SELECT count(*) FROM pin
+                            WHERE pin.layoutId = part.layoutId AND pin.layoutIndex = part.layoutIndex);
+                    UPDATE layout SET feedBytes = coalesce((SELECT length(bytes) FROM feed WHERE layoutId = layout.id), 0);
+                    -- Creation times in whole microseconds, as new layouts get them: a listing's cursor names one
+                    -- exactly (round() and the division are the ones Swift does, so the doubles are the same).
+                    UPDATE layout SET createdAt = round(createdAt * 1000000) / 1000000.0;
+                    CREATE INDEX layout_by_creation ON layout(createdAt, id);
+                    """)
+            for id in try String.fetchAll(db, sql: "SELECT id FROM layout") {
+                let attributes = try? FileManager.default.attributesOfItem(atPath: feedsFolder + "/" + id)
+                if let size = attributes?[.size] as? Int {
+                    try db.execute(sql: "UPDATE layout SET feedBytes = ? WHERE id = ?", arguments: [size, id])
+                }
+            }
+        }
         return migrator
     }
 
@@ -200,24 +226,31 @@ final class SQLiteLayoutStore: LayoutStore {
             try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM layout WHERE id = ?"), arguments: [id]) ?? false
         }
         guard !exists else { return false }
-        // The file first, flushed to disk: the row that names it must never exist without it.
+        // The file first, flushed to disk: the row that names it must never exist without it. The row goes in only
+        // while the file is there (checked holding the writer): a removal of the same layout that ran meanwhile
+        // takes its file away, holding the writer too, and the file is then written again.
         let feeds = self.feeds
-        try await FeedFiles.onQueue { try feeds.write(feed, id: id) }
-        return try await writing { db in
-            try db.execute(
-                sql: """
-                    INSERT OR IGNORE INTO layout (id, status, options, feedName, baseURL, createdAt)
-                    VALUES (?, 'running', ?, ?, ?, ?)
-                    """,
-                arguments: [id, options, feedName, baseURL, Date().timeIntervalSince1970])
-            guard db.changesCount > 0 else { return false }
-            for (index, part) in parts.enumerated() {
+        for _ in 0..<3 {
+            try await FeedFiles.onQueue { try feeds.write(feed, id: id) }
+            let inserted = try await writing { db -> Bool? in
+                guard feeds.exists(id: id) else { return nil }
                 try db.execute(
-                    sql: "INSERT INTO part (layoutId, layoutIndex, width, columns) VALUES (?, ?, ?, ?)",
-                    arguments: [id, index, part.width, part.columns])
+                    sql: """
+                        INSERT OR IGNORE INTO layout (id, status, options, feedName, baseURL, createdAt, feedBytes)
+                        VALUES (?, 'running', ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [id, options, feedName, baseURL, Self.creationTime(), feed.count])
+                guard db.changesCount > 0 else { return false }
+                for (index, part) in parts.enumerated() {
+                    try db.execute(
+                        sql: "INSERT INTO part (layoutId, layoutIndex, width, columns) VALUES (?, ?, ?, ?)",
+                        arguments: [id, index, part.width, part.columns])
+                }
+                return true
             }
-            return true
+            if let inserted { return inserted }
         }
+        throw StoreError(.ioFailed, "\(path): the feed of layout \(id) was removed three times while it was stored")
     }
 
     func layout(_ id: String) async throws -> LayoutRecord? {
@@ -285,11 +318,12 @@ final class SQLiteLayoutStore: LayoutStore {
             }
             try db.cachedStatement(
                 sql: """
-                    UPDATE part SET pageCount = pageCount + 1, contentHeight = ?, lastCursor = ?
+                    UPDATE part SET pageCount = pageCount + 1, contentHeight = ?, lastCursor = ?,
+                        storedBytes = storedBytes + ?
                     WHERE layoutId = ? AND layoutIndex = ?
                     """
             ).execute(
-                arguments: [write.contentHeight, write.cursor, id, write.layoutIndex])
+                arguments: [write.contentHeight, write.cursor, LayoutListing.bytes(of: write), id, write.layoutIndex])
             if write.itemCount > 0 || !write.warnings.isEmpty {
                 try Self.addCounts(db, id: id, items: write.itemCount, warnings: write.warnings)
             }
