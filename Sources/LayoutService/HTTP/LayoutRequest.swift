@@ -79,7 +79,7 @@ struct LayoutRequest: Sendable {
             let container = try decoder.container(keyedBy: Key.self)
             for key in container.allKeys where !["feed", "feedText", "baseURL", "options"].contains(key.stringValue) {
                 throw ServiceProblem.invalidRequest(
-                    "unknown field \(key.stringValue); a request has feed or feedText, baseURL and options",
+                    "unknown field \"\(key.stringValue)\"; a request has feed or feedText, baseURL and options",
                     field: key.stringValue)
             }
             feed = try container.decodeIfPresent(String.self, forKey: Key(stringValue: "feed"))

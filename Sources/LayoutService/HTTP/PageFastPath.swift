@@ -401,8 +401,9 @@ extension PageFastPathHandler {
                 let pair = parameter.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
                 guard pair.count == 2, let value = Int(String(decoding: pair[1], as: UTF8.self)) else { return nil }
                 switch String(decoding: pair[0], as: UTF8.self) {
-                case "layout" where (0...1000).contains(value): layoutIndex = value
-                case "wait" where value >= 0: break
+                case "layout" where QueryBounds.layoutIndices.contains(value): layoutIndex = value
+                // A wait past the default bound goes to the router, which checks it against the settings'.
+                case "wait" where (0...QueryBounds.defaultMaximumWait).contains(value): break
                 default: return nil
                 }
             }

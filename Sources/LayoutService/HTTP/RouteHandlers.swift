@@ -215,7 +215,7 @@ final class RouteHandlers: Sendable {
             throw ServiceProblem.invalidRequest("the page index is a whole number from 0", field: "index")
         }
         let query = request.uri.queryParameters
-        let layoutIndex = try Self.integer(query, "layout", default: 0, in: 0...1000)
+        let layoutIndex = try Self.integer(query, "layout", default: 0, in: QueryBounds.layoutIndices)
         let wait = try Self.integer(query, "wait", default: 10, in: 0...settings.maximumWait)
         return try await servePage(
             id: id, layoutIndex: layoutIndex, pageIndex: index, wait: .seconds(wait), request: request)
@@ -257,7 +257,8 @@ final class RouteHandlers: Sendable {
             }
             guard let record = try await store.layout(id) else { throw ServiceProblem.notFound("no layout \(id)") }
             guard layoutIndex < record.parts.count else {
-                throw ServiceProblem.notFound("layout \(id) has \(record.parts.count) layouts; ?layout=\(layoutIndex) is past them")
+                throw ServiceProblem.notFound(
+                    "layout \(id) has \(record.parts.count) layouts; ?layout=\(layoutIndex) is past them", field: "layout")
             }
             guard record.status == "running" else {
                 // The layout may have stored the page and ended between the two looks: look again.
@@ -337,8 +338,8 @@ final class RouteHandlers: Sendable {
     func items(_ request: Request, context: some RequestContext) async throws -> Response {
         let id = try Self.layoutID(context)
         let query = request.uri.queryParameters
-        let layoutIndex = try Self.integer(query, "layout", default: 0, in: 0...1000)
-        let x = try Self.number(query, "x", default: 0)
+        let layoutIndex = try Self.integer(query, "layout", default: 0, in: QueryBounds.layoutIndices)
+        let x = try Self.number(query, "x", default: nil)
         let y = try Self.number(query, "y", default: nil)
         let width = try Self.number(query, "width", default: nil)
         let height = try Self.number(query, "height", default: nil)
@@ -375,7 +376,7 @@ final class RouteHandlers: Sendable {
     func snap(_ request: Request, context: some RequestContext) async throws -> Response {
         let id = try Self.layoutID(context)
         let query = request.uri.queryParameters
-        let layoutIndex = try Self.integer(query, "layout", default: 0, in: 0...1000)
+        let layoutIndex = try Self.integer(query, "layout", default: 0, in: QueryBounds.layoutIndices)
         let offset = try Self.number(query, "offset", default: nil)
         let directionText = query["direction"].map(String.init) ?? "nearest"
         guard let direction = SnapDirection(rawValue: directionText) else {
@@ -399,8 +400,8 @@ final class RouteHandlers: Sendable {
         guard let record = try await store.layout(id) else { throw ServiceProblem.notFound("no layout \(id)") }
         pageCache.reads.mark(id)
         guard layoutIndex < record.parts.count else {
-            throw ServiceProblem.invalidRequest(
-                "layout \(id) has \(record.parts.count) layouts (0…\(record.parts.count - 1))", field: "layout")
+            throw ServiceProblem.notFound(
+                "layout \(id) has \(record.parts.count) layouts; ?layout=\(layoutIndex) is past them", field: "layout")
         }
         return try await indexes.index(
             id: id, layoutIndex: layoutIndex, record: record, store: store,
@@ -459,7 +460,7 @@ final class RouteHandlers: Sendable {
             guard let value else { throw ServiceProblem.invalidRequest("\(name) is required", field: name) }
             return value
         }
-        guard let number = Double(text), number.isFinite, abs(number) <= 1e12 else {
+        guard let number = Double(text), number.isFinite, abs(number) <= QueryBounds.maximumCoordinate else {
             throw ServiceProblem.invalidRequest("\(name) is a number of CSS pixels", field: name)
         }
         return number

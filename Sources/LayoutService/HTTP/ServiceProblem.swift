@@ -27,7 +27,8 @@ struct ServiceProblem: Error, Sendable {
         self.kind = kind
         self.title = title
         self.detail = detail
-        self.field = field
+        // A field is named or left out: an empty name (a request's `""` member) names nothing.
+        self.field = field?.isEmpty == false ? field : nil
         self.layoutStatus = layoutStatus
     }
 
@@ -39,8 +40,8 @@ struct ServiceProblem: Error, Sendable {
         ServiceProblem(.badRequest, "invalid-options", "An option is not valid", detail: detail, field: field)
     }
 
-    static func notFound(_ detail: String) -> ServiceProblem {
-        ServiceProblem(.notFound, "not-found", "Not found", detail: detail)
+    static func notFound(_ detail: String, field: String? = nil) -> ServiceProblem {
+        ServiceProblem(.notFound, "not-found", "Not found", detail: detail, field: field)
     }
 
     /// The shared store does not answer (PostgreSQL restarting, say): try again in a moment.
