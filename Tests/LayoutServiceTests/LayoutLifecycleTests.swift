@@ -62,7 +62,7 @@ struct LayoutLifecycleTests {
                 _ = try await service.request(
                     .GET, "/v1/layouts/\(id)/pages/\(page)", headers: [("Accept-Encoding", "gzip")])
             }
-            #expect(try await service.request(.GET, "/v1/layouts/\(id)/items?y=0&height=500&width=1000").status == 200)
+            #expect(try await service.request(.GET, "/v1/layouts/\(id)/items?x=0&y=0&height=500&width=1000").status == 200)
             #expect(try await service.request(.GET, "/v1/layouts/\(id)/snap?offset=10").status == 200)
             #expect(try await service.request(.GET, "/v1/layouts/\(id)/style.css").status == 200)
             let fastRequest = Array("GET /v1/layouts/\(id)/pages/0 HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
@@ -79,7 +79,7 @@ struct LayoutLifecycleTests {
             let deleted = try await service.request(.DELETE, "/v1/layouts/\(id)")
             #expect(deleted.status == 204 && deleted.raw.isEmpty, "\(deleted.text)")
             for path in [
-                "", "/pages/0", "/pages/1", "/pages/2?wait=0", "/items?y=0&height=500&width=1000", "/snap?offset=10",
+                "", "/pages/0", "/pages/1", "/pages/2?wait=0", "/items?x=0&y=0&height=500&width=1000", "/snap?offset=10",
                 "/style.css",
             ] {
                 let reply = try await service.request(.GET, "/v1/layouts/\(id)" + path)
