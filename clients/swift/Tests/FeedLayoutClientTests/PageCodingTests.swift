@@ -16,6 +16,18 @@ final class PageCodingTests: XCTestCase {
         XCTAssertEqual(pages, 15)
     }
 
+    func testJSONValuesCompareNumbersByValueAndFindDifferences() throws {
+        XCTAssertNil(firstDifference(try jsonValue(Data(#"{"a":1.0,"b":[true,null]}"#.utf8)), try jsonValue(Data(#"{"b":[true,null],"a":1}"#.utf8))))
+        XCTAssertEqual(try jsonValue(Data(#""caf\u00e9 \ud83d\udcf7""#.utf8)), .string("café 📷"))
+        XCTAssertEqual(
+            firstDifference(try jsonValue(Data(#"{"a":[1,{"b":2}]}"#.utf8)), try jsonValue(Data(#"{"a":[1,{"b":2.5}]}"#.utf8))),
+            "$.a[1].b: number(2.0) vs number(2.5)")
+        XCTAssertEqual(
+            firstDifference(try jsonValue(Data(#"{"a":null}"#.utf8)), try jsonValue(Data(#"{}"#.utf8))),
+            "$.a: missing on the right")
+        XCTAssertNotNil(firstDifference(try jsonValue(Data("[true]".utf8)), try jsonValue(Data("[1]".utf8))))
+    }
+
     func testTheFixturesHoldEveryKindOfMember() throws {
         let waterfall = try Fixtures.pages("waterfall/375")
         XCTAssertEqual(waterfall[0].layout.columns, 2)
