@@ -417,10 +417,10 @@ public struct SectionEvent: Codable, Hashable, Sendable {
 }
 
 /// One pin: its cell, photo, title and caption, all placed.
-public struct Item: Codable, Hashable, Sendable, Identifiable {
+public struct Item: Codable, Hashable, Sendable {
     /// The pin's index in the feed, from 0.
     public var index: Int
-    /// The feed's id for the item.
+    /// The feed's id for the item (a feed may repeat one: `index` is what identifies a pin in a layout).
     public var id: String
     public var link: String?
     /// The first column (row, on the horizontal axis) the pin takes.

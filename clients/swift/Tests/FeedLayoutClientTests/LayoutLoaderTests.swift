@@ -26,9 +26,16 @@ final class FixtureService: @unchecked Sendable {
         }
     }
 
-    var requests: [String] { lock.withLock { requested } }
-    func script(_ path: String, _ answers: [(Int, String)]) { lock.withLock { scripted[path] = answers } }
-    func setHanging(_ value: Bool) { lock.withLock { hang = value } }
+    /// NSLock's own withLock needs macOS 14; the package's tests run from macOS 12.
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    var requests: [String] { locked { requested } }
+    func script(_ path: String, _ answers: [(Int, String)]) { locked { scripted[path] = answers } }
+    func setHanging(_ value: Bool) { locked { hang = value } }
 
     var transport: Transport {
         Transport { [self] url, _ in try await answer(url) }
@@ -38,7 +45,7 @@ final class FixtureService: @unchecked Sendable {
         let components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
         let query = Dictionary(uniqueKeysWithValues: (components.queryItems ?? []).map { ($0.name, $0.value ?? "") })
         let path = components.path
-        let (hanging, scriptedAnswer): (Bool, (Int, String)?) = lock.withLock {
+        let (hanging, scriptedAnswer): (Bool, (Int, String)?) = locked {
             requested.append(path + (query["cursor"].map { "?cursor=" + $0 } ?? "")
                 + (query["layout"].map { $0.count < 32 ? "?layout=" + $0 : "" } ?? ""))
             let next = scripted[path]?.first
@@ -49,7 +56,7 @@ final class FixtureService: @unchecked Sendable {
             do {
                 while true { try await Task.sleep(nanoseconds: 1_000_000) }
             } catch {
-                lock.withLock { cancelledRequests += 1 }
+                locked { cancelledRequests += 1 }
                 throw error
             }
         }

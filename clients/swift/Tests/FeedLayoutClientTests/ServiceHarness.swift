@@ -165,6 +165,28 @@ final class ServiceHarness: @unchecked Sendable {
     static let sampleFolder = repositoryRoot.appendingPathComponent("sample-feed").path
 }
 
+/// A service that several tests share, started once.
+final class SharedService: @unchecked Sendable {
+    private let lock = NSLock()
+    private var service: ServiceHarness?
+
+    func get(_ start: () throws -> ServiceHarness) throws -> ServiceHarness {
+        lock.lock()
+        defer { lock.unlock() }
+        if let service { return service }
+        let started = try start()
+        service = started
+        return started
+    }
+
+    func stop() {
+        lock.lock()
+        defer { lock.unlock() }
+        service?.stop()
+        service = nil
+    }
+}
+
 struct HarnessError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }

@@ -7,19 +7,16 @@ import XCTest
 /// breakpoints and in the other kinds of layout, and, when FEEDLAYOUT_PIPELINE_FEED names the benchmarks' pipeline
 /// feed folder (`.bench/pipeline-N`: feed.xml and photos/), that feed.
 final class ServiceTests: XCTestCase {
-    nonisolated(unsafe) static var sampleService: ServiceHarness?
+    /// The service of the sample feed's tests, started by the first of them and stopped when the class ends.
+    static let sampleService = SharedService()
 
     override class func tearDown() {
-        sampleService?.stop()
-        sampleService = nil
+        sampleService.stop()
         super.tearDown()
     }
 
     func sample() throws -> ServiceHarness {
-        if let service = Self.sampleService { return service }
-        let service = try ServiceHarness(imageRoot: ServiceHarness.sampleFolder)
-        Self.sampleService = service
-        return service
+        try Self.sampleService.get { try ServiceHarness(imageRoot: ServiceHarness.sampleFolder) }
     }
 
     /// Every page of the sample feed at 375:2, 768:3 and 1280:5 decodes and encodes to the same JSON values, and
