@@ -1,0 +1,61 @@
+import FeedLayoutTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What deploying `feedlayout serve` relies on: the binary runs alone (the web client is compiled in).
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct DeploymentEndToEndTests {
+    typealias ServeProcess = ServeEndToEndTests.ServeProcess
+    static let examples = CommandRunner.repositoryRoot.appendingPathComponent("examples/deploy")
+    static let client = CommandRunner.repositoryRoot.appendingPathComponent(
+        "Sources/LayoutService/Client/Resources/client")
+
+    /// An answer read by curl: status, headers (names lowercased) and body.
+    struct Answer {
+        var status: Int
+        var headers: [String: String]
+        var body: Data
+        var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    static func fetch(_ url: String) async throws -> Answer {
+        let folder = try CommandRunner.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let body = folder.appendingPathComponent("body")
+        let head = folder.appendingPathComponent("head")
+        let output = try await CommandRunner.runTool(
+            "/usr/bin/curl", ["-s", "-o", body.path, "-D", head.path, "-w", "%{http_code}", "--max-time", "30", url],
+            timeout: 60)
+        var headers: [String: String] = [:]
+        for line in ((try? String(contentsOf: head, encoding: .utf8)) ?? "").split(separator: "\r\n") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
+        }
+        return Answer(
+            status: Int(output.stdoutText) ?? 0, headers: headers, body: (try? Data(contentsOf: body)) ?? Data())
+    }
+
+    // MARK: One binary
+
+    @Test func theBinaryCopiedAloneToAnotherFolderServesTheWebClient() async throws {
+        let folder = try CommandRunner.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent("feedlayout")
+        try FileManager.default.copyItem(at: CommandRunner.binary, to: copy)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["feedlayout"])
+        let service = try await ServeProcess(
+            store: folder.appendingPathComponent("store.sqlite").path, executable: copy)
+        for (path, file) in [("/", "index.html"), ("/client/feed.js", "feed.js"), ("/client/feed.css", "feed.css")] {
+            let answer = try await service.get(path)
+            #expect(answer.status == 200, "\(path): \(service.log())")
+            #expect(answer.body == (try Data(contentsOf: Self.client.appendingPathComponent(file))), "\(path)")
+        }
+        #expect(service.signal(SIGTERM) == 0, "\(service.log())")
+        #expect(!service.log().contains("resource bundle"))
+    }
+}
