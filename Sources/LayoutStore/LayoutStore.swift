@@ -65,6 +65,11 @@ public protocol LayoutStore: Sendable {
     /// The pins of a layout from `itemIndex` on, in index order.
     func pins(_ id: String, layoutIndex: Int, from itemIndex: Int) async throws -> [PinRecord]
 
+    // MARK: Readiness
+
+    /// Asks the store a cheap question (`SELECT 1`), for the service's readiness (`/readyz`).
+    /// - Throws: ``StoreError`` when the store does not answer (PostgreSQL down: a transient one) or fails.
+    func checkAvailability() async throws
 }
 
 extension LayoutStore {

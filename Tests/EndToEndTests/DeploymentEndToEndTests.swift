@@ -6,7 +6,8 @@ import Testing
     import Glibc
 #endif
 
-/// What deploying `feedlayout serve` relies on: the binary runs alone (the web client is compiled in).
+/// What deploying `feedlayout serve` relies on: the binary runs alone (the web client is compiled in), and
+/// `/readyz` follows the store while `/healthz` follows the process.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct DeploymentEndToEndTests {
     typealias ServeProcess = ServeEndToEndTests.ServeProcess
@@ -57,5 +58,42 @@ struct DeploymentEndToEndTests {
         }
         #expect(service.signal(SIGTERM) == 0, "\(service.log())")
         #expect(!service.log().contains("resource bundle"))
+    }
+
+    // MARK: Readiness
+
+    /// PostgreSQL stopped under a running service: `/readyz` is a `503` `store-unavailable` with `Retry-After`, while
+    /// `/healthz` stays `200` (the process is fine); once PostgreSQL is back, `/readyz` is `200` again.
+    @Test func readinessFollowsTheStoreWhileHealthFollowsTheProcess() async throws {
+        let cluster = try await PostgresTestCluster()
+        defer { Task { await cluster.remove() } }
+        let service = try await ServeProcess(store: cluster.url)
+        defer { _ = service.signal(SIGTERM) }
+        let base = "http://127.0.0.1:\(service.port)"
+
+        let ready = try await Self.fetch(base + "/readyz")
+        #expect(ready.status == 200 && ready.text == "{\"status\":\"ready\"}\n", "\(ready.text)")
+        #expect(ready.headers["cache-control"] == "no-store")
+
+        try await cluster.stop()
+        let down = try await Self.fetch(base + "/readyz")
+        #expect(down.status == 503, "\(down.text)")
+        #expect(down.headers["content-type"] == "application/problem+json")
+        #expect(down.headers["retry-after"] == "2")
+        #expect(down.text.contains("\"type\":\"urn:feedlayout:problem:store-unavailable\""), "\(down.text)")
+        #expect(!down.text.contains("postgres://"), "no store address reaches a client")
+        let alive = try await Self.fetch(base + "/healthz")
+        #expect(alive.status == 200 && alive.text.contains("\"ok\""), "\(alive.text)")
+
+        try await cluster.start()
+        // The client's pool connects again at the next question; a cluster just started may still refuse it for a
+        // moment, so the test asks until it is ready (the suite's time limit ends a service that never is).
+        var again = try await Self.fetch(base + "/readyz")
+        while again.status != 200 {
+            try await Task.sleep(for: .milliseconds(200))
+            again = try await Self.fetch(base + "/readyz")
+        }
+        #expect(again.text == "{\"status\":\"ready\"}\n")
+        #expect(service.log().contains("the store is not ready"), "the reason is in the operator's log")
     }
 }

@@ -456,15 +456,25 @@ final class PostgresLayoutStore: LayoutStore {
 
     // MARK: Availability
 
+    /// One `SELECT 1`, bounded by two seconds: a readiness probe is asked often and must answer soon.
+    func checkAvailability() async throws {
+        try await operation(timeout: .seconds(2)) { [client, logger] in
+            _ = try await client.query("SELECT 1", logger: logger).collect()
+        }
+    }
+
     /// Runs one store operation, bounded in time: PostgreSQL that does not answer (down, restarting, unreachable)
     /// becomes a ``StoreError`` that ``StoreError/isTransient``: requests answer it with a 503, running layouts wait it
     /// out.
-    private func operation<Result: Sendable>(_ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
+    private func operation<Result: Sendable>(
+        timeout: Duration? = nil, _ body: @escaping @Sendable () async throws -> Result
+    ) async throws -> Result {
+        let timeout = timeout ?? operationTimeout
         do {
-            return try await withTimeout(operationTimeout, body)
+            return try await withTimeout(timeout, body)
         } catch {
             if Self.cause(error) is StoreTimeout {
-                throw StoreError(.timeout, "\(displayURL): PostgreSQL did not answer within \(operationTimeout)")
+                throw StoreError(.timeout, "\(displayURL): PostgreSQL did not answer within \(timeout)")
             }
             if Self.meansUnavailable(error) {
                 throw StoreError(.unavailable, "\(displayURL): cannot reach PostgreSQL: \(Self.describe(error))")
