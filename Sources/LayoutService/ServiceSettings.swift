@@ -1,4 +1,5 @@
 import Foundation
+import LayoutStore
 
 /// How `feedlayout serve` runs: where it listens, where it keeps layouts, and its limits.
 public struct ServiceSettings: Sendable {
@@ -35,6 +36,12 @@ public struct ServiceSettings: Sendable {
     /// The most pins one viewport query answers with: a rectangle over a whole large layout would read every
     /// page of it for one request.
     public var maximumItemsPerQuery = 2_000
+
+    // MARK: Operations: the store's password
+
+    /// The PostgreSQL store's password, from the environment or a file (never from the command line); it wins over
+    /// a password in the store URL. `nil`: none, or the URL's.
+    public var storePassword: StorePassword?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, storePath: String = ServiceSettings.defaultStorePath(),
