@@ -47,7 +47,10 @@ struct DeploymentEndToEndTests {
         let folder = try CommandRunner.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let copy = folder.appendingPathComponent("feedlayout")
-        try FileManager.default.copyItem(at: CommandRunner.binary, to: copy)
+        // By cp, not by this process: a child another test forks while this process holds the copy open for
+        // writing would inherit that descriptor, and running the copy would fail with "Text file busy".
+        let copied = try await CommandRunner.runTool("/bin/cp", [CommandRunner.binary.path, copy.path], timeout: 120)
+        #expect(copied.status == 0, "\(copied.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["feedlayout"])
         let service = try await ServeProcess(
             store: folder.appendingPathComponent("store.sqlite").path, executable: copy)
