@@ -201,14 +201,15 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
-            // The web client, served as it is kept: plain files a reader can open and copy.
-            resources: [.copy("Client/Resources/client")],
+            // The web client's files are kept as plain files a reader can open and copy, and compiled into the
+            // binary by scripts/embed-client (Client/EmbeddedClientFiles.swift), so `feedlayout` runs alone.
+            exclude: ["Client/Resources"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "feedlayout",
             dependencies: [
-                "LayoutCommandLine", "LayoutService", "FeedLayout", "FeedIngest", "LayoutPreview", "TextMeasure", "WaterfallLayout", "ImageProbe", "ProbeCache",
+                "LayoutCommandLine", "LayoutService", "LayoutStore", "FeedLayout", "FeedIngest", "LayoutPreview", "TextMeasure", "WaterfallLayout", "ImageProbe", "ProbeCache",
                 "RemoteFetch", "CJemalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -256,6 +257,7 @@ let package = Package(
             name: "RemoteFetchTests",
             dependencies: [
                 "RemoteFetch", "FeedLayoutTestSupport", .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings),

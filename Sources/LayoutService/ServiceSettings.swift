@@ -1,4 +1,5 @@
 import Foundation
+import LayoutStore
 
 /// How `feedlayout serve` runs: where it listens, where it keeps layouts, and its limits.
 public struct ServiceSettings: Sendable {
@@ -66,6 +67,12 @@ public struct ServiceSettings: Sendable {
     public var storeCheckInterval: Duration = .seconds(60)
     /// The clock of last-read times, ages and the store checks (tests pass one they move by hand).
     public var clock: any ServiceClock = SystemServiceClock()
+
+    // MARK: Operations: the store's password
+
+    /// The PostgreSQL store's password, from the environment or a file (never from the command line); it wins over
+    /// a password in the store URL. `nil`: none, or the URL's.
+    public var storePassword: StorePassword?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, storePath: String = ServiceSettings.defaultStorePath(),

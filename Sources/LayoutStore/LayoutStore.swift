@@ -91,6 +91,12 @@ public protocol LayoutStore: Sendable {
     /// Layouts that may be removed to keep the store within its bounds: only `done` and `failed` ones (never one
     /// being computed), least recently read first (a layout never read counts from its creation), at most `limit`.
     func removableLayouts(limit: Int) async throws -> [LayoutListing]
+
+    // MARK: Readiness
+
+    /// Asks the store a cheap question (`SELECT 1`), for the service's readiness (`/readyz`).
+    /// - Throws: ``StoreError`` when the store does not answer (PostgreSQL down: a transient one) or fails.
+    func checkAvailability() async throws
 }
 
 extension LayoutStore {

@@ -13,14 +13,17 @@ public enum LayoutStores {
     ///   - location: The `--store` value: a PostgreSQL URL or a file path.
     ///   - leaseDuration: With a shared store, how long a layout stays with an instance that stopped renewing its
     ///     lease before another takes it over.
+    ///   - password: With a PostgreSQL store, its password from the environment or a file (``StorePassword``); it
+    ///     wins over a password in the URL. An SQLite store has none.
     /// - Returns: The layout store and the probe cache in it.
     /// - Throws: ``StoreError`` with ``StoreError/Code/cannotOpen``, naming the store and saying what to do (another
     ///   process holds it, it is not a store, the server does not answer).
-    public static func open(_ location: String, leaseDuration: Duration, logger: Logger) async throws(StoreError)
-        -> (layouts: any LayoutStore, probes: any ProbeCacheStorage)
-    {
+    public static func open(
+        _ location: String, leaseDuration: Duration, password: StorePassword? = nil, logger: Logger
+    ) async throws(StoreError) -> (layouts: any LayoutStore, probes: any ProbeCacheStorage) {
         if PostgresLayoutStore.isURL(location) {
-            let shared = try await PostgresLayoutStore.open(url: location, leaseDuration: leaseDuration, logger: logger)
+            let shared = try await PostgresLayoutStore.open(
+                url: location, password: password, leaseDuration: leaseDuration, logger: logger)
             return (shared, shared.probeCache())
         }
         let file = try SQLiteLayoutStore(path: location)

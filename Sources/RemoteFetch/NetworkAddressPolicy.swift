@@ -126,8 +126,9 @@ public enum NetworkAddressPolicy {
         return .success(addresses)
     }
 
-    struct ResolutionFailure: Error {
+    struct ResolutionFailure: Error, CustomStringConvertible {
         var message: String
+        var description: String { message }
     }
 }
 

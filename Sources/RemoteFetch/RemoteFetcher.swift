@@ -82,21 +82,49 @@ public enum PrefixFetchOutcome<Value: Sendable>: Sendable {
 /// Fetches http(s) resources with limits: Range requests for prefixes, streaming bodies, timeouts,
 /// a redirect limit, a byte cap, a concurrency limit, and private addresses refused by default.
 ///
-/// One fetcher owns one `HTTPClient` (with its connection pool); call ``shutdown()`` when done, or
+/// Unless private networks are allowed, every host is resolved once per request (every redirect hop included),
+/// each of its addresses is vetted, and the connection goes to a vetted address (``VettedAddressClients``), with the
+/// host's name in `Host` and in TLS: a DNS server that answers a public address to the check and a private one
+/// afterwards (DNS rebinding) cannot steer a fetch to the private one.
+///
+/// One fetcher owns its `HTTPClient`s (with their connection pools); call ``shutdown()`` when done, or
 /// use ``withFetcher(configuration:logger:_:)`` which does it for you.
 public final class RemoteFetcher: Sendable {
     /// The limits and policies in force.
     public let configuration: RemoteFetchConfiguration
+    /// Connects by name: for IP literals, and for every host when private networks are allowed.
     private let client: HTTPClient
+    /// Connect to vetted addresses.
+    private let vettedClients: VettedAddressClients
+    private let resolver: HostResolver
+    /// Whether an address (as text) must not be fetched unless private networks are allowed.
+    private let isRestrictedAddress: @Sendable (String) -> Bool
     private let limiter: ConcurrencyLimiter
     private let logger: Logger
 
     /// Creates a fetcher and its HTTP client.
     /// - Parameters:
     ///   - configuration: Timeouts, limits and the private-network policy.
+    ///   - resolver: Resolves host names (the system's resolver by default).
     ///   - logger: Where requests are logged (at debug level).
-    public init(configuration: RemoteFetchConfiguration = RemoteFetchConfiguration(), logger: Logger) {
+    public convenience init(
+        configuration: RemoteFetchConfiguration = RemoteFetchConfiguration(), resolver: HostResolver = .system,
+        logger: Logger
+    ) {
+        self.init(
+            configuration: configuration, resolver: resolver,
+            isRestrictedAddress: { NetworkAddressPolicy.isRestricted(literal: $0) ?? true }, logger: logger)
+    }
+
+    /// - Parameter isRestrictedAddress: The address policy (``NetworkAddressPolicy`` outside tests, which may call
+    ///   a loopback address of their own server public).
+    init(
+        configuration: RemoteFetchConfiguration, resolver: HostResolver,
+        isRestrictedAddress: @escaping @Sendable (String) -> Bool, logger: Logger
+    ) {
         self.configuration = configuration
+        self.resolver = resolver
+        self.isRestrictedAddress = isRestrictedAddress
         self.logger = logger
         var clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
@@ -112,11 +140,16 @@ public final class RemoteFetcher: Sendable {
         self.client = HTTPClient(
             eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration,
             backgroundActivityLogger: logger)
+        self.vettedClients = VettedAddressClients(configuration: clientConfiguration, logger: logger)
         self.limiter = ConcurrencyLimiter(limit: configuration.maximumConcurrentRequests)
     }
 
+    /// How many clients to vetted addresses are kept (for tests).
+    var vettedClientCount: Int { vettedClients.count }
+
     /// Shuts the HTTP client down; the fetcher cannot be used afterwards.
     public func shutdown() async throws {
+        await vettedClients.shutdown()
         try await client.shutdown()
     }
 
@@ -194,6 +227,8 @@ public final class RemoteFetcher: Sendable {
         var wanted = min(firstRangeSize, configuration.maximumBytes)
         var currentURL = url
         var isFirstRequest = true
+        var heldClient: VettedAddressClients.Lease?
+        defer { withExtendedLifetime(heldClient) {} }
         while true {
             var headers = HTTPHeaders()
             headers.add(name: "Range", value: "bytes=\(buffer.count)-\(wanted - 1)")
@@ -204,8 +239,10 @@ public final class RemoteFetcher: Sendable {
                 // Later ranges must come from the same version as the first one.
                 headers.add(name: "If-Range", value: tag)
             }
-            let (response, finalURL) = try await send(
+            let (response, finalURL, lease) = try await send(
                 currentURL, originalURL: url, headers: headers, deadline: deadline, resource: &resource)
+            // The client stays up while its response is read (the lease is released when the next one comes).
+            heldClient = lease
             currentURL = finalURL
             resource.finalURL = finalURL
             let status = Int(response.status.code)
@@ -308,7 +345,7 @@ public final class RemoteFetcher: Sendable {
                 var resource = RemoteResource(
                     url: url, finalURL: url, entityTag: nil, lastModified: nil, totalSize: nil, requestCount: 0,
                     bytesReceived: 0, honouredRange: false)
-                let (response, finalURL) = try await send(
+                let (response, finalURL, lease) = try await send(
                     url, originalURL: url, headers: HTTPHeaders(), deadline: deadline, resource: &resource)
                 resource.finalURL = finalURL
                 resource.entityTag = response.headers.first(name: "ETag")
@@ -325,7 +362,7 @@ public final class RemoteFetcher: Sendable {
                 return (
                     RemoteBody(
                         body: response.body, url: url, maximumBytes: cap, deadline: boundedInTotal ? deadline : nil,
-                        configuration: configuration), resource
+                        configuration: configuration, lease: lease), resource
                 )
             }
         } catch {
@@ -335,14 +372,17 @@ public final class RemoteFetcher: Sendable {
 
     // MARK: Requests
 
-    /// Sends one GET, following redirects by hand so that every hop's address is checked.
+    /// Sends one GET, following redirects by hand so that every hop's address is checked, and connecting to the
+    /// address checked.
+    /// - Returns: The response, the URL that answered, and the client that holds its connection (to keep while
+    ///   the body is read; `nil` for the client that connects by name).
     private func send(
         _ url: String, originalURL: String, headers: HTTPHeaders, deadline: NIODeadline, resource: inout RemoteResource
-    ) async throws -> (HTTPClientResponse, String) {
+    ) async throws -> (HTTPClientResponse, String, VettedAddressClients.Lease?) {
         var current = url
         var redirects = 0
         while true {
-            try await checkDestination(current, originalURL: originalURL)
+            let destination = try await checkDestination(current, originalURL: originalURL)
             var request = HTTPClientRequest(url: current)
             request.method = .GET
             request.headers = headers
@@ -353,16 +393,32 @@ public final class RemoteFetcher: Sendable {
             // that accepts the request and then says nothing fails once it has been silent for the read timeout.
             let answerDeadline =
                 NIODeadline.now() + TimeAmount(configuration.connectTimeout + configuration.readTimeout)
-            let response: HTTPClientResponse
-            do {
-                response = try await client.execute(request, deadline: min(deadline, answerDeadline), logger: logger)
-            } catch let error as HTTPClientError where error == .deadlineExceeded && answerDeadline < deadline {
-                throw RemoteFetchError(
-                    code: .timeout, url: originalURL,
-                    reason: "the server did not answer within \(configuration.connectTimeout + configuration.readTimeout)"
-                        + " (the connect and read timeouts); try again later or raise the read timeout")
+            var response: HTTPClientResponse?
+            var lease: VettedAddressClients.Lease?
+            // Each vetted address in the resolver's order until one connects (a host with an IPv6 address first,
+            // on a machine without IPv6, say); by name when nothing was vetted.
+            let addresses: [String?] = destination.map { vetted in vetted.addresses.map { $0 } } ?? [nil]
+            for (attempt, address) in addresses.enumerated() {
+                lease = try address.map { try vettedClients.lease(host: destination!.host, address: $0) }
+                do {
+                    response = try await (lease?.client ?? client).execute(
+                        request, deadline: min(deadline, answerDeadline), logger: logger)
+                    break
+                } catch let error as HTTPClientError where error == .deadlineExceeded && answerDeadline < deadline {
+                    throw RemoteFetchError(
+                        code: .timeout, url: originalURL,
+                        reason: "the server did not answer within "
+                            + "\(configuration.connectTimeout + configuration.readTimeout) (the connect and read "
+                            + "timeouts); try again later or raise the read timeout")
+                } catch let error where attempt + 1 < addresses.count && Self.isConnectionRefusal(error) {
+                    logger.debug(
+                        "trying the next address", metadata: ["url": "\(current)", "address": "\(address ?? "")"])
+                }
             }
-            guard [301, 302, 303, 307, 308].contains(response.status.code) else { return (response, current) }
+            guard let response else {
+                throw RemoteFetchError(code: .connection, url: originalURL, reason: "no address of the host answered")
+            }
+            guard [301, 302, 303, 307, 308].contains(response.status.code) else { return (response, current, lease) }
             redirects += 1
             guard redirects <= configuration.maximumRedirects else {
                 throw RemoteFetchError(
@@ -382,15 +438,25 @@ public final class RemoteFetcher: Sendable {
         }
     }
 
+    /// Whether a request failed before any server answered at that address (refused, unreachable, timed out
+    /// connecting), so another address of the host may be tried.
+    static func isConnectionRefusal(_ error: any Error) -> Bool {
+        if let error = error as? HTTPClientError { return error == .connectTimeout }
+        if error is NIOConnectionError || error is IOError { return true }
+        if let error = error as? ChannelError, case .connectTimeout = error { return true }
+        return false
+    }
+
     /// Refuses URLs that are not http(s) and, unless allowed, hosts that are or resolve to
     /// private addresses.
     ///
-    /// Every address the name resolves to must be public. The connection itself resolves the
-    /// name again (AsyncHTTPClient connects by name, and pinning the checked address would break
-    /// TLS host verification), so a DNS server that answers differently within the TTL
-    /// ("DNS rebinding") could still steer it elsewhere; deployments that fetch untrusted URLs
-    /// should also filter egress at the network level.
-    private func checkDestination(_ url: String, originalURL: String) async throws {
+    /// The name is resolved once here, and every address it resolves to must be public; the request then connects
+    /// to these addresses, never resolving the name again.
+    /// - Returns: The host (as the URL writes it) and its vetted addresses, in the resolver's order; `nil` when the
+    ///   request connects by name (private networks allowed) or to the URL's own IP literal.
+    private func checkDestination(
+        _ url: String, originalURL: String
+    ) async throws -> (host: String, addresses: [String])? {
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), let host = parsed.host,
             !host.isEmpty
         else {
@@ -402,27 +468,29 @@ public final class RemoteFetcher: Sendable {
                 code: .unsupportedScheme, url: originalURL,
                 reason: "only http and https URLs are fetched, not \(scheme) (\(url))")
         }
-        guard !configuration.allowPrivateNetwork else { return }
-        if let restricted = NetworkAddressPolicy.isRestricted(literal: host) {
-            if restricted { throw privateAddress(originalURL, host: host, address: host) }
-            return
+        guard !configuration.allowPrivateNetwork else { return nil }
+        if NetworkAddressPolicy.isRestricted(literal: host) != nil {
+            if isRestrictedAddress(host) { throw privateAddress(originalURL, host: host, address: host) }
+            return nil
         }
-        let resolved = try await NIOThreadPool.singleton.runIfActive { NetworkAddressPolicy.resolve(host) }
-        switch resolved {
-        case .failure(let failure):
+        let addresses: [String]
+        do {
+            addresses = try await resolver.addresses(of: host)
+        } catch let error as RemoteFetchError {
+            throw error
+        } catch {
             throw RemoteFetchError(
                 code: .nameResolution, url: originalURL,
-                reason: "cannot resolve \(host) (\(failure.message)); check the host name and the network")
-        case .success(let addresses):
-            if let refused = addresses.first(where: \.restricted) {
-                throw privateAddress(originalURL, host: host, address: refused.address)
-            }
-            if addresses.isEmpty {
-                throw RemoteFetchError(
-                    code: .nameResolution, url: originalURL,
-                    reason: "\(host) resolves to no address; check the host name")
-            }
+                reason: "cannot resolve \(host) (\(error)); check the host name and the network")
         }
+        if let refused = addresses.first(where: isRestrictedAddress) {
+            throw privateAddress(originalURL, host: host, address: refused)
+        }
+        if addresses.isEmpty {
+            throw RemoteFetchError(
+                code: .nameResolution, url: originalURL, reason: "\(host) resolves to no address; check the host name")
+        }
+        return (host, addresses)
     }
 
     private func privateAddress(_ url: String, host: String, address: String) -> RemoteFetchError {
@@ -520,10 +588,13 @@ public struct RemoteBody: AsyncSequence, Sendable {
     /// The end of the total timeout, or `nil` when only the read timeout between bytes bounds the body.
     let deadline: NIODeadline?
     let configuration: RemoteFetchConfiguration
+    /// The client whose connection carries the body: kept up while the body or an iterator of it exists.
+    var lease: VettedAddressClients.Lease? = nil
 
     /// Iterates the chunks; `next()` throws ``RemoteFetchError``.
     public struct AsyncIterator: AsyncIteratorProtocol {
         let base: ResponseChunks
+        let lease: VettedAddressClients.Lease?
         let url: String
         let maximumBytes: Int
         let deadline: NIODeadline?
@@ -561,7 +632,8 @@ public struct RemoteBody: AsyncSequence, Sendable {
     /// Starts iterating.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(
-            base: ResponseChunks(body, url: url, configuration: configuration), url: url, maximumBytes: maximumBytes,
+            base: ResponseChunks(body, url: url, configuration: configuration), lease: lease, url: url,
+            maximumBytes: maximumBytes,
             deadline: deadline,
             configuration: configuration)
     }

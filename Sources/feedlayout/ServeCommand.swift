@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LayoutService
+import LayoutStore
 import Logging
 
 extension FeedLayoutCommand {
@@ -36,7 +37,7 @@ extension FeedLayoutCommand {
         @Option(help: "The port to listen on (0: any free port, logged at start).")
         var port = 8080
 
-        @Option(help: "The store of layouts, pages and the probe cache: an SQLite file, its posted feeds in the folder PATH.feeds beside it (default: $XDG_DATA_HOME/feedlayout/service.sqlite, else ~/.local/share/…), or postgres://USER[:PASSWORD]@HOST:PORT/DB shared by several instances.")
+        @Option(help: "The store of layouts, pages and the probe cache: an SQLite file, its posted feeds in the folder PATH.feeds beside it (default: $XDG_DATA_HOME/feedlayout/service.sqlite, else ~/.local/share/…), or postgres://USER@HOST:PORT/DB[?sslmode=disable|prefer|require|verify-full&sslrootcert=FILE] shared by several instances.")
         var store: String?
 
         @Option(help: "With a PostgreSQL store: seconds a layout stays with an instance that stopped renewing its lease, before another takes it over.")
@@ -111,6 +112,13 @@ extension FeedLayoutCommand {
             "Remove layouts not read for this many days (never read: created that long ago), unless being computed. Default: kept for good.",
             valueName: "days"))
         var keepDays: Double?
+
+        // MARK: Operations: the PostgreSQL store's password
+
+        @Option(help: ArgumentHelp(
+            "With a PostgreSQL store: a file whose first line is its password (else FEEDLAYOUT_STORE_PASSWORD, else PGPASSWORD, from the environment; a password in the URL works but is visible in ps).",
+            valueName: "file"))
+        var storePasswordFile: String?
 
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port is from 0 to 65535") }
@@ -196,6 +204,8 @@ extension FeedLayoutCommand {
             let server: LayoutServer
             do {
                 if let apiKeys { settings.apiKeys = try APIKeys(contentsOfFile: apiKeys) }
+                settings.storePassword = try StorePassword.find(
+                    file: storePasswordFile, environment: ProcessInfo.processInfo.environment)
                 server = try await LayoutServer(settings: settings, logger: logger)
             } catch {
                 Terminal.error("\(error)")

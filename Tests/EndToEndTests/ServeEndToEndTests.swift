@@ -14,18 +14,23 @@ struct ServeEndToEndTests {
         let port: Int
         let logFile: URL
 
-        /// - Parameter cacheHome: XDG_CACHE_HOME for the instance (where a local probe cache would go).
+        /// - Parameters:
+        ///   - cacheHome: XDG_CACHE_HOME for the instance (where a local probe cache would go).
+        ///   - executable: The binary to run (a copy elsewhere, say), run in its own folder when it is not the build's.
+        ///   - environment: Variables added to the test's environment.
         init(
-            store: String, arguments extra: [String] = [], environment extraEnvironment: [String: String] = [:],
-            cacheHome: URL = CommandRunner.testCacheHome
+            store: String, arguments extra: [String] = [], cacheHome: URL = CommandRunner.testCacheHome,
+            executable: URL = CommandRunner.binary, environment added: [String: String] = [:]
         ) async throws {
             logFile = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-serve-\(UUID()).log")
             _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-            process.executableURL = CommandRunner.binary
+            process.executableURL = executable
+            if executable != CommandRunner.binary {
+                process.currentDirectoryURL = executable.deletingLastPathComponent()
+            }
             process.arguments = ["serve", "--port", "0", "--store", store, "--allow-private-network"] + extra
-            var environment = ProcessInfo.processInfo.environment
+            var environment = ProcessInfo.processInfo.environment.merging(added) { $1 }
             environment["XDG_CACHE_HOME"] = cacheHome.path
-            environment.merge(extraEnvironment) { _, new in new }
             process.environment = environment
             let logHandle = try FileHandle(forWritingTo: logFile)
             process.standardOutput = logHandle

@@ -33,6 +33,13 @@ public final class PostgresTestCluster: Sendable {
         guard stopped.status == 0 else { throw TestInputError(message: "PostgreSQL did not stop: \(stopped.stderr)") }
     }
 
+    /// Turns TLS on with this certificate and key (PEM files), gives the `postgres` user `password`, and accepts
+    /// TCP connections only over TLS with that password (`hostssl`, `scram-sha-256`); the server keeps running.
+    public func requireTLS(certificate: String, key: String, password: String) async throws {
+        let secured = try await Self.run(["tls", folder.path, certificate, key, password])
+        guard secured.status == 0 else { throw TestInputError(message: "PostgreSQL TLS: \(secured.stderr)") }
+    }
+
     /// Stops the server if it runs and deletes its folder.
     public func remove() async {
         _ = try? await Self.run(["remove", folder.path])

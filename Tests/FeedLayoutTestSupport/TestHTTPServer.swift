@@ -94,11 +94,12 @@ public final class TestHTTPServer: @unchecked Sendable {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     }
 
-    /// Starts a server on an ephemeral port of 127.0.0.1.
+    /// Starts a server on an ephemeral port of 127.0.0.1 (or on another address and port of the loopback network:
+    /// a second server on 127.0.0.2 with the first one's port answers the same URL at another address).
     ///
     /// - Returns: The running server; call ``shutdown()`` when done, or use ``with(_:)``.
     /// - Throws: When the port cannot be bound.
-    public static func start() async throws -> TestHTTPServer {
+    public static func start(host: String = "127.0.0.1", port: Int = 0) async throws -> TestHTTPServer {
         let server = TestHTTPServer()
         let bootstrap = ServerBootstrap(group: server.group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
@@ -107,7 +108,7 @@ public final class TestHTTPServer: @unchecked Sendable {
                     try channel.pipeline.syncOperations.addHandler(RequestHandler(server: server))
                 }
             }
-        let channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
+        let channel = try await bootstrap.bind(host: host, port: port).get()
         server.channel = channel
         server.port = channel.localAddress?.port ?? 0
         return server

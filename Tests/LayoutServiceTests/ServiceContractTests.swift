@@ -38,6 +38,7 @@ struct ServiceContractTests {
         _ = try await service.request(.GET, "/v1/layouts/\(id)/items?x=0&y=0&width=768&height=800&layout=1")
         _ = try await service.request(.GET, "/v1/layouts/\(id)/snap?offset=333&direction=forward")
         _ = try await service.request(.GET, "/healthz")
+        _ = try await service.request(.GET, "/readyz")
         _ = try await service.request(.GET, "/metrics")
         // The web client and what it loads.
         _ = try await service.request(.GET, "/")

@@ -236,6 +236,9 @@ struct ServiceRoutesTests {
         let health = try await service.request(.GET, "/healthz")
         #expect(health.status == 200)
         #expect(health.json["status"] as? String == "ok")
+        let ready = try await service.request(.GET, "/readyz")
+        #expect(ready.status == 200 && ready.json["status"] as? String == "ready")
+        #expect(ready.headers.first(name: "Cache-Control") == "no-store")
     }
 
     @Test func aHugeBodyIsRefusedWithoutBeingRead() async throws {

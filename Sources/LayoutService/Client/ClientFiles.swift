@@ -6,7 +6,8 @@ import NIOCore
 import TextMeasure
 
 /// The reference web client: plain HTML, CSS and JavaScript kept in `Resources/client/` and served as they are
-/// (no build step), so that a reader can open them, and lift them into another project.
+/// (no build step), so that a reader can open them, and lift them into another project. They are compiled into the
+/// binary (``EmbeddedClientFiles``, written by `scripts/embed-client`), so a `feedlayout` copied alone serves them.
 ///
 /// `GET /` is the form (`index.html`), `GET /view/{id}` the viewer (`view.html`, the same file for every id: its
 /// script reads the id from the address), `GET /client/{file}` the script and the style sheet.
@@ -19,15 +20,21 @@ struct ClientFiles: Sendable {
 
     let files: [String: File]
 
-    /// Reads every file of the client into memory (a few tens of kilobytes).
-    /// - Throws: ``Missing`` when the files are not there (a binary moved without its
-    ///   `FeedLayout_LayoutService.resources` folder).
+    /// Decodes every file of the client, compiled into the binary by `scripts/embed-client` (a few tens of
+    /// kilobytes), so that the binary serves them from any folder it is copied to.
+    /// - Throws: ``Damaged`` when a compiled file is not base64 (a generated source edited by hand).
     init() throws {
-        guard let folder = Bundle.module.url(forResource: "client", withExtension: nil) else { throw Missing() }
+        try self.init(embedded: EmbeddedClientFiles.files)
+    }
+
+    /// The files from their names and base64 bytes (files of a type the client does not serve are left out).
+    init(embedded: [(name: String, base64: String)]) throws {
         var files: [String: File] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+        for (name, base64) in embedded {
             guard let type = Self.contentTypes[(name as NSString).pathExtension] else { continue }
-            let bytes = try [UInt8](Data(contentsOf: folder.appendingPathComponent(name)))
+            guard let bytes = Base64.decode(Array(base64.utf8), alphabet: .standard, padded: true) else {
+                throw Damaged(name: name)
+            }
             files[name] = File(
                 body: ByteBuffer(bytes: bytes), contentType: type,
                 entityTag: "\"" + SHA256.hexDigest(bytes).prefix(32) + "\"")
@@ -35,9 +42,11 @@ struct ClientFiles: Sendable {
         self.files = files
     }
 
-    struct Missing: Error, CustomStringConvertible {
+    struct Damaged: Error, CustomStringConvertible {
+        let name: String
         var description: String {
-            "the web client's files are missing: keep the FeedLayout_LayoutService.resources folder beside the binary"
+            "the web client's file \(name) compiled into the binary is not base64: run scripts/embed-client and "
+                + "build again"
         }
     }
 

@@ -36,7 +36,7 @@ public struct LayoutServer: Sendable {
         self.settings = settings
         self.logger = logger
         let (store, storedProbes) = try await LayoutStores.open(
-            settings.storePath, leaseDuration: settings.leaseDuration, logger: logger)
+            settings.storePath, leaseDuration: settings.leaseDuration, password: settings.storePassword, logger: logger)
         probeCache = WriteBehindProbeCache(base: storedProbes, logger: logger)
         let resources = LayoutResources(
             fetch: RemoteFetchConfiguration(

@@ -60,6 +60,7 @@ extension ServiceRoute {
             try handlers.clientFile(context.parameters.get("file") ?? "", request: request)
         },
         ServiceRoute(.get, "/healthz") { try await $0.health($1, context: $2) },
+        ServiceRoute(.get, "/readyz") { try await $0.readiness($1, context: $2) },
         ServiceRoute(.get, "/metrics", access: .admin) { try await $0.metricsText($1, context: $2) },
     ]
 

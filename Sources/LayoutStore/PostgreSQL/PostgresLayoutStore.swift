@@ -20,6 +20,8 @@ import Synchronization
 final class PostgresLayoutStore: LayoutStore {
     /// The URL without its password, for messages.
     let displayURL: String
+    /// Where the server is and how to connect to it (TLS, the password).
+    private let settings: PostgresConnectionSettings
     let client: PostgresClient
     private let clientTask: Task<Void, Never>
     /// Who holds a lease: this process, unique across hosts and restarts.
@@ -38,12 +40,23 @@ final class PostgresLayoutStore: LayoutStore {
 
     /// Connects and brings the schema up to date.
     /// - Parameters:
-    ///   - url: `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (also `postgresql://`).
+    ///   - url: `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=…&sslrootcert=…]` (also `postgresql://`;
+    ///     see ``PostgresConnectionSettings``).
+    ///   - password: The password from the environment or a file; it wins over one in the URL.
     ///   - leaseDuration: How long a layout stays with an instance that stopped renewing its lease.
-    /// - Throws: ``StoreError`` naming the URL: it is not a PostgreSQL URL, the server does not answer, or the
-    ///   schema cannot be created.
-    static func open(url: String, leaseDuration: Duration, logger: Logger) async throws(StoreError) -> PostgresLayoutStore {
-        let store = try PostgresLayoutStore(url: url, leaseDuration: leaseDuration, logger: logger)
+    /// - Throws: ``StoreError`` naming the URL: it is not a PostgreSQL URL, the server does not answer, TLS or the
+    ///   password is refused, or the schema cannot be created.
+    static func open(
+        url: String, password: StorePassword? = nil, leaseDuration: Duration, logger: Logger
+    ) async throws(StoreError) -> PostgresLayoutStore {
+        let store = try PostgresLayoutStore(url: url, password: password, leaseDuration: leaseDuration, logger: logger)
+        // The pool would only say, after its circuit breaker's wait, that it could not connect: one connection of
+        // its own says at once why the server refuses this instance (TLS refused or not verified, the password,
+        // pg_hba.conf). A server that does not answer yet is left to the pool, which waits for it.
+        if let refusal = await store.connectionRefusal() {
+            store.close()
+            throw StoreError(.cannotOpen, "\(store.displayURL): cannot open the store: \(refusal)")
+        }
         do {
             try await store.migrate()
         } catch {
@@ -53,19 +66,56 @@ final class PostgresLayoutStore: LayoutStore {
         return store
     }
 
-    private init(url: String, leaseDuration: Duration, logger: Logger) throws(StoreError) {
-        guard let parts = URLComponents(string: url), ["postgres", "postgresql"].contains(parts.scheme ?? ""),
-            let host = parts.host, !host.isEmpty, let user = parts.user, !user.isEmpty
-        else {
-            throw StoreError(.cannotOpen, "\(url): not a PostgreSQL URL; write postgres://USER@HOST:PORT/DATABASE")
+    /// Why the server refuses one connection made as the pool makes them, or `nil` when it takes it or does not
+    /// answer (yet).
+    private func connectionRefusal() async -> String? {
+        do {
+            var configuration = PostgresConnection.Configuration(
+                host: settings.host, port: settings.port, username: settings.user, password: settings.password,
+                database: settings.database, tls: try settings.connectionTLS())
+            configuration.options.connectTimeout = .seconds(3)
+            let connection = try await PostgresConnection.connect(
+                configuration: configuration, id: 0, logger: logger)
+            try? await connection.close()
+            return nil
+        } catch {
+            return Self.isRefusal(error) ? Self.describe(error) : nil
         }
-        let database = String(parts.path.drop { $0 == "/" })
-        var display = parts
-        display.password = nil
-        displayURL = display.string ?? url
+    }
+
+    /// Whether a failed connection was refused for good: by TLS (unsupported, the handshake, the certificate), or by
+    /// the server itself (authentication, pg_hba.conf, no such database), not for being down or starting.
+    static func isRefusal(_ error: any Error) -> Bool {
+        if describeTLS(error) != nil { return true }
+        guard let error = error as? PSQLError else { return false }
+        switch error.code {
+        case .sslUnsupported, .failedToAddSSLHandler:
+            return true
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            return !(state.hasPrefix("08") || state.hasPrefix("57P"))
+        default:
+            return error.underlying.map { describeTLS($0) != nil } ?? false
+        }
+    }
+
+    private init(url: String, password: StorePassword?, leaseDuration: Duration, logger: Logger) throws(StoreError) {
+        var settings = try PostgresConnectionSettings(url: url)
+        settings.password = password?.password ?? settings.urlPassword
+        self.settings = settings
+        displayURL = settings.displayURL
+        if settings.urlPassword != nil {
+            let warning =
+                password == nil
+                ? "the store URL holds a password, which any user of this machine can read in ps; give it in "
+                    + "FEEDLAYOUT_STORE_PASSWORD, PGPASSWORD or --store-password-file instead"
+                : "the store URL holds a password, ignored for the one from \(password!.source); remove it "
+                    + "from the URL"
+            logger.warning("\(warning)", metadata: ["store": "\(settings.displayURL)"])
+        }
         var configuration = PostgresClient.Configuration(
-            host: host, port: parts.port ?? 5432, username: user, password: parts.password,
-            database: database.isEmpty ? nil : database, tls: .disable)
+            host: settings.host, port: settings.port, username: settings.user,
+            password: settings.password, database: settings.database, tls: try settings.clientTLS())
         configuration.options.connectTimeout = .seconds(3)
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let client = self.client
@@ -457,15 +507,25 @@ final class PostgresLayoutStore: LayoutStore {
 
     // MARK: Availability
 
+    /// One `SELECT 1`, bounded by two seconds: a readiness probe is asked often and must answer soon.
+    func checkAvailability() async throws {
+        try await operation(timeout: .seconds(2)) { [client, logger] in
+            _ = try await client.query("SELECT 1", logger: logger).collect()
+        }
+    }
+
     /// Runs one store operation, bounded in time: PostgreSQL that does not answer (down, restarting, unreachable)
     /// becomes a ``StoreError`` that ``StoreError/isTransient``: requests answer it with a 503, running layouts wait it
     /// out.
-    func operation<Result: Sendable>(_ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
+    func operation<Result: Sendable>(
+        timeout: Duration? = nil, _ body: @escaping @Sendable () async throws -> Result
+    ) async throws -> Result {
+        let timeout = timeout ?? operationTimeout
         do {
-            return try await withTimeout(operationTimeout, body)
+            return try await withTimeout(timeout, body)
         } catch {
             if Self.cause(error) is StoreTimeout {
-                throw StoreError(.timeout, "\(displayURL): PostgreSQL did not answer within \(operationTimeout)")
+                throw StoreError(.timeout, "\(displayURL): PostgreSQL did not answer within \(timeout)")
             }
             if Self.meansUnavailable(error) {
                 throw StoreError(.unavailable, "\(displayURL): cannot reach PostgreSQL: \(Self.describe(error))")
@@ -503,14 +563,34 @@ final class PostgresLayoutStore: LayoutStore {
         if error is StoreTimeout { return "the server did not answer; is PostgreSQL running there?" }
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] { return message }
+            if error.code == .sslUnsupported {
+                return "the server does not accept TLS; turn ssl on there, or use sslmode=disable on a trusted network"
+            }
+            if let underlying = error.underlying, let tls = describeTLS(underlying) { return tls }
             if error.code == .connectionError { return "cannot connect; is PostgreSQL running there?" }
             return "\(error.code)"
         }
+        if let tls = describeTLS(error) { return tls }
         return "\(error)"
     }
 }
 
 extension PostgresLayoutStore {
+    /// A failed TLS handshake, said for an operator: which check failed and what to change.
+    static func describeTLS(_ error: any Error) -> String? {
+        if let error = error as? NIOSSLError {
+            if case .handshakeFailed(let reason) = error {
+                return "the TLS handshake failed (\(reason)); with sslmode=verify-full, sslrootcert must name the "
+                    + "certificate authority that signed the server's certificate"
+            }
+            return "TLS failed (\(error))"
+        }
+        if let error = error as? NIOSSLExtraError {
+            return "TLS failed (\(error)); with sslmode=verify-full the server's certificate must name the URL's host"
+        }
+        return nil
+    }
+
     /// Another instance took the layout over (this one was paused past its lease): this one stops computing it.
     static func leaseLost(_ id: String) -> StoreError {
         StoreError(.leaseLost, "the lease of layout \(id) passed to another instance")

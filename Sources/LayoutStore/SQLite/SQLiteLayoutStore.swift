@@ -90,6 +90,11 @@ final class SQLiteLayoutStore: LayoutStore {
         do { return try await database.read(body) } catch { throw storeError(error) }
     }
 
+    /// One `SELECT 1` on a reader connection (the file is there and is a database that answers).
+    func checkAvailability() async throws {
+        _ = try await reading { db in try Int.fetchOne(db, sql: "SELECT 1") }
+    }
+
     /// A write transaction, with GRDB's errors turned into the store's own (``storeError(_:)``).
     func writing<Value: Sendable>(_ body: @escaping @Sendable (Database) throws -> Value) async throws -> Value {
         do { return try await database.write(body) } catch { throw storeError(error) }
