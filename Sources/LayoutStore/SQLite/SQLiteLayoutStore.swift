@@ -19,6 +19,8 @@ final class SQLiteLayoutStore: LayoutStore {
     private let feeds: FeedFiles
     /// The lock file that keeps a second process off the same store (its descriptor stays open for our life).
     private let lockDescriptor: Int32
+    /// Layouts that failed on a full disk before their failure could be written.
+    private let unrecordedFailures = UnrecordedFailures()
 
     /// Opens (or creates) the store.
     /// - Throws: ``StoreError`` naming the path: another process holds it, it is not a database, or it cannot be
@@ -102,7 +104,7 @@ final class SQLiteLayoutStore: LayoutStore {
         guard let error = error as? DatabaseError else { return StoreError(.ioFailed, "\(path): \(error)") }
         switch error.resultCode {
         case .SQLITE_FULL:
-            return StoreError(.ioFailed, "\(path): the disk under the store is full")
+            return StoreError(.storageFull, "\(path): the disk under the store is full")
         case .SQLITE_CORRUPT, .SQLITE_NOTADB:
             return StoreError(.damaged, "\(path): the store's database is damaged: \(error.message ?? "\(error.resultCode)")")
         case .SQLITE_BUSY, .SQLITE_LOCKED:
@@ -203,7 +205,26 @@ final class SQLiteLayoutStore: LayoutStore {
         // The file first, flushed to disk: the row that names it must never exist without it.
         let feeds = self.feeds
         try await FeedFiles.onQueue { try feeds.write(feed, id: id) }
-        return try await writing { db in
+        do {
+            let isNew = try await insertLayoutRow(
+                id: id, options: options, feedName: feedName, baseURL: baseURL, parts: parts)
+            await writeUnrecordedFailures()
+            return isNew
+        } catch {
+            // No row names the file (a full disk refused the row): it goes now, not at the next start. A row another
+            // request committed meanwhile for the same feed keeps it.
+            let named = (try? await reading { db in
+                try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM layout WHERE id = ?"), arguments: [id]) ?? false
+            }) ?? true
+            if !named { unlink(feeds.path(of: id)) }
+            throw error
+        }
+    }
+
+    private func insertLayoutRow(
+        id: String, options: String, feedName: String, baseURL: String?, parts: [(width: Double, columns: Int)]
+    ) async throws -> Bool {
+        try await writing { db in
             try db.execute(
                 sql: """
                     INSERT OR IGNORE INTO layout (id, status, options, feedName, baseURL, createdAt)
@@ -221,7 +242,7 @@ final class SQLiteLayoutStore: LayoutStore {
     }
 
     func layout(_ id: String) async throws -> LayoutRecord? {
-        try await reading { db in
+        let record = try await reading { db -> LayoutRecord? in
             guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM layout WHERE id = ?"), arguments: [id]) else {
                 return nil
             }
@@ -238,6 +259,7 @@ final class SQLiteLayoutStore: LayoutStore {
                 itemCount: row["itemCount"], warnings: warnings, errorCode: row["errorCode"],
                 errorMessage: row["errorMessage"], parts: parts)
         }
+        return unrecordedFailures.applied(to: record)
     }
 
     func feed(of id: String) async throws -> [UInt8]? {
@@ -294,6 +316,7 @@ final class SQLiteLayoutStore: LayoutStore {
                 try Self.addCounts(db, id: id, items: write.itemCount, warnings: write.warnings)
             }
         }
+        await writeUnrecordedFailures()
     }
 
     private static func addCounts(_ db: Database, id: String, items: Int, warnings: [String: Int]) throws {
@@ -314,11 +337,29 @@ final class SQLiteLayoutStore: LayoutStore {
         }
     }
 
+    /// On a full disk the failure is kept in memory until it can be written (``UnrecordedFailures``).
     func failLayout(_ id: String, code: String, message: String) async throws {
+        do {
+            try await writeFailure(id, code: code, message: message)
+        } catch let error as StoreError where error.code == .storageFull {
+            unrecordedFailures.remember(id, code: code, message: message)
+        }
+    }
+
+    private func writeFailure(_ id: String, code: String, message: String) async throws {
         try await writing { db in
             try db.execute(
                 sql: "UPDATE layout SET status = 'failed', errorCode = ?, errorMessage = ? WHERE id = ?",
                 arguments: [code, message, id])
+        }
+        unrecordedFailures.forget(id)
+    }
+
+    /// Writes the failures a full disk kept in memory, now that a write went through.
+    private func writeUnrecordedFailures() async {
+        guard !unrecordedFailures.isEmpty else { return }
+        await unrecordedFailures.writePending { id, failure in
+            try await writeFailure(id, code: failure.code, message: failure.message)
         }
     }
 
