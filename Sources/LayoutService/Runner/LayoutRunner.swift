@@ -168,6 +168,10 @@ actor LayoutRunner: Service {
             let (code, message): (String, String) =
                 switch error {
                 case let error as LayoutError: (error.code.name, error.message)
+                case let error as StoreError where error.code == .storageFull:
+                    // The message a client reads names no path: the stored pages are whole, and nothing after them
+                    // was kept.
+                    ("storageFull", "the store's disk is full: the layout stopped after the pages it had stored")
                 case let problem as ServiceProblem: ("invalidOptions", problem.detail)
                 default: ("internal", "\(error)")
                 }
