@@ -48,6 +48,7 @@ final class ServiceMetrics: Sendable {
     private let storeBytes: Gauge
     private let layoutsByStatus: [String: Gauge]
     private let layoutsEvicted: [String: Counter]
+    private let boundMetrics: BoundMetrics
 
     static let latencyBuckets: [Duration] = [
         .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
@@ -78,6 +79,7 @@ final class ServiceMetrics: Sendable {
         probeCacheHits = registry.makeCounter(
             name: "feedlayout_probe_cache_hits_total", help: "Photo probes answered by the probe cache.")
         probes = registry.makeCounter(name: "feedlayout_probes_total", help: "Photo probes, answered by the cache or not.")
+        boundMetrics = BoundMetrics(registry)
         storeBytes = registry.makeGauge(
             name: "feedlayout_store_bytes",
             help: "Bytes the stored layouts hold (feeds, gzipped pages, pins), as GET /v1/layouts sizes them.")
@@ -207,6 +209,50 @@ final class ServiceMetrics: Sendable {
         if newProbes > 0 { probes.increment(by: Int64(newProbes)) }
     }
 
+    // MARK: Bounded resources
+
+    /// Brings the gauges and counters of the service's bounds up to date (read when `/metrics` is asked for, so
+    /// counting costs the request paths nothing more).
+    func syncBounds(uploads: UploadBudget, connections: ConnectionLimit) {
+        boundMetrics.uploadBytesReserved.set(Double(uploads.capacity - uploads.available))
+        boundMetrics.uploadsWaiting.set(Double(uploads.waiting))
+        boundMetrics.connectionsOpen.set(Double(connections.openCount))
+        boundMetrics.advance(boundMetrics.uploadsRefused, to: uploads.refusedCount, name: "uploads")
+        boundMetrics.advance(boundMetrics.connectionsRefused, to: connections.refusedCount, name: "connections")
+    }
+
+
     /// The text `/metrics` answers with.
     func exposition() -> [UInt8] { registry.emitToBuffer() }
+}
+
+/// The series of the service's bounds (`--max-upload-bytes-in-flight`, `--max-connections`).
+private final class BoundMetrics: Sendable {
+    let uploadBytesReserved: Gauge
+    let uploadsWaiting: Gauge
+    let uploadsRefused: Counter
+    let connectionsOpen: Gauge
+    let connectionsRefused: Counter
+    private let lastTotals = Mutex<[String: Int]>([:])
+
+    init(_ registry: PrometheusCollectorRegistry) {
+        uploadBytesReserved = registry.makeGauge(
+            name: "feedlayout_upload_bytes_reserved", help: "Bytes of request bodies and fetched feeds held now.")
+        uploadsWaiting = registry.makeGauge(
+            name: "feedlayout_uploads_waiting", help: "Posts waiting for room in the upload budget.")
+        uploadsRefused = registry.makeCounter(
+            name: "feedlayout_uploads_refused_total", help: "Posts answered 503 uploads-busy.")
+        connectionsOpen = registry.makeGauge(name: "feedlayout_connections_open", help: "Connections open now.")
+        connectionsRefused = registry.makeCounter(
+            name: "feedlayout_connections_refused_total", help: "Connections answered 503 too-many-connections.")
+    }
+
+    /// Adds to `counter` what `total` grew by since the last look (`name` keeps the totals apart).
+    func advance(_ counter: Counter, to total: Int, name: String) {
+        let added = lastTotals.withLock { totals -> Int in
+            defer { totals[name] = total }
+            return total - totals[name, default: 0]
+        }
+        if added > 0 { counter.increment(by: Int64(added)) }
+    }
 }

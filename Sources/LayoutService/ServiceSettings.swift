@@ -74,6 +74,23 @@ public struct ServiceSettings: Sendable {
     /// a password in the store URL. `nil`: none, or the URL's.
     public var storePassword: StorePassword?
 
+    // MARK: Bounded resources (memory, connections, items)
+
+    /// The bytes of request bodies (and of feeds fetched for them) held in memory at once, across all connections
+    /// (`--max-upload-bytes-in-flight`): beyond it a post waits (``uploadWaitLimit``), then is answered `503` with
+    /// `Retry-After`. A post is in memory about four times over at its peak (body, JSON decoding, decoded text,
+    /// feed bytes), so the default, 128 MiB, keeps uploads under about 512 MiB.
+    public var maximumUploadBytesInFlight = 128 * 1024 * 1024
+    /// The most connections open at once (`--max-connections`); one more is answered `503` and closed.
+    public var maximumConnections = 10_000
+    /// The most items a layout lays out (`--max-items`); `nil`: no bound but the feed's size. A layout stops at the
+    /// end of the page that holds its last allowed item, `done` with a `truncated` warning.
+    public var maximumItems: Int?
+
+    /// How long a post waits for room in the upload budget before it is refused: a third of the request timeout (its
+    /// body is not read meanwhile, and the request deadline runs), at most 10 s.
+    public var uploadWaitLimit: Duration { min(.seconds(10), requestTimeout / 3) }
+
     public init(
         host: String = "127.0.0.1", port: Int = 8080, storePath: String = ServiceSettings.defaultStorePath(),
         allowPrivateNetwork: Bool = false, maximumFeedBytes: Int = 64 * 1024 * 1024, maximumConcurrentLayouts: Int = 2,

@@ -3,7 +3,8 @@
 ///
 /// Callers decide by the code, never by the message: the service answers ``Code/unavailable`` and
 /// ``Code/timeout`` with a 503 and a `Retry-After` (``isTransient``), and a layout that meets them waits and tries
-/// again; ``Code/leaseLost`` makes an instance stop computing a layout another one took over.
+/// again; ``Code/storageFull`` is a `507 Insufficient Storage`, and ends a running layout as failed;
+/// ``Code/leaseLost`` makes an instance stop computing a layout another one took over.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure; more codes may come, so switch with a default.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -22,8 +23,12 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let cannotOpen = Code("cannotOpen")
         /// Something the store holds cannot be read back as written (a page that is not gzip, a feed file cut short).
         public static let damaged = Code("damaged")
-        /// A read or a write failed (a full disk, a folder without permission).
+        /// A read or a write failed (a folder without permission, a device error).
         public static let ioFailed = Code("ioFailed")
+        /// The store cannot write because its disk is full (SQLite's `SQLITE_FULL`, `ENOSPC` or `EDQUOT` writing a
+        /// feed file, PostgreSQL's `53100 disk_full`). What the operation would have written was not kept: a feed
+        /// file is removed, a transaction is rolled back.
+        public static let storageFull = Code("storageFull")
     }
 
     public var code: Code

@@ -152,18 +152,26 @@ struct LineSpan: Sendable {
 }
 
 /// The line texts of a measurement: given, or still to be cut from the text content.
-private enum LineTextSource: Sendable {
-    case texts([String])
-    case spans(content: [UInt16], [LineSpan])
+///
+/// A struct, not an enum with two payloads: such an enum keeps its case in a spare bit of a payload's pointer
+/// (the `[LineSpan]` buffer's address was stored with its top bit set), which LeakSanitizer does not recognise as a
+/// pointer, so every cached measurement's spans were reported leaked (FuzzTesting/leak-checks shows it).
+private struct LineTextSource: Sendable {
+    /// The texts as given; `nil` while they are still to be cut from `content`.
+    private var given: [String]?
+    private var content: [UInt16] = []
+    private var spans: [LineSpan] = []
+
+    static func texts(_ texts: [String]) -> LineTextSource { LineTextSource(given: texts) }
+
+    static func spans(content: [UInt16], _ spans: [LineSpan]) -> LineTextSource {
+        LineTextSource(given: nil, content: content, spans: spans)
+    }
 
     var texts: [String] {
-        switch self {
-        case .texts(let texts):
-            return texts
-        case .spans(let content, let spans):
-            return content.withUnsafeBufferPointer { units in
-                spans.map { span in TextPreparation.visibleText(units, span.range) + span.suffix }
-            }
+        if let given { return given }
+        return content.withUnsafeBufferPointer { units in
+            spans.map { span in TextPreparation.visibleText(units, span.range) + span.suffix }
         }
     }
 }

@@ -120,6 +120,37 @@ extension FeedLayoutCommand {
             valueName: "file"))
         var storePasswordFile: String?
 
+        // MARK: Bounded resources (memory, connections, items)
+
+        @Option(help: ArgumentHelp(
+            "Request bodies (and feeds fetched for them) held in memory at once, in bytes; a post beyond it waits up to a third of --request-timeout (at most 10 s), then gets 503 with Retry-After.",
+            valueName: "bytes"))
+        var maxUploadBytesInFlight = 128 * 1024 * 1024
+
+        @Option(help: "Connections open at once; one more is answered 503 and closed (lowered, with a warning, to what the open-file limit allows).")
+        var maxConnections = 10_000
+
+        @Option(help: "Items a layout lays out at most; it then ends done with a `truncated` warning (default: no bound but --max-feed-bytes).")
+        var maxItems: Int?
+
+        func validateBoundedResources() throws {
+            guard (1...(1 << 40)).contains(maxUploadBytesInFlight) else {
+                throw ValidationError("--max-upload-bytes-in-flight is from 1 to 1099511627776")
+            }
+            guard (1...1_000_000).contains(maxConnections) else {
+                throw ValidationError("--max-connections is from 1 to 1000000")
+            }
+            if let maxItems, !(1...100_000_000).contains(maxItems) {
+                throw ValidationError("--max-items is from 1 to 100000000")
+            }
+        }
+
+        func applyBoundedResources(to settings: inout ServiceSettings) {
+            settings.maximumUploadBytesInFlight = maxUploadBytesInFlight
+            settings.maximumConnections = maxConnections
+            settings.maximumItems = maxItems
+        }
+
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port is from 0 to 65535") }
             guard (1...(1 << 34)).contains(maxFeedBytes) else {
@@ -174,6 +205,7 @@ extension FeedLayoutCommand {
             }
             if apiKeys != nil, noAuth { throw ValidationError("--api-keys and --no-auth contradict each other") }
             if privateReads, apiKeys == nil { throw ValidationError("--private-reads needs --api-keys") }
+            try validateBoundedResources()
         }
 
         func run() async throws {
@@ -201,6 +233,7 @@ extension FeedLayoutCommand {
             settings.logFormat = format
             settings.maximumStoreBytes = maxStoreBytes
             settings.keepDuration = keepDays.map { Duration.seconds($0 * 86_400) }
+            applyBoundedResources(to: &settings)
             let server: LayoutServer
             do {
                 if let apiKeys { settings.apiKeys = try APIKeys(contentsOfFile: apiKeys) }

@@ -17,6 +17,8 @@ final class ServiceHarness: Sendable {
     let port: Int
     let storePath: String
     let settings: ServiceSettings
+    /// The service itself, for tests that look at its parts (its upload budget, say).
+    let server: LayoutServer
     private let task: Task<Void, any Error>
     let client: HTTPClient
     private let exchanges = Mutex<[String]>([])
@@ -36,7 +38,11 @@ final class ServiceHarness: Sendable {
         }
     }
 
-    private init(port: Int, storePath: String, folder: URL, settings: ServiceSettings, task: Task<Void, any Error>) {
+    private init(
+        port: Int, storePath: String, folder: URL, settings: ServiceSettings, server: LayoutServer,
+        task: Task<Void, any Error>
+    ) {
+        self.server = server
         self.port = port
         self.folder = folder
         self.storePath = storePath
@@ -72,7 +78,8 @@ final class ServiceHarness: Sendable {
         }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw TestInputError(message: "the service did not start") }
-        return ServiceHarness(port: port, storePath: settings.storePath, folder: folder, settings: settings, task: task)
+        return ServiceHarness(
+            port: port, storePath: settings.storePath, folder: folder, settings: settings, server: server, task: task)
     }
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }

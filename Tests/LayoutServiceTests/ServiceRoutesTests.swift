@@ -448,15 +448,9 @@ enum WireClient {
     static func connectedSocket(port: Int, receiveTimeout: timeval) throws -> Int32 {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw TestInputError(message: "socket failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        // NIO's address: the C structure is declared by two modules here (Glibc and NIO's CNIOLinux).
+        let address = try SocketAddress(ipAddress: "127.0.0.1", port: port)
+        let connected = address.withSockAddr { pointer, size in connect(descriptor, pointer, socklen_t(size)) }
         guard connected == 0 else {
             close(descriptor)
             throw TestInputError(message: "connect failed")

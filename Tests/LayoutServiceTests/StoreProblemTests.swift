@@ -28,3 +28,19 @@ import Testing
         #expect(problem.headers[.retryAfter] == nil)
     }
 }
+
+/// A store that cannot write for want of disk is a 507 that says so, on every route.
+@Suite struct StorageFullProblemTests {
+    @Test func aFullDiskIsA507InsufficientStorageThatNamesNoPath() {
+        let problem = ServiceProblem(
+            storeError: StoreError(.storageFull, "/var/lib/feedlayout/service.sqlite: the disk under the store is full"),
+            logger: StoreProblemTests.logger)
+        #expect(problem.status.code == 507)
+        #expect(problem.status.reasonPhrase == "Insufficient Storage")
+        #expect(problem.kind == "insufficient-storage")
+        #expect(problem.detail.contains("disk is full"))
+        #expect(problem.detail.contains("nothing of this request was stored"))
+        #expect(!problem.detail.contains("/var/lib"), "no store path reaches a client")
+        #expect(!StoreError(.storageFull, "x").isTransient, "a full disk is not waited out like a restart")
+    }
+}

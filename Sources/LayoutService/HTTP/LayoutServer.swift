@@ -86,7 +86,7 @@ public struct LayoutServer: Sendable {
                             additionalChannelHandlers: [
                                 RequestDeadlineHandler(deadline: timeout), RouterResponseTracker(),
                             ], idleTimeout: nil)),
-                    cache: handlers.pageCache, rules: rules)
+                    cache: handlers.pageCache, rules: rules, connections: handlers.connections)
             },
             configuration: ApplicationConfiguration(
                 address: .hostname(settings.host, port: settings.port), serverName: "feedlayout"),
@@ -131,9 +131,12 @@ struct PageServingHTTP1Channel: ServerChildChannel {
     let http1: HTTP1Channel
     let cache: PageCache
     let rules: RequestRules
+    /// `--max-connections`: its handler goes first, so a refused connection reaches nothing else.
+    let connections: ConnectionLimit
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(connections.handler())
             try channel.pipeline.syncOperations.addHandler(PageFastPathHandler(cache: cache, rules: rules))
         }.flatMap { http1.setup(channel: channel, logger: logger) }
     }

@@ -35,6 +35,10 @@ final class RouteHandlers: Sendable {
     let styles = ClientStyles()
     /// Set when graceful shutdown begins: `/healthz` says so, and new layouts are refused.
     let isStopping = Atomic<Bool>(false)
+    /// Request bodies and fetched feeds in memory at once (`--max-upload-bytes-in-flight`).
+    let uploadBudget: UploadBudget
+    /// Connections open at once (`--max-connections`); its handler goes first in every connection's pipeline.
+    let connections: ConnectionLimit
 
     init(
         settings: ServiceSettings, store: any LayoutStore, runner: LayoutRunner, resources: LayoutResources,
@@ -48,6 +52,9 @@ final class RouteHandlers: Sendable {
         self.resources = resources
         self.metrics = metrics
         self.logger = logger
+        uploadBudget = UploadBudget(
+            capacity: settings.maximumUploadBytesInFlight, waitLimit: settings.uploadWaitLimit)
+        connections = ConnectionLimit(maximum: settings.maximumConnections, logger: logger)
     }
 
     // MARK: POST /v1/layouts
@@ -56,9 +63,16 @@ final class RouteHandlers: Sendable {
         guard !isStopping.load(ordering: .relaxed) else { throw Self.stopping }
         // Before the body is read: a client over its quota costs no more than this.
         try admit(context)
-        // JSON escaping makes a body longer than the feed in it: the feed's own size is checked once decoded.
-        let body = try await request.body.collect(upTo: settings.maximumFeedBytes + settings.maximumFeedBytes / 8 + 65_536)
-        let layoutRequest = try LayoutRequest(body: [UInt8](buffer: body))
+        // The body, and the feed fetched for it, stay within the budget until the answer (UploadBudget).
+        let reservation = UploadBudget.Reservation(budget: uploadBudget)
+        defer { reservation.release() }
+        // JSON escaping makes a body longer than the feed in it: the feed's own size is checked once decoded. The
+        // body's buffer goes with this statement.
+        let layoutRequest = try LayoutRequest(
+            body: [UInt8](
+                buffer: try await uploadBudget.collect(
+                    request, upTo: settings.maximumFeedBytes + settings.maximumFeedBytes / 8 + 65_536,
+                    into: reservation)))
         let options = try ClientOptions.layoutOptions(layoutRequest.options, settings: settings)
         let pipeline: LayoutPipeline
         do {
@@ -67,14 +81,15 @@ final class RouteHandlers: Sendable {
             throw ServiceProblem.invalidOptions(
                 error.message, field: error.code == .fontUnavailable ? "options.font" : error.option.map { "options." + LayoutOptionValues.jsonName($0) })
         }
-        let (feed, name, base) = try await feedBytes(of: layoutRequest.feed)
+        let (feed, name, base) = try await feedBytes(of: layoutRequest.feed, reservation: reservation)
         guard feed.count <= settings.maximumFeedBytes else { throw feedTooLarge(feed.count) }
         if let reason = FeedReader.notAFeedReason(firstBytes: feed.prefix(64 * 1024)) {
             throw ServiceProblem(
                 .unprocessableContent, "not-a-feed", "Not a feed", detail: "\(name): \(reason)", field: "feed")
         }
         // Digesting a large feed takes a while: on the layout threads, not on the threads that answer requests.
-        let identity = pipeline.identity
+        // --max-items decides which pages a layout keeps: a service started with another bound makes another layout.
+        let identity = pipeline.identity + (settings.maximumItems.map { "max-items=\($0)\n" } ?? "")
         // The image root decides which photos are read: a service started with another one makes other layouts.
         let source = base ?? settings.imageRoot.map { "image-root:" + $0 }
         let id = await withTaskExecutorPreference(resources.executor) {
@@ -111,7 +126,9 @@ final class RouteHandlers: Sendable {
 
     /// The feed's bytes, its name and its base: posted text as it is; a URL fetched now (its final URL after
     /// redirects is the base), with the HTTP client's address policy, timeouts and the size limit.
-    private func feedBytes(of feed: LayoutRequest.Feed) async throws -> ([UInt8], String, String?) {
+    private func feedBytes(
+        of feed: LayoutRequest.Feed, reservation: UploadBudget.Reservation
+    ) async throws -> ([UInt8], String, String?) {
         switch feed {
         case .text(let text, let baseURL):
             return (Array(text.utf8), baseURL ?? "feedText", baseURL)
@@ -121,8 +138,13 @@ final class RouteHandlers: Sendable {
                     url, maximumBytes: settings.maximumFeedBytes, boundedInTotal: false)
                 var bytes: [UInt8] = []
                 // Room for the announced size at once: growing by doubling copied a large feed several times over.
-                bytes.reserveCapacity(min(resource.totalSize ?? 0, settings.maximumFeedBytes))
-                for try await chunk in body { bytes += chunk }
+                let announced = min(resource.totalSize ?? 0, settings.maximumFeedBytes)
+                try await reservation.growOrRefuse(to: announced)
+                bytes.reserveCapacity(announced)
+                for try await chunk in body {
+                    try await reservation.growOrRefuse(to: bytes.count + chunk.count)
+                    bytes += chunk
+                }
                 return (bytes, url, resource.finalURL)
             } catch let error as RemoteFetchError {
                 switch error.code {
@@ -421,6 +443,7 @@ final class RouteHandlers: Sendable {
     func metricsText(_ request: Request, context: some RequestContext) async throws -> Response {
         metrics.syncProbeCounts(hits: resources.probeStatistics.cacheHits, probes: resources.probeStatistics.probes)
         if let usage = try? await store.usage() { metrics.setStoreUsage(usage) }
+        metrics.syncBounds(uploads: uploadBudget, connections: connections)
         return Response(
             status: .ok,
             headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],

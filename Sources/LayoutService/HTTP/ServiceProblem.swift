@@ -53,12 +53,22 @@ struct ServiceProblem: Error, Sendable {
         return problem
     }
 
+    /// The store's disk is full: nothing of the request was kept. A 507, so that a client (and an operator reading
+    /// the access log) sees a full disk for what it is, not an internal error; no `Retry-After`: space comes back
+    /// when someone frees it, not after a time the service could tell.
+    static let insufficientStorage = ServiceProblem(
+        .init(code: 507, reasonPhrase: "Insufficient Storage"), "insufficient-storage", "Insufficient storage",
+        detail: "the store's disk is full: nothing of this request was stored; try again once space is freed")
+
     /// What a client is told of a store's failure, decided here for every route: a store that is restarting or slow is
-    /// a 503 to try again after; anything else is logged in full and answered as the 500 of every internal failure, which names no path or
-    /// SQL.
+    /// a 503 to try again after; a full disk is a 507; anything else is logged in full and answered as the 500 of
+    /// every internal failure, which names no path or SQL.
     init(storeError error: StoreError, logger: Logger) {
         if error.isTransient {
             self = .storeUnavailable()
+        } else if error.code == .storageFull {
+            logger.error("the store's disk is full", metadata: ["error": "\(error.message)"])
+            self = .insufficientStorage
         } else {
             logger.error("the store failed", metadata: ["code": "\(error.code)", "error": "\(error.message)"])
             self.init(.internalServerError, "internal", "Internal error", detail: "the request could not be answered")

@@ -175,13 +175,27 @@ actor LayoutRunner: Service {
             if record.parts.count == 1, let part = record.parts.first, part.pageCount > 0 {
                 resume = part.lastCursor
             }
-            let summary = try await pipeline.run(
-                .bytes(feed, name: record.feedName, baseURL: record.baseURL), resume: resume, logger: logger
-            ) { page in
-                let write = PageEncoding.write(for: page)
-                try await patiently { try await store.storePage(write, layoutId: id) }
-                metrics.addItemsLaidOut(write.itemCount)
+            var itemLimit = ItemLimit(
+                maximum: settings.maximumItems, layouts: record.parts.count,
+                resumedItems: resume == nil ? 0 : record.itemCount)
+            let summary: LayoutSummary
+            do {
+                summary = try await pipeline.run(
+                    .bytes(feed, name: record.feedName, baseURL: record.baseURL), resume: resume, logger: logger
+                ) { page in
+                    let write = PageEncoding.write(for: page)
+                    guard itemLimit.admits(write) else { return }
+                    try await patiently { try await store.storePage(write, layoutId: id) }
+                    metrics.addItemsLaidOut(write.itemCount)
+                    await events.changed(id)
+                    if itemLimit.isReached { throw ItemLimit.Reached() }
+                }
+            } catch is ItemLimit.Reached {
+                try await patiently { try await store.finishLayout(id, feedWarnings: [ItemLimit.warningCode: 1]) }
+                metrics.layoutEnded(failed: false)
+                logger.info("layout truncated at --max-items", metadata: ["layout": "\(id)"])
                 await events.changed(id)
+                return
             }
             var feedWarnings: [String: Int] = [:]
             for warning in summary.feedWarnings { feedWarnings[warning.code, default: 0] += 1 }
@@ -208,6 +222,10 @@ actor LayoutRunner: Service {
             let (code, message): (String, String) =
                 switch error {
                 case let error as LayoutError: (error.code.name, error.message)
+                case let error as StoreError where error.code == .storageFull:
+                    // The message a client reads names no path: the stored pages are whole, and nothing after them
+                    // was kept.
+                    ("storageFull", "the store's disk is full: the layout stopped after the pages it had stored")
                 case let problem as ServiceProblem: ("invalidOptions", problem.detail)
                 default: ("internal", "\(error)")
                 }

@@ -31,6 +31,8 @@ final class PostgresLayoutStore: LayoutStore {
     private let operationTimeout: Duration
     let logger: Logger
     private let renewals = Mutex<[String: Task<Void, Never>]>([:])
+    /// Layouts that failed on a full disk before their failure could be written (shown by this instance only).
+    private let unrecordedFailures = UnrecordedFailures()
     static let channel = "feedlayout"
 
     /// Whether a `--store` value names a PostgreSQL database rather than a file.
@@ -184,6 +186,10 @@ final class PostgresLayoutStore: LayoutStore {
     }
 
     func layout(_ id: String) async throws -> LayoutRecord? {
+        unrecordedFailures.applied(to: try await storedLayout(id))
+    }
+
+    private func storedLayout(_ id: String) async throws -> LayoutRecord? {
         try await operation { [client, logger] in
             let rows = try await client.query(
                 """
@@ -413,7 +419,18 @@ final class PostgresLayoutStore: LayoutStore {
         stopRenewing(id)
     }
 
+    /// On a full disk the failure is kept in memory (``UnrecordedFailures``) and the lease is let go: another
+    /// instance, or this one's next start, takes the layout up again once it expires.
     func failLayout(_ id: String, code: String, message: String) async throws {
+        do {
+            try await writeFailure(id, code: code, message: message)
+        } catch let error as StoreError where error.code == .storageFull {
+            unrecordedFailures.remember(id, code: code, message: message)
+            stopRenewing(id)
+        }
+    }
+
+    private func writeFailure(_ id: String, code: String, message: String) async throws {
         try await operation { [client, logger, owner] in
             try await client.withTransaction(logger: logger) { connection in
                 try await Self.lockHeldLayout(id, owner: owner, connection: connection, logger: logger)
@@ -426,6 +443,7 @@ final class PostgresLayoutStore: LayoutStore {
                 try await Self.announce(id, connection: connection, logger: logger)
             }
         }
+        unrecordedFailures.forget(id)
         stopRenewing(id)
     }
 
@@ -532,6 +550,9 @@ final class PostgresLayoutStore: LayoutStore {
             }
             let cause = Self.cause(error)
             if cause is StoreError || cause is CancellationError { throw cause }
+            if Self.meansStorageFull(cause) {
+                throw StoreError(.storageFull, "\(displayURL): PostgreSQL's disk is full: \(Self.describe(cause))")
+            }
             throw StoreError(.ioFailed, "\(displayURL): \(Self.describe(cause))")
         }
     }
@@ -550,12 +571,21 @@ final class PostgresLayoutStore: LayoutStore {
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
             return true
         case .server:
-            // Class 08: connection exceptions; 57P0x: the server is shutting down or starting.
+            // Class 08: connection exceptions; 57P0x: the server is shutting down or starting; class 53 but for a
+            // full disk (53100, meansStorageFull): out of memory, of connections, of a configured resource.
             let state = error.serverInfo?[.sqlState] ?? ""
-            return state.hasPrefix("08") || state.hasPrefix("57P")
+            return state.hasPrefix("08") || state.hasPrefix("57P") || (state.hasPrefix("53") && state != "53100")
         default:
             return false
         }
+    }
+
+    /// Whether PostgreSQL refused to write for want of disk: SQLSTATE 53100 (`disk_full`). The other codes of class
+    /// 53, insufficient resources (memory, connections, a configured limit), pass with the server's load: they are
+    /// answered as ``StoreError/Code/unavailable`` by ``meansUnavailable(_:)``.
+    static func meansStorageFull(_ error: any Error) -> Bool {
+        guard let error = cause(error) as? PSQLError, error.code == .server else { return false }
+        return error.serverInfo?[.sqlState] == "53100"
     }
 
     static func describe(_ error: any Error) -> String {

@@ -109,8 +109,13 @@ struct FeedFiles: Sendable {
         }
     }
 
+    /// The failure of the last system call, for `file`: a full disk (or a quota) is ``StoreError/Code/storageFull``.
     private func failure(_ what: String, _ file: String) -> StoreError {
-        StoreError(.ioFailed, "\(file): \(what) the stored feed: \(String(cString: strerror(errno)))")
+        let code = errno
+        if code == ENOSPC || code == EDQUOT {
+            return StoreError(.storageFull, "\(file): \(what) the stored feed: the disk under the store is full")
+        }
+        return StoreError(.ioFailed, "\(file): \(what) the stored feed: \(String(cString: strerror(code)))")
     }
 }
 

@@ -19,6 +19,8 @@ final class SQLiteLayoutStore: LayoutStore {
     let feeds: FeedFiles
     /// The lock file that keeps a second process off the same store (its descriptor stays open for our life).
     private let lockDescriptor: Int32
+    /// Layouts that failed on a full disk before their failure could be written.
+    private let unrecordedFailures = UnrecordedFailures()
 
     /// Opens (or creates) the store.
     /// - Throws: ``StoreError`` naming the path: another process holds it, it is not a database, or it cannot be
@@ -107,7 +109,7 @@ final class SQLiteLayoutStore: LayoutStore {
         guard let error = error as? DatabaseError else { return StoreError(.ioFailed, "\(path): \(error)") }
         switch error.resultCode {
         case .SQLITE_FULL:
-            return StoreError(.ioFailed, "\(path): the disk under the store is full")
+            return StoreError(.storageFull, "\(path): the disk under the store is full")
         case .SQLITE_CORRUPT, .SQLITE_NOTADB:
             return StoreError(.damaged, "\(path): the store's database is damaged: \(error.message ?? "\(error.resultCode)")")
         case .SQLITE_BUSY, .SQLITE_LOCKED:
@@ -235,31 +237,55 @@ final class SQLiteLayoutStore: LayoutStore {
         // while the file is there (checked holding the writer): a removal of the same layout that ran meanwhile
         // takes its file away, holding the writer too, and the file is then written again.
         let feeds = self.feeds
-        for _ in 0..<3 {
-            try await FeedFiles.onQueue { try feeds.write(feed, id: id) }
-            let inserted = try await writing { db -> Bool? in
-                guard feeds.exists(id: id) else { return nil }
-                try db.execute(
-                    sql: """
-                        INSERT OR IGNORE INTO layout (id, status, options, feedName, baseURL, createdAt, feedBytes)
-                        VALUES (?, 'running', ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [id, options, feedName, baseURL, Self.creationTime(), feed.count])
-                guard db.changesCount > 0 else { return false }
-                for (index, part) in parts.enumerated() {
-                    try db.execute(
-                        sql: "INSERT INTO part (layoutId, layoutIndex, width, columns) VALUES (?, ?, ?, ?)",
-                        arguments: [id, index, part.width, part.columns])
+        do {
+            for _ in 0..<3 {
+                try await FeedFiles.onQueue { try feeds.write(feed, id: id) }
+                if let isNew = try await insertLayoutRow(
+                    id: id, options: options, feedName: feedName, baseURL: baseURL, feedBytes: feed.count, parts: parts)
+                {
+                    await writeUnrecordedFailures()
+                    return isNew
                 }
-                return true
             }
-            if let inserted { return inserted }
+        } catch {
+            // No row names the file (a full disk refused the row): it goes now, not at the next start. A row another
+            // request committed meanwhile for the same feed keeps it.
+            let named = (try? await reading { db in
+                try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM layout WHERE id = ?"), arguments: [id]) ?? false
+            }) ?? true
+            if !named { unlink(feeds.path(of: id)) }
+            throw error
         }
         throw StoreError(.ioFailed, "\(path): the feed of layout \(id) was removed three times while it was stored")
     }
 
+    /// The layout's row and its parts, while its feed file is there (checked holding the writer); nil when a removal
+    /// took the file away meanwhile.
+    private func insertLayoutRow(
+        id: String, options: String, feedName: String, baseURL: String?, feedBytes: Int,
+        parts: [(width: Double, columns: Int)]
+    ) async throws -> Bool? {
+        let feeds = self.feeds
+        return try await writing { db -> Bool? in
+            guard feeds.exists(id: id) else { return nil }
+            try db.execute(
+                sql: """
+                    INSERT OR IGNORE INTO layout (id, status, options, feedName, baseURL, createdAt, feedBytes)
+                    VALUES (?, 'running', ?, ?, ?, ?, ?)
+                    """,
+                arguments: [id, options, feedName, baseURL, Self.creationTime(), feedBytes])
+            guard db.changesCount > 0 else { return false }
+            for (index, part) in parts.enumerated() {
+                try db.execute(
+                    sql: "INSERT INTO part (layoutId, layoutIndex, width, columns) VALUES (?, ?, ?, ?)",
+                    arguments: [id, index, part.width, part.columns])
+            }
+            return true
+        }
+    }
+
     func layout(_ id: String) async throws -> LayoutRecord? {
-        try await reading { db in
+        let record = try await reading { db -> LayoutRecord? in
             guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM layout WHERE id = ?"), arguments: [id]) else {
                 return nil
             }
@@ -276,6 +302,7 @@ final class SQLiteLayoutStore: LayoutStore {
                 itemCount: row["itemCount"], warnings: warnings, errorCode: row["errorCode"],
                 errorMessage: row["errorMessage"], parts: parts)
         }
+        return unrecordedFailures.applied(to: record)
     }
 
     func feed(of id: String) async throws -> [UInt8]? {
@@ -333,6 +360,7 @@ final class SQLiteLayoutStore: LayoutStore {
                 try Self.addCounts(db, id: id, items: write.itemCount, warnings: write.warnings)
             }
         }
+        await writeUnrecordedFailures()
     }
 
     private static func addCounts(_ db: Database, id: String, items: Int, warnings: [String: Int]) throws {
@@ -353,11 +381,29 @@ final class SQLiteLayoutStore: LayoutStore {
         }
     }
 
+    /// On a full disk the failure is kept in memory until it can be written (``UnrecordedFailures``).
     func failLayout(_ id: String, code: String, message: String) async throws {
+        do {
+            try await writeFailure(id, code: code, message: message)
+        } catch let error as StoreError where error.code == .storageFull {
+            unrecordedFailures.remember(id, code: code, message: message)
+        }
+    }
+
+    private func writeFailure(_ id: String, code: String, message: String) async throws {
         try await writing { db in
             try db.execute(
                 sql: "UPDATE layout SET status = 'failed', errorCode = ?, errorMessage = ? WHERE id = ?",
                 arguments: [code, message, id])
+        }
+        unrecordedFailures.forget(id)
+    }
+
+    /// Writes the failures a full disk kept in memory, now that a write went through.
+    private func writeUnrecordedFailures() async {
+        guard !unrecordedFailures.isEmpty else { return }
+        await unrecordedFailures.writePending { id, failure in
+            try await writeFailure(id, code: failure.code, message: failure.message)
         }
     }
 
