@@ -100,17 +100,22 @@ public final class AccessLog: Service, Sendable {
     private func write(_ pending: inout Pending, now: ContinuousClock.Instant) {
         pending.lastWrite = now
         guard !pending.bytes.isEmpty else { return }
-        pending.bytes.withUnsafeBytes { buffer in
+        Self.writeAll(pending.bytes, to: descriptor)
+        pending.bytes.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes `bytes` whole (again after a signal, on after a short write); a log that cannot be written (a full disk)
+    /// drops its lines rather than stop the service.
+    static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
+        bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
                 let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
                 if written < 0 && errno == EINTR { continue }
-                // A log that cannot be written (a full disk) drops its lines rather than stop the service.
-                guard written > 0 else { break }
+                guard written > 0 else { return }
                 offset += written
             }
         }
-        pending.bytes.removeAll(keepingCapacity: true)
     }
 
     private func append(_ entry: Entry, to line: inout [UInt8], second: [UInt8], milliseconds: Int) {

@@ -44,16 +44,6 @@ public struct JSONLogHandler: LogHandler {
         json.appendRaw("\n")
         let bytes = json.takeBytes()
         // One write(2) a line, whole, under a lock: lines of several threads never interleave.
-        Self.output.withLock { _ in
-            bytes.withUnsafeBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let written = write(2, buffer.baseAddress! + offset, buffer.count - offset)
-                    if written < 0 && errno == EINTR { continue }
-                    guard written > 0 else { return }
-                    offset += written
-                }
-            }
-        }
+        Self.output.withLock { _ in AccessLog.writeAll(bytes, to: 2) }
     }
 }

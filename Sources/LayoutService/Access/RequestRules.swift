@@ -30,7 +30,8 @@ final class RequestRules: Sendable {
     let metrics: ServiceMetrics
     /// Each route's access, by the router's name for it and its method.
     private let access: [String: RouteAccess]
-    private let table: ServiceRoutesTable
+    /// The routes by path (a preflight asks about a path; the problem middleware answers `405` from it too).
+    let table: ServiceRoutesTable
     private let requestIDs = RequestIDs()
 
     init(

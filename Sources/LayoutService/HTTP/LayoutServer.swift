@@ -67,7 +67,7 @@ public struct LayoutServer: Sendable {
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let router = Router(context: ServiceRequestContext.self)
         router.add(middleware: AccessMiddleware(rules: rules))
-        router.add(middleware: ProblemMiddleware(routes: ServiceRoutesTable(ServiceRoute.all)))
+        router.add(middleware: ProblemMiddleware(routes: rules.table))
         ServiceRoute.addAll(to: router, handlers: handlers)
 
         let timeout = TimeAmount(settings.requestTimeout)
