@@ -303,7 +303,7 @@ let package = Package(
         .testTarget(
             name: "LayoutServiceTests",
             dependencies: [
-                "ByteTools", "LayoutService", "LayoutStore", "LayoutCommandLine", "FeedLayout", "FeedLayoutTestSupport", "ImageProbe",
+                "ByteTools", "FeedIngest", "LayoutService", "LayoutStore", "LayoutCommandLine", "FeedLayout", "FeedLayoutTestSupport", "ImageProbe",
                 "ProbeCache", "RemoteFetch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

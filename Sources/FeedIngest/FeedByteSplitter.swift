@@ -223,7 +223,7 @@ public enum FeedByteSplitter {
     ///
     /// - Returns: The offset of the parent's end tag when the walk reached it; `nil` when `visit` stopped it or the
     ///   document ended.
-    private static func walkItems(
+    static func walkItems(
         in bytes: UnsafeRawBufferPointer, head: Head, from start: Int,
         visit: (_ offset: Int, _ isItem: Bool) -> Bool, passed: (_ offset: Int) -> Void = { _ in }
     ) throws(XMLMarkupScanner.Irregularity) -> Int? {

@@ -28,6 +28,8 @@ actor LayoutRunner: Service {
     /// from the store; at most one round of layouts' worth (`maximumConcurrentLayouts × maximumFeedBytes`) in all.
     /// A feed beyond that is read from the store when its turn comes, as after a restart.
     private var postedFeeds: [String: [UInt8]] = [:]
+    /// The layout each queued new version of a feed may take pages from (``AppendedItemsReuse``).
+    private var predecessors: [String: String] = [:]
 
     /// Told of every layout that ends here (done, failed or cancelled): its client's quota counts it no more.
     private let onEnded: @Sendable (String) -> Void
@@ -45,9 +47,12 @@ actor LayoutRunner: Service {
     }
 
     /// Queues a layout (once: a layout already queued or running is left alone). `feed`: its feed's bytes, when the
-    /// caller has them at hand (just posted).
-    func enqueue(_ id: String, feed: [UInt8]? = nil) {
+    /// caller has them at hand (just posted). `predecessor`: the layout of the feed's version before, whose pages
+    /// this one takes when its feed is that one's with items appended (``AppendedItemsReuse``); a layout resumed
+    /// after a restart is computed without.
+    func enqueue(_ id: String, feed: [UInt8]? = nil, predecessor: String? = nil) {
         guard !isStopping, running[id] == nil, !queue.contains(id) else { return }
+        if let predecessor { predecessors[id] = predecessor }
         if let feed,
             postedFeeds.values.reduce(feed.count, { $0 + $1.count })
                 <= settings.maximumConcurrentLayouts * settings.maximumFeedBytes
@@ -62,8 +67,9 @@ actor LayoutRunner: Service {
         while !isStopping, running.count < settings.maximumConcurrentLayouts, !queue.isEmpty {
             let id = queue.removeFirst()
             let feed = postedFeeds.removeValue(forKey: id)
+            let predecessor = predecessors.removeValue(forKey: id)
             running[id] = Task {
-                await self.compute(id, feed: feed)
+                await self.compute(id, feed: feed, predecessor: predecessor)
                 self.ended(id)
             }
         }
@@ -81,6 +87,7 @@ actor LayoutRunner: Service {
         if let position = queue.firstIndex(of: id) {
             queue.remove(at: position)
             postedFeeds[id] = nil
+            predecessors[id] = nil
             metrics.setLayoutsRunning(running.count, queued: queue.count)
             return true
         }
@@ -121,6 +128,7 @@ actor LayoutRunner: Service {
         for id in queue { onEnded(id) }
         queue.removeAll()
         postedFeeds.removeAll()
+        predecessors.removeAll()
         let tasks = Array(running.values)
         for task in tasks { task.cancel() }
         // Cancelled layouts stop at their next window; what they stored is kept, and the next start resumes them.
@@ -155,10 +163,10 @@ actor LayoutRunner: Service {
 
     /// Lays out one stored layout, from its last stored page on, if no other instance computes it. `posted`: its
     /// feed's bytes, when they are still in memory.
-    private nonisolated func compute(_ id: String, feed posted: [UInt8]?) async {
+    private nonisolated func compute(_ id: String, feed posted: [UInt8]?, predecessor: String? = nil) async {
         do {
             guard try await patiently({ try await store.claim(id) }) else { return }
-            guard let record = try await patiently({ try await store.layout(id) }), record.status == "running" else {
+            guard var record = try await patiently({ try await store.layout(id) }), record.status == "running" else {
                 await store.release(id)
                 return
             }
@@ -169,6 +177,16 @@ actor LayoutRunner: Service {
             }
             let options = try ClientOptions.layoutOptions(stored: record.options, settings: settings)
             let pipeline = try LayoutPipeline(options: options, resources: resources)
+            if let predecessor,
+                let adopted = try await patiently({
+                    try await AppendedItemsReuse.adopt(
+                        record, feed: feed, predecessor: predecessor, pipeline: pipeline, store: store,
+                        maximumItems: settings.maximumItems, logger: logger)
+                })
+            {
+                record = adopted
+                await events.changed(id)
+            }
             // One layout resumes from its last page's cursor. Several (breakpoints) cannot share a cursor: they start
             // again from the beginning, and the pages stored before are kept as they are (the same bytes).
             var resume: String?

@@ -175,6 +175,16 @@ extension PostgresLayoutStore {
                 "CREATE INDEX layout_by_creation ON feedlayout.layout (created_at, id)",
             ]
         ),
+        Migration(
+            8,
+            [
+                // Each page's warnings by code and the layout's height after it, so that a new version of a feed can
+                // take an older version's pages as its own with their counts (adoptPages). Pages stored before
+                // have NULL here, and are never adopted.
+                "ALTER TABLE feedlayout.page ADD COLUMN warnings TEXT",
+                "ALTER TABLE feedlayout.page ADD COLUMN content_height DOUBLE PRECISION",
+            ]
+        ),
     ]
 
     /// One step of the schema: statements, then, where SQL alone cannot say it, Swift over the same connection

@@ -25,7 +25,7 @@ final class PostgresLayoutStore: LayoutStore {
     let client: PostgresClient
     private let clientTask: Task<Void, Never>
     /// Who holds a lease: this process, unique across hosts and restarts.
-    private let owner: String
+    let owner: String
     private let leaseDuration: Duration
     /// How long one store operation may wait for PostgreSQL before the request gets a 503.
     private let operationTimeout: Duration
@@ -324,6 +324,7 @@ final class PostgresLayoutStore: LayoutStore {
     func storePage(_ write: PageWrite, layoutId id: String) async throws {
         let pins = write.pins
         let warnings = try Self.warningsJSON(write.warnings)
+        let pageWarnings = PageCounts.json(write.warnings)
         let addsCounts = write.itemCount > 0 || !write.warnings.isEmpty
         let bytes = LayoutListing.bytes(of: write)
         let held = try await operation { [client, logger, owner] in
@@ -336,9 +337,10 @@ final class PostgresLayoutStore: LayoutStore {
                 WITH held AS (
                     SELECT id FROM feedlayout.layout WHERE id = \(id) AND lease_owner = \(owner) FOR UPDATE
                 ), page AS (
-                    INSERT INTO feedlayout.page (layout_id, layout_index, page_index, gzip, cursor)
+                    INSERT INTO feedlayout.page (layout_id, layout_index, page_index, gzip, cursor, warnings,
+                        content_height)
                     SELECT id, \(write.layoutIndex), \(write.pageIndex), \(Data(write.gzip)),
-                        \(write.cursor)
+                        \(write.cursor), \(pageWarnings), \(write.contentHeight)
                     FROM held
                     ON CONFLICT DO NOTHING RETURNING page_index
                 ), pins AS (
@@ -378,14 +380,14 @@ final class PostgresLayoutStore: LayoutStore {
     }
 
     /// Counts by code as a JSON object.
-    private static func warningsJSON(_ warnings: [String: Int]) throws -> String {
+    static func warningsJSON(_ warnings: [String: Int]) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return String(decoding: try encoder.encode(warnings), as: UTF8.self)
     }
 
     /// Locks the layout's row for the transaction and checks that this instance still holds its lease.
-    private static func lockHeldLayout(
+    static func lockHeldLayout(
         _ id: String, owner: String, connection: PostgresConnection, logger: Logger
     ) async throws {
         for try await holder in try await connection.query(
@@ -398,7 +400,7 @@ final class PostgresLayoutStore: LayoutStore {
     }
 
     /// Tells every instance listening (``watchChanges(_:)``) that the layout changed, once the transaction commits.
-    private static func announce(_ id: String, connection: PostgresConnection, logger: Logger) async throws {
+    static func announce(_ id: String, connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query("SELECT pg_notify(\(channel), \(id))", logger: logger)
     }
 

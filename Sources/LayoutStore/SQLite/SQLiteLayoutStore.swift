@@ -220,6 +220,16 @@ final class SQLiteLayoutStore: LayoutStore {
                 }
             }
         }
+        migrator.registerMigration("page-counts") { db in
+            // Each page's warnings by code and the layout's height after it, so that a new version of a feed can
+            // take an older version's pages as its own with their counts (adoptPages). Pages stored before have
+            // NULL here, and are never adopted.
+            try db.execute(
+                sql: """
+                    ALTER TABLE page ADD COLUMN warnings TEXT;
+                    ALTER TABLE page ADD COLUMN contentHeight REAL;
+                    """)
+        }
         return migrator
     }
 
@@ -332,8 +342,14 @@ final class SQLiteLayoutStore: LayoutStore {
             guard !exists else { return }
             try write.gzip.withBlob { gzip in
                 try db.cachedStatement(
-                    sql: "INSERT INTO page (layoutId, layoutIndex, pageIndex, gzip, cursor) VALUES (?, ?, ?, ?, ?)"
-                ).execute(arguments: [id, write.layoutIndex, write.pageIndex, gzip, write.cursor])
+                    sql: """
+                        INSERT INTO page (layoutId, layoutIndex, pageIndex, gzip, cursor, warnings, contentHeight)
+                        VALUES (?, ?, ?, ?, ?, ?, ?)
+                        """
+                ).execute(arguments: [
+                    id, write.layoutIndex, write.pageIndex, gzip, write.cursor, PageCounts.json(write.warnings),
+                    write.contentHeight,
+                ])
             }
             let insertPin = try db.cachedStatement(
                 sql: """
@@ -363,7 +379,7 @@ final class SQLiteLayoutStore: LayoutStore {
         await writeUnrecordedFailures()
     }
 
-    private static func addCounts(_ db: Database, id: String, items: Int, warnings: [String: Int]) throws {
+    static func addCounts(_ db: Database, id: String, items: Int, warnings: [String: Int]) throws {
         var merged = try JSONDecoder().decode(
             [String: Int].self,
             from: Data((try String.fetchOne(db.cachedStatement(sql: "SELECT warnings FROM layout WHERE id = ?"), arguments: [id]) ?? "{}").utf8))
