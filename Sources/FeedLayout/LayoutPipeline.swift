@@ -226,9 +226,11 @@ public struct LayoutPipeline: Sendable {
     func prober(for feed: FeedInput, fetcher: RemoteFetcher, logger: Logger) -> CachingImageProber {
         var local = LocalImageProber()
         local.gate = fileGate(for: feed)
-        return CachingImageProber(
+        var prober = CachingImageProber(
             prober: ImageProber(local: local, remote: RemoteImageProber(fetcher: fetcher)), cache: preparer.cache,
             decodeOptions: .placeholder, logger: logger)
+        if let now = resources?.now { prober.now = now }
+        return prober
     }
 
     /// Runs the stages ahead of placement over a feed and hands each prepared window to `body`, in feed order,

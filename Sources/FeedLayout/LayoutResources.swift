@@ -24,6 +24,8 @@ public final class LayoutResources: Sendable {
     public let executor: LayoutThreadPool
     /// Photo probes of every layout, and how many the probe cache answered.
     public let probeStatistics = ProbeStatistics()
+    /// The clock photos' HTTP freshness in the probe cache is read on (a service's tests move it by hand).
+    public let now: @Sendable () -> Date
     let logger: Logger
 
     /// Makes the shared resources.
@@ -32,10 +34,13 @@ public final class LayoutResources: Sendable {
     ///   - probeCache: The probe cache every layout reads and fills, or `nil`.
     ///   - threadCount: Threads for layout work (parsing, probing, measuring, placing).
     ///   - logger: Where fetching logs its requests.
+    ///   - now: The clock of the probe cache's freshness.
     public init(
         fetch: RemoteFetchConfiguration = RemoteFetchConfiguration(), probeCache: (any ProbeCacheStorage)? = nil,
-        threadCount: Int = ProcessInfo.processInfo.activeProcessorCount, logger: Logger
+        threadCount: Int = ProcessInfo.processInfo.activeProcessorCount, logger: Logger,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.now = now
         fetcher = RemoteFetcher(configuration: fetch, logger: logger)
         self.probeCache = probeCache
         measurers = TextMeasurerCatalog()

@@ -1,3 +1,4 @@
+import Foundation
 import ImageProbe
 import LocalFileAccess
 import Logging
@@ -24,8 +25,10 @@ public struct ProbeResult: Sendable {
 /// An ``ImageProber`` in front of an optional cache (``ProbeCacheStorage``).
 ///
 /// Files are validated by size and modification time (nanoseconds), without reading a byte when
-/// the entry is current. URLs with a stored ETag or Last-Modified are revalidated with a
-/// conditional range request: a 304 costs one round trip and no body. Standard input is never
+/// the entry is current. A URL's entry is used without any request while it is fresh by its response's own HTTP
+/// freshness (`Cache-Control: max-age`, `Expires`, `Age`: ``HTTPFreshness``, on ``now``'s clock); once stale, one
+/// with a stored ETag or Last-Modified is revalidated with a conditional range request: a 304 costs one round trip
+/// and no body (and renews the freshness). A response with `no-store` is not kept. Standard input is never
 /// cached. A cache that fails while running is logged and bypassed: probing must not fail because
 /// a cache did. ``ProbeCache``'s reads and writes are synchronous SQLite calls of well under a millisecond
 /// (WAL mode: readers never wait for the writer), so they run inline rather than on another thread; a cache
@@ -37,6 +40,8 @@ public struct CachingImageProber: Sendable {
     public var cache: (any ProbeCacheStorage)?
     /// Limits for placeholder decoding.
     public var decodeOptions: PixelDecodeOptions
+    /// The clock URL entries' freshness is read on (tests pass one they move by hand).
+    public var now: @Sendable () -> Date = { Date() }
     private let logger: Logger
 
     /// Creates a caching prober.
@@ -135,6 +140,13 @@ public struct CachingImageProber: Sendable {
         _ url: String, cached: CachedProbe?, cache: any ProbeCacheStorage, withPlaceholder: Bool
     ) async -> ProbeResult {
         guard let remote = prober.remote else { return await probeUncached(url, withPlaceholder: withPlaceholder) }
+        // Fresh: the server said the photo may be used this long without asking again.
+        if let cached, case .remote = cached.validator, let freshUntil = cached.freshUntil, now() < freshUntil,
+            !withPlaceholder || cached.placeholder != nil
+        {
+            let placeholder = withPlaceholder ? cached.placeholder.map { Result<ImagePlaceholder, ImageProbeError>.success($0) } : nil
+            return ProbeResult(info: .success(cached.info), placeholder: placeholder, fromCache: true)
+        }
         var revalidating: RemoteValidator?
         if let cached, case .remote(let validator) = cached.validator, !validator.isEmpty { revalidating = validator }
         let outcome: RemoteImageProber.Outcome
@@ -144,27 +156,44 @@ public struct CachingImageProber: Sendable {
             return ProbeResult(info: .failure(error), placeholder: nil, fromCache: false)
         }
         switch outcome {
-        case .notModified:
+        case .notModified(let resource):
             guard let cached else { return await probeUncached(url, withPlaceholder: withPlaceholder) }
             var placeholder = cached.placeholder.map { Result<ImagePlaceholder, ImageProbeError>.success($0) }
+            // The 304's freshness replaces the stored one (RFC 9111 §4.3.4); an entry that stays without any is
+            // not written again.
+            var entry = cached
+            entry.freshUntil = freshUntil(resource)
+            var changed = entry.freshUntil != nil || cached.freshUntil != nil
+            if resource.freshness?.noStore == true {
+                changed = false
+            }
             if withPlaceholder && placeholder == nil {
                 placeholder = await makePlaceholder(url, header: cached.info)
                 if case .success(let value) = placeholder {
-                    let entry = CachedProbe(validator: cached.validator, info: cached.info, placeholder: value)
-                    await save([(url, entry)], cache)
+                    entry.placeholder = value
+                    changed = resource.freshness?.noStore != true
                 }
             }
+            if changed { await save([(url, entry)], cache) }
             return ProbeResult(
                 info: .success(cached.info), placeholder: withPlaceholder ? placeholder : nil, fromCache: true)
         case .probed(let info, let resource):
             let placeholder = withPlaceholder ? await makePlaceholder(url, header: info) : nil
-            if !resource.validator.isEmpty {
+            let freshUntil = freshUntil(resource)
+            if resource.freshness?.noStore != true, !resource.validator.isEmpty || freshUntil != nil {
                 let entry = CachedProbe(
-                    validator: .remote(resource.validator), info: info, placeholder: try? placeholder?.get())
+                    validator: .remote(resource.validator), info: info, placeholder: try? placeholder?.get(),
+                    freshUntil: freshUntil)
                 await save([(url, entry)], cache)
             }
             return ProbeResult(info: .success(info), placeholder: placeholder, fromCache: false)
         }
+    }
+
+    /// Until when a response may be used without asking again; `nil` when it must be revalidated at every use.
+    private func freshUntil(_ resource: RemoteResource) -> Date? {
+        guard let freshness = resource.freshness, !freshness.noStore, freshness.lifetime > 0 else { return nil }
+        return now().addingTimeInterval(freshness.lifetime)
     }
 
     private func probeUncached(_ source: String, withPlaceholder: Bool) async -> ProbeResult {

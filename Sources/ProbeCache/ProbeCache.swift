@@ -19,12 +19,16 @@ public struct CachedProbe: Sendable, Equatable {
     public var info: ImageInfo
     /// The placeholder, when one was computed.
     public var placeholder: ImagePlaceholder?
+    /// For a URL: until when the entry may be used without asking the server (its response's HTTP freshness, see
+    /// `HTTPFreshness`); `nil` when it must be revalidated at every use.
+    public var freshUntil: Date?
 
     /// Creates an entry.
-    public init(validator: ProbeValidator, info: ImageInfo, placeholder: ImagePlaceholder?) {
+    public init(validator: ProbeValidator, info: ImageInfo, placeholder: ImagePlaceholder?, freshUntil: Date? = nil) {
         self.validator = validator
         self.info = info
         self.placeholder = placeholder
+        self.freshUntil = freshUntil
     }
 }
 
@@ -121,7 +125,10 @@ public final class ProbeCache: ProbeCacheStorage {
                 reason: "the file has schema version \(stored), this feedlayout knows \(schemaVersion); "
                     + "use a newer feedlayout, another --cache path, or delete the file")
         }
-        guard stored < schemaVersion else { return }
+        guard stored < schemaVersion else {
+            try addFreshness(database)
+            return
+        }
         try database.write { db in
             try db.execute(
                 sql: """
@@ -136,6 +143,19 @@ public final class ProbeCache: ProbeCacheStorage {
                     ) WITHOUT ROWID;
                     PRAGMA user_version = \(schemaVersion);
                     """)
+        }
+        try addFreshness(database)
+    }
+
+    /// The column of each entry's freshness, added to files made without it. Additive, under the same schema
+    /// version: an older feedlayout reads and writes the file as before (its entries have no freshness, so they are
+    /// revalidated at their next use).
+    private static func addFreshness(_ database: DatabasePool) throws {
+        let present = try database.read { db in try db.columns(in: "probe").contains { $0.name == "freshUntil" } }
+        guard !present else { return }
+        try database.write { db in
+            guard try !db.columns(in: "probe").contains(where: { $0.name == "freshUntil" }) else { return }
+            try db.execute(sql: "ALTER TABLE probe ADD COLUMN freshUntil REAL")
         }
     }
 
@@ -242,8 +262,8 @@ public final class ProbeCache: ProbeCacheStorage {
                     sql: """
                         INSERT OR REPLACE INTO probe (source, fileSize, fileModified, entityTag, lastModified, format,
                             width, height, orientation, bytesRead, flags, bitDepth, warnings, placeholderColor,
-                            placeholderHash, storedAt)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            placeholderHash, storedAt, freshUntil)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """)
                 for (source, entry) in entries {
                     try statement.execute(arguments: Self.arguments(entry, source: source, storedAt: storedAt))
@@ -259,7 +279,7 @@ public final class ProbeCache: ProbeCacheStorage {
         return [
             source, row.fileSize, row.fileModified, row.entityTag, row.lastModified, row.format, row.width, row.height,
             row.orientation, row.bytesRead, row.flags, row.bitDepth, row.warnings, row.placeholderColor,
-            row.placeholderHash.map { Data($0) }, storedAt,
+            row.placeholderHash.map { Data($0) }, storedAt, row.freshUntil,
         ]
     }
 
@@ -288,11 +308,12 @@ public final class ProbeCache: ProbeCacheStorage {
         let warnings: String = row["warnings"]
         let placeholderColor: Int64? = row["placeholderColor"]
         let placeholderHash: Data? = row["placeholderHash"]
+        let freshUntil: Double? = row["freshUntil"]
         return ProbeColumns(
             fileSize: fileSize, fileModified: fileModified, entityTag: entityTag, lastModified: lastModified,
             format: format, width: width, height: height, orientation: orientation, bytesRead: bytesRead, flags: flags,
             bitDepth: bitDepth, warnings: warnings, placeholderColor: placeholderColor,
-            placeholderHash: placeholderHash.map { Array($0) }
+            placeholderHash: placeholderHash.map { Array($0) }, freshUntil: freshUntil
         ).entry
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import ImageProbe
 import RemoteFetch
 
@@ -29,13 +30,16 @@ public struct ProbeColumns: Sendable, Equatable {
     public var placeholderColor: Int64?
     /// The placeholder's ThumbHash.
     public var placeholderHash: [UInt8]?
+    /// ``CachedProbe/freshUntil`` in seconds since 1970.
+    public var freshUntil: Double?
 
     /// Makes a row from its columns' values, as a database returns them.
     public init(
         fileSize: Int?, fileModified: Int64?, entityTag: String?, lastModified: String?, format: String, width: Int,
         height: Int, orientation: Int, bytesRead: Int, flags: Int, bitDepth: Int?, warnings: String,
-        placeholderColor: Int64?, placeholderHash: [UInt8]?
+        placeholderColor: Int64?, placeholderHash: [UInt8]?, freshUntil: Double? = nil
     ) {
+        self.freshUntil = freshUntil
         self.fileSize = fileSize
         self.fileModified = fileModified
         self.entityTag = entityTag
@@ -75,6 +79,7 @@ public struct ProbeColumns: Sendable, Equatable {
             return Int64(c.red) << 24 | Int64(c.green) << 16 | Int64(c.blue) << 8 | Int64(c.alpha)
         }
         placeholderHash = entry.placeholder?.thumbHash
+        freshUntil = entry.freshUntil?.timeIntervalSince1970
     }
 
     /// The entry the row stores; `nil` when its format is one this version does not know (a newer one wrote it).
@@ -102,6 +107,8 @@ public struct ProbeColumns: Sendable, Equatable {
                     alpha: UInt8(truncatingIfNeeded: placeholderColor)),
                 thumbHash: placeholderHash)
         }
-        return CachedProbe(validator: validator, info: info, placeholder: placeholder)
+        return CachedProbe(
+            validator: validator, info: info, placeholder: placeholder,
+            freshUntil: freshUntil.map { Date(timeIntervalSince1970: $0) })
     }
 }

@@ -25,6 +25,9 @@ public struct RemoteResource: Sendable, Equatable {
     public var honouredRange: Bool
     /// The `Content-Type` header, when the server sent one (set by ``RemoteFetcher/streamBody(_:maximumBytes:)``).
     public var contentType: String? = nil
+    /// How long the response may be used without asking again (its `Cache-Control`, `Expires` and `Age`), from the
+    /// first response of a prefix fetch, a 304 included; `nil` for other fetches.
+    public var freshness: HTTPFreshness? = nil
 
     /// The `charset` parameter of the `Content-Type` header, lowercased and unquoted (`iso-8859-1`).
     public var charset: String? {
@@ -249,6 +252,7 @@ public final class RemoteFetcher: Sendable {
             if isFirstRequest {
                 resource.entityTag = response.headers.first(name: "ETag")
                 resource.lastModified = response.headers.first(name: "Last-Modified")
+                resource.freshness = HTTPFreshness(headers: response.headers, received: Date())
             }
             switch status {
             case 304 where isFirstRequest && revalidating != nil:

@@ -47,6 +47,9 @@ public final class TestHTTPServer: @unchecked Sendable {
         public var sendsContentLength: Bool
         /// Where the response stops until the test opens the gate.
         public var gate: ResponseGate?
+        /// More headers of every response but a redirect or an error (`Cache-Control`, `Expires`, `Age`, …), 304s
+        /// included.
+        public var extraHeaders: [String: String] = [:]
 
         /// Describes a resource; every part has the default of a plain, quick 200 response.
         public init(
@@ -317,6 +320,7 @@ private final class RequestHandler: ChannelInboundHandler, @unchecked Sendable {
         var headers: [String: String] = ["Content-Type": resource.contentType]
         if let tag = resource.entityTag { headers["ETag"] = tag }
         if let date = resource.lastModified { headers["Last-Modified"] = date }
+        for (name, value) in resource.extraHeaders { headers[name] = value }
         if let tag = resource.entityTag, head.headers.first(name: "If-None-Match") == tag {
             return send(
                 status: .notModified, headers: headers, body: [][...], resource: resource, keepAlive: keepAlive,

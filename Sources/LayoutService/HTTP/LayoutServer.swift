@@ -42,7 +42,8 @@ public struct LayoutServer: Sendable {
             fetch: RemoteFetchConfiguration(
                 readTimeout: settings.feedReadTimeout, totalTimeout: settings.feedTotalTimeout,
                 maximumBytes: settings.maximumFeedBytes, allowPrivateNetwork: settings.allowPrivateNetwork),
-            probeCache: probeCache, threadCount: settings.layoutThreads, logger: logger)
+            probeCache: probeCache, threadCount: settings.layoutThreads, logger: logger,
+            now: { [clock = settings.clock] in clock.now })
         let metrics = ServiceMetrics(
             routes: ServiceRoute.all.map { ($0.method.rawValue, $0.routerPath) },
             keyNames: settings.apiKeys?.keys.map(\.name) ?? [])

@@ -183,6 +183,8 @@ extension PostgresLayoutStore {
                 // have NULL here, and are never adopted.
                 "ALTER TABLE feedlayout.page ADD COLUMN warnings TEXT",
                 "ALTER TABLE feedlayout.page ADD COLUMN content_height DOUBLE PRECISION",
+                // Each probe's HTTP freshness (PostgresProbeCache): seconds since 1970, NULL to revalidate.
+                "ALTER TABLE feedlayout.probe ADD COLUMN fresh_until DOUBLE PRECISION",
             ]
         ),
     ]

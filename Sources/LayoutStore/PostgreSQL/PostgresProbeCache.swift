@@ -35,19 +35,20 @@ public final class PostgresProbeCache: ProbeCacheStorage {
             let rows = try await client.query(
                 """
                 SELECT source, file_size, file_modified, entity_tag, last_modified, format, width, height, orientation,
-                    bytes_read, flags, bit_depth, warnings, placeholder_color, placeholder_hash
+                    bytes_read, flags, bit_depth, warnings, placeholder_color, placeholder_hash, fresh_until
                 FROM feedlayout.probe WHERE source = ANY(\(sources))
                 """, logger: logger)
             for try await row in rows.decode(
                 (
                     String, Int?, Int64?, String?, String?, String, Int, Int, Int, Int, Int, Int?, String, Int64?,
-                    Data?
+                    Data?, Double?
                 ).self)
             {
                 let columns = ProbeColumns(
                     fileSize: row.1, fileModified: row.2, entityTag: row.3, lastModified: row.4, format: row.5,
                     width: row.6, height: row.7, orientation: row.8, bytesRead: row.9, flags: row.10, bitDepth: row.11,
-                    warnings: row.12, placeholderColor: row.13, placeholderHash: row.14.map { [UInt8]($0) })
+                    warnings: row.12, placeholderColor: row.13, placeholderHash: row.14.map { [UInt8]($0) },
+                    freshUntil: row.15)
                 // A format this version does not know (a newer instance stored it) is a miss, as in ProbeCache.
                 if let entry = columns.entry { found[row.0] = entry }
             }
@@ -72,12 +73,12 @@ public final class PostgresProbeCache: ProbeCacheStorage {
         }
     }
 
-    /// Rows in one statement: 15 parameters each, far below PostgreSQL's 65,535.
+    /// Rows in one statement: 16 parameters each, far below PostgreSQL's 65,535.
     static let rowsPerStatement = 1_000
 
     /// Stores or replaces the entries of several sources, as ProbeCache's `INSERT OR REPLACE` does.
     private static func upsert(_ rows: ArraySlice<(source: String, columns: ProbeColumns)>) throws -> PostgresQuery {
-        var bindings = PostgresBindings(capacity: rows.count * 15)
+        var bindings = PostgresBindings(capacity: rows.count * 16)
         var values: [String] = []
         for (source, row) in rows {
             let first = bindings.count + 1
@@ -96,12 +97,14 @@ public final class PostgresProbeCache: ProbeCacheStorage {
             bindings.append(row.warnings)
             bindings.append(row.placeholderColor)
             try bindings.append(row.placeholderHash.map { Data($0) })
-            values.append("(" + (first..<first + 15).map { "$\($0)" }.joined(separator: ", ") + ")")
+            bindings.append(row.freshUntil)
+            values.append("(" + (first..<first + 16).map { "$\($0)" }.joined(separator: ", ") + ")")
         }
         return PostgresQuery(
             unsafeSQL: """
                 INSERT INTO feedlayout.probe (source, file_size, file_modified, entity_tag, last_modified, format, width,
-                    height, orientation, bytes_read, flags, bit_depth, warnings, placeholder_color, placeholder_hash)
+                    height, orientation, bytes_read, flags, bit_depth, warnings, placeholder_color, placeholder_hash,
+                    fresh_until)
                 VALUES \(values.joined(separator: ", "))
                 ON CONFLICT (source) DO UPDATE SET
                     file_size = EXCLUDED.file_size, file_modified = EXCLUDED.file_modified,
@@ -109,7 +112,8 @@ public final class PostgresProbeCache: ProbeCacheStorage {
                     width = EXCLUDED.width, height = EXCLUDED.height, orientation = EXCLUDED.orientation,
                     bytes_read = EXCLUDED.bytes_read, flags = EXCLUDED.flags, bit_depth = EXCLUDED.bit_depth,
                     warnings = EXCLUDED.warnings, placeholder_color = EXCLUDED.placeholder_color,
-                    placeholder_hash = EXCLUDED.placeholder_hash, stored_at = clock_timestamp()
+                    placeholder_hash = EXCLUDED.placeholder_hash, fresh_until = EXCLUDED.fresh_until,
+                    stored_at = clock_timestamp()
                 """, binds: bindings)
     }
 
