@@ -74,6 +74,8 @@ export interface Photo {
 export interface PageItem {
   index: number;
   id: string;
+  /** The item's identity across versions of a feed (16 hex digits, a digest of its id). */
+  key?: string;
   link: string | null;
   column: number;
   columnSpan: number;
