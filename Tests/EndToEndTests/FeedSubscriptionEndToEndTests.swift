@@ -24,7 +24,17 @@ struct FeedSubscriptionEndToEndTests {
 
     @Test func oneInstanceRefreshesASubscriptionAndAnotherTakesOverWhenItIsKilled() async throws {
         let cluster = try await PostgresTestCluster()
-        defer { Task { await cluster.remove() } }
+        // Removed before the test returns (a task left to do it may not run before the test process ends).
+        do {
+            try await takeOver(cluster)
+        } catch {
+            await cluster.remove()
+            throw error
+        }
+        await cluster.remove()
+    }
+
+    private func takeOver(_ cluster: PostgresTestCluster) async throws {
         try await TestHTTPServer.with { server in
             let feed = try ServeEndToEndTests.serveSlowFeed(server, items: 40, delay: 0)
             // The first fetch of the feed is held until the test opens the gate.
