@@ -1,9 +1,11 @@
 import ByteTools
 import FeedIngest
+import LayoutPages
 
-/// What changed between two versions of a feed: items matched by their identity (``FeedItem/id``: the guid / Atom
-/// id / JSON Feed id, else the link, else a digest of the content), and an item present in both counted as changed
-/// when its content (title, caption, link, author, date, image) differs.
+/// What changed between two versions of a feed: items matched by their identity (their pages' `key`,
+/// `ItemKey.key(forID:)` of ``FeedItem/id``: the guid / Atom id / JSON Feed id, else the link, else a digest of the
+/// content), and an item present in both counted as changed when its content (title, caption, link, author, date,
+/// image) differs.
 struct FeedItemChanges: Sendable, Equatable {
     var added = 0
     var removed = 0
@@ -27,8 +29,8 @@ struct FeedItemChanges: Sendable, Equatable {
         }
     }
 
-    /// An item's identity across versions.
-    static func key(of item: FeedItem) -> String { item.id }
+    /// An item's identity across versions: its `key` in the pages.
+    static func key(of item: FeedItem) -> String { ItemKey.key(forID: item.id) }
 
     private static func contentDigest(of item: FeedItem) -> String {
         let fields = [item.title, item.text, item.link, item.author, item.published, item.image?.url]
