@@ -251,6 +251,85 @@ struct FeedSubscriptionTests {
         }
     }
 
+    /// Subscribes to `feed` on `server` and waits for its first version to be done; its id and that layout.
+    static func subscribe(_ service: ServiceHarness, _ feedURL: String) async throws -> (id: String, layout: String) {
+        let body: [String: Any] = ["feed": feedURL, "options": Self.options, "refresh": ["minSeconds": 100]]
+        let created = try await service.request(
+            .POST, "/v1/feeds", body: [UInt8](try JSONSerialization.data(withJSONObject: body)))
+        #expect(created.status == 201, "\(created.text)")
+        let id = try #require(created.json["id"] as? String)
+        let state = try await Self.waitForState(service, id, "a first version done") {
+            ($0["latest"] as? String) != nil
+        }
+        return (id, try #require(state["latest"] as? String))
+    }
+
+    @Test func theStoreBoundsNeverRemoveALiveSubscriptionsNewestVersion() async throws {
+        try await TestHTTPServer.with { server in
+            try ServiceFeeds.servePhotos(server)
+            server.serve("/feed.xml", .init(body: Self.rss(6, photos: server), contentType: "application/rss+xml"))
+            let service = try await ServiceHarness.start {
+                $0.refreshClock = ManualClock(now: Self.start)
+                $0.minimumRefreshSeconds = 1
+                $0.maximumStoreBytes = 1
+                $0.storeCheckInterval = .seconds(86_400)
+            }
+            defer { Task { await service.stop() } }
+            let (id, version) = try await Self.subscribe(service, server.url("/feed.xml"))
+            let posted = try await service.post(["feedText": ServiceFeeds.rss(items: 3, photoBase: server.url("/photos/"))])
+            let other = try #require(posted.json["id"] as? String)
+            _ = try await service.waitUntilDone(other)
+            // Over the bound: the other layout goes, the subscription's version stays.
+            let pass = await service.server.storeEvictor.pass()
+            #expect(pass.removedForSize == [other])
+            #expect(try await service.request(.GET, "/v1/layouts/\(version)").status == 200)
+            // Unsubscribed, it is an ordinary layout.
+            #expect(try await service.request(.DELETE, "/v1/feeds/\(id)").status == 204)
+            #expect(await service.server.storeEvictor.pass().removedForSize == [version])
+        }
+    }
+
+    @Test func aSubscriptionAndItsEventsOutliveARestartAndAnIdleStreamIsKeptAlive() async throws {
+        try await TestHTTPServer.with { server in
+            try ServiceFeeds.servePhotos(server)
+            server.serve("/feed.xml", .init(body: Self.rss(6, photos: server), contentType: "application/rss+xml"))
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("feeds-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let store = folder.appendingPathComponent("store.sqlite").path
+            var first: ServiceHarness? = try await ServiceHarness.start(storePath: store) {
+                $0.refreshClock = ManualClock(now: Self.start)
+                $0.minimumRefreshSeconds = 1
+            }
+            let (id, version) = try await Self.subscribe(first!, server.url("/feed.xml"))
+            let before = try await Self.state(first!, id)
+            // Stopped and let go of (its store's lock goes with it).
+            await first!.stop()
+            first = nil
+
+            let second = try await ServiceHarness.start(storePath: store) {
+                $0.refreshClock = ManualClock(now: Self.start.addingTimeInterval(1))
+                $0.minimumRefreshSeconds = 1
+                $0.eventKeepAlive = .milliseconds(50)
+            }
+            defer { Task { await second.stop() } }
+            let after = try await Self.state(second, id)
+            #expect(NSDictionary(dictionary: after) == NSDictionary(dictionary: before))
+            // Not due yet on the second service's clock: not fetched again.
+            #expect(server.requests(for: "/feed.xml").count == 1)
+            var request = HTTPClientRequest(url: second.url("/v1/feeds/\(id)/events"))
+            request.headers.add(name: "Last-Event-ID", value: "0")
+            let response = try await second.client.execute(request, timeout: .seconds(60))
+            var text = ""
+            var body = response.body.makeAsyncIterator()
+            while !text.contains(": keep-alive\n\n"), let chunk = try await body.next() {
+                text += String(buffer: chunk)
+            }
+            #expect(text.contains("id: 1\nevent: version\ndata: {\"subscription\":\"\(id)\",\"layout\":\"\(version)\""), "\(text)")
+            #expect(text.contains(": keep-alive\n\n"))
+        }
+    }
+
     @Test func subscriptionsAreListedByCreationAPageAtATime() async throws {
         let clock = ManualClock(now: Self.start)
         let service = try await ServiceHarness.start {
