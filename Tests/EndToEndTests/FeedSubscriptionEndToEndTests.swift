@@ -87,6 +87,35 @@ struct FeedSubscriptionEndToEndTests {
         }
     }
 
+    /// An event stream open when the service is stopped (SIGTERM) ends cleanly: the client reads a whole chunked
+    /// response (curl exits 0, not 18 for a cut transfer), and the service exits 0.
+    @Test func anEventStreamEndsCleanlyWhenTheServiceStops() async throws {
+        try await TestHTTPServer.with { server in
+            let feed = try ServeEndToEndTests.serveSlowFeed(server, items: 5, delay: 0)
+            let folder = try CommandRunner.temporaryDirectory()
+            let service = try await ServeProcess(
+                store: folder.appendingPathComponent("store.sqlite").path, arguments: ["--min-refresh", "1"])
+            let created = try await Self.post(service, ["feed": feed])
+            let id = try #require(created["id"] as? String)
+            let output = folder.appendingPathComponent("events.txt")
+            let curl = Process()
+            curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            curl.arguments = ["-sN", "-o", output.path, "http://127.0.0.1:\(service.port)/v1/feeds/\(id)/events"]
+            try curl.run()
+            let deadline = Date().addingTimeInterval(60)
+            var text = ""
+            while !text.contains("event: version"), Date() < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+                text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            }
+            #expect(text.contains("id: 1\nevent: version\n"), "\(text)\n\(service.log())")
+            #expect(service.signal(SIGTERM) == 0, "\(service.log())")
+            while curl.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+            if curl.isRunning { curl.terminate() }
+            #expect(curl.terminationStatus == 0, "curl exited \(curl.terminationStatus)")
+        }
+    }
+
     /// What `server` serves at the path of `url`.
     static func resource(_ server: TestHTTPServer, _ url: String) -> TestHTTPServer.Resource? {
         server.resource(at: URL(string: url)?.path ?? "")
