@@ -364,10 +364,14 @@ struct FeedSubscriptionTests {
         let cases: [([String: Any], String)] = [
             ([:], "feed"),
             (["feed": "file:///etc/passwd"], "feed"),
+            (["feed": "https://example.org/a feed"], "feed"),
             (["feed": "https://example.org/f", "colour": 1], "colour"),
             (["feed": "https://example.org/f", "refresh": ["minSeconds": 600, "maxSeconds": 60]], "refresh.minSeconds"),
             (["feed": "https://example.org/f", "refresh": ["minSeconds": 0]], "refresh.minSeconds"),
             (["feed": "https://example.org/f", "refresh": ["maxSeconds": true]], "refresh.maxSeconds"),
+            (["feed": "https://example.org/f", "refresh": ["maxSeconds": NSNull()]], "refresh.maxSeconds"),
+            (["feed": "https://example.org/f", "refresh": NSNull()], "refresh"),
+            (["feed": "https://example.org/f", "options": NSNull()], "options"),
             (["feed": "https://example.org/f", "options": ["columns": "many"]], "options.columns"),
             (["feed": "https://example.org/f", "options": ["resume": "x"]], "options.resume"),
         ]

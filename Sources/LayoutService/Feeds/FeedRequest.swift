@@ -38,15 +38,20 @@ struct FeedRequest: Sendable {
         guard let feed = object["feed"] as? String else {
             throw .invalidRequest("give the feed's http(s) URL: {\"feed\": \"https://…\"}", field: "feed")
         }
-        guard RemoteFetcher.isRemote(feed), URL(string: feed)?.host?.isEmpty == false else {
+        // As for a posted feed URL: the scheme is checked here, the rest by each fetch (its failure shows in the
+        // subscription's state).
+        guard RemoteFetcher.isRemote(feed) else {
             throw .invalidRequest(
-                "feed must be an http(s) URL with a host; a subscription fetches its feed again and again",
-                field: "feed")
+                "feed must be an http(s) URL; a subscription fetches its feed again and again", field: "feed")
+        }
+        guard feed.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw .invalidRequest(
+                "feed must be a URL of printable ASCII characters (percent-encode the others)", field: "feed")
         }
         self.feed = feed
         var named: [String: OptionValue] = [:]
         switch object["options"] {
-        case nil, is NSNull: break
+        case nil: break
         case let options as [String: Any]:
             for (name, value) in options {
                 do {
@@ -65,7 +70,7 @@ struct FeedRequest: Sendable {
         var minSeconds = Self.defaultSeconds.min
         var maxSeconds = Self.defaultSeconds.max
         switch object["refresh"] {
-        case nil, is NSNull: break
+        case nil: break
         case let refresh as [String: Any]:
             for key in refresh.keys.sorted() where !["minSeconds", "maxSeconds"].contains(key) {
                 throw .invalidRequest(
@@ -86,7 +91,7 @@ struct FeedRequest: Sendable {
     }
 
     private static func seconds(_ value: Any?, _ name: String) throws(ServiceProblem) -> Int? {
-        guard let value, !(value is NSNull) else { return nil }
+        guard let value else { return nil }
         let number = (try? JSONSerialization.data(withJSONObject: [value], options: [.fragmentsAllowed]))
             .flatMap { try? JSONDecoder().decode([Double].self, from: $0) }?.first
         guard let number, number.rounded() == number, (1...Double(longestSeconds)).contains(number) else {
