@@ -174,6 +174,7 @@ public enum Records {
         json.beginObject()
         json.field("index", item.index)
         json.field("id", item.id)
+        json.field("key", ItemKey.key(forID: item.id))
         json.field("link", item.link)
         json.field("column", placed.column)
         json.field("columnSpan", placed.columnSpan)

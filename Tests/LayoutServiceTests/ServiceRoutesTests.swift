@@ -5,6 +5,7 @@ import FeedLayoutTestSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -542,5 +543,24 @@ enum WireClient {
             }
             return Answer(status: status, headers: headers, body: body)
         }
+    }
+}
+
+/// What the service answers once it has begun to stop (a SIGTERM's graceful shutdown), before its listener closes.
+@Suite struct StoppingServiceTests {
+    @Test func healthIs503WithRetryAfterAndWritesAreRefusedOnceStopping() async throws {
+        let service = try await ServiceHarness.start()
+        defer { Task { await service.stop() } }
+        #expect(try await service.request(.GET, "/healthz").status == 200)
+        // What StoppingFlag does at the start of a graceful shutdown.
+        service.server.handlers.isStopping.store(true, ordering: .relaxed)
+        let health = try await service.request(.GET, "/healthz")
+        #expect(health.status == 503)
+        #expect(health.json["status"] as? String == "stopping")
+        #expect(health.headers.first(name: "Retry-After") == "5")
+        let post = try await service.post(["feedText": ServiceFeeds.rss(items: 2, photoBase: "https://photos.invalid/")])
+        #expect(post.status == 503)
+        #expect(post.headers.first(name: "Retry-After") == "5")
+        #expect(post.json["type"] as? String == "urn:feedlayout:problem:unavailable")
     }
 }

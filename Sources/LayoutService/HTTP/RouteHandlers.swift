@@ -436,7 +436,11 @@ final class RouteHandlers: Sendable {
         let stopping = isStopping.load(ordering: .relaxed)
         var response = Self.json(
             Array((stopping ? #"{"status":"stopping"}"# : #"{"status":"ok"}"#).utf8) + [0x0A], cacheControl: "no-store")
-        if stopping { response.status = .serviceUnavailable }
+        if stopping {
+            response.status = .serviceUnavailable
+            // As every other route's answer while stopping says: another instance, or this one restarted, soon.
+            response.headers[.retryAfter] = Self.stopping.headers[.retryAfter]
+        }
         return response
     }
 

@@ -422,6 +422,9 @@ public struct Item: Codable, Hashable, Sendable {
     public var index: Int
     /// The feed's id for the item (a feed may repeat one: `index` is what identifies a pin in a layout).
     public var id: String
+    /// The item's identity across versions of the feed (16 hex digits, a digest of `id`): the pin to look for
+    /// after switching to a newer layout. `nil` in pages written before keys existed.
+    public var key: String?
     public var link: String?
     /// The first column (row, on the horizontal axis) the pin takes.
     public var column: Int
@@ -436,11 +439,12 @@ public struct Item: Codable, Hashable, Sendable {
     public var warnings: [Warning]
 
     public init(
-        index: Int, id: String, link: String?, column: Int, columnSpan: Int, section: Int? = nil, frame: Rect,
-        photo: Photo, annotation: Annotation, warnings: [Warning] = []
+        index: Int, id: String, key: String? = nil, link: String?, column: Int, columnSpan: Int, section: Int? = nil,
+        frame: Rect, photo: Photo, annotation: Annotation, warnings: [Warning] = []
     ) {
         self.index = index
         self.id = id
+        self.key = key
         self.link = link
         self.column = column
         self.columnSpan = columnSpan
@@ -452,13 +456,14 @@ public struct Item: Codable, Hashable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case index, id, link, column, columnSpan, section, frame, photo, annotation, warnings
+        case index, id, key, link, column, columnSpan, section, frame, photo, annotation, warnings
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         index = try container.decode(Int.self, forKey: .index)
         id = try container.decode(String.self, forKey: .id)
+        key = try container.decodeIfPresent(String.self, forKey: .key)
         link = try container.decode(String?.self, forKey: .link)
         column = try container.decode(Int.self, forKey: .column)
         columnSpan = try container.decode(Int.self, forKey: .columnSpan)
@@ -473,6 +478,7 @@ public struct Item: Codable, Hashable, Sendable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(index, forKey: .index)
         try container.encode(id, forKey: .id)
+        try container.encodeIfPresent(key, forKey: .key)
         try container.encode(link, forKey: .link)
         try container.encode(column, forKey: .column)
         try container.encode(columnSpan, forKey: .columnSpan)
