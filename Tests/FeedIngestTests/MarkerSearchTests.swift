@@ -22,7 +22,7 @@ struct MarkerSearchTests {
         ("wp-smiley emoji", "wp-smiley"),
     ]
 
-    @Test(arguments: 0..<cases.count)
+    @Test(arguments: MarkerSearchTests.cases.indices)
     func answersAsStringContains(_ index: Int) {
         let (text, marker) = Self.cases[index]
         #expect(HTMLTextConverter.containsASCII(text, marker) == text.contains(marker.description), "\(text)")
