@@ -31,7 +31,7 @@ extension FeedReader {
                 startAtomChild(name: name, parent: parent, attributes: attributes)
             }
         case .media:
-            startMediaChild(name: name, attributes: attributes)
+            startMediaChild(name: name, parent: parent, attributes: attributes)
         case .dc:
             switch name {
             case .creator: beginCapture(.dcCreator, .plain)
@@ -112,7 +112,13 @@ extension FeedReader {
     }
 
     /// Media RSS: image candidates and their texts.
-    private func startMediaChild(name: ElementName, attributes: Attributes) {
+    private func startMediaChild(name: ElementName, parent: OpenElement?, attributes: Attributes) {
+        // A description or title inside a media:content or media:thumbnail is also that image's alternative text.
+        if name == .description || name == .title, let parent, parent.namespace == .media,
+            parent.name == .content || parent.name == .thumbnail, let last = item?.images.indices.last
+        {
+            imageTextTarget = (last, name == .description)
+        }
         switch name {
         case .content:
             let image = attributes.mediaImage()

@@ -110,6 +110,20 @@ extension FeedReader {
         // Read through the pointer: a copy of the capture retained and released its buffer for every field.
         let capture = self.capture
         capture.pointee.isActive = false
+        if let target = imageTextTarget {
+            imageTextTarget = nil
+            let bytes = capture.pointee.bytes
+            let text =
+                capture.pointee.kind == .plain
+                ? HTMLTextConverter.collapseWhitespace(bytes) : converter.convert(bytes, collectImages: false).text
+            if !text.isEmpty, item?.images.indices.contains(target.image) == true {
+                if target.isDescription {
+                    item?.images[target.image].altDescription = text
+                } else {
+                    item?.images[target.image].altTitle = text
+                }
+            }
+        }
         if let field = capture.pointee.field {
             if capture.pointee.truncated {
                 warn(

@@ -60,6 +60,9 @@ public final class FeedReader {
     @exclusivity(unchecked) var baseStack: [(depth: Int, base: String)] = []
     @exclusivity(unchecked) var item: ItemBuilder?
     @exclusivity(unchecked) var itemDepth = 0
+    /// The image (its place in the item's list) whose `media:description` (true) or `media:title` (false) is
+    /// being captured: it becomes the image's alternative text too.
+    var imageTextTarget: (image: Int, isDescription: Bool)?
     /// Depth of an Atom `<source>` being skipped: its title, id and links describe the feed the
     /// entry was copied from, not the entry.
     @exclusivity(unchecked) var skippedDepth: Int?

@@ -101,11 +101,15 @@ public struct FeedImage: Sendable, Equatable {
     /// Where it came from: `media:content`, `media:thumbnail`, `enclosure`, `atom:link`,
     /// `itunes:image`, `html:img`, `json:image`.
     public var origin: String
+    /// The image's alternative text, when the feed gives one: the `media:description`, else the `media:title`,
+    /// inside its `media:content` / `media:thumbnail`; the `alt` of an `<img>` in the HTML; a JSON Feed
+    /// attachment's `title`. Whitespace collapsed; nil when there is none (or it is empty).
+    public var alt: String?
 
     /// Creates an image reference.
     public init(
         url: String, localPath: String? = nil, width: Int? = nil, height: Int? = nil,
-        type: String? = nil, origin: String
+        type: String? = nil, origin: String, alt: String? = nil
     ) {
         self.url = url
         self.localPath = localPath
@@ -113,6 +117,7 @@ public struct FeedImage: Sendable, Equatable {
         self.height = height
         self.type = type
         self.origin = origin
+        self.alt = alt
     }
 }
 

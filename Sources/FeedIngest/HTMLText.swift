@@ -8,6 +8,8 @@ struct HTMLImageReference: Equatable {
     var source: String
     var width: String?
     var height: String?
+    /// The `alt` attribute, as written (nil when absent).
+    var alt: String? = nil
 }
 
 /// What an HTML element means for the text: decided from the name's bytes, without making a
@@ -357,7 +359,7 @@ final class HTMLTextConverter {
             return nil  // 1×1 (or 2×2) tracking pixel
         }
         if isTrackerOrAvatar(source: source, className: attributes["class"] ?? "") { return nil }
-        return HTMLImageReference(source: source, width: width, height: height)
+        return HTMLImageReference(source: source, width: width, height: height, alt: attributes["alt"])
     }
 
     /// Known tracking and decoration hosts and paths; avatars are a person, not the photo.

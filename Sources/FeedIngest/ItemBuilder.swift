@@ -45,6 +45,11 @@ struct RawImage {
     var isDefault = false
     var base: String?
     var line: Int?
+    /// Alternative text: an `<img alt>`, a JSON Feed attachment's title, or the `media:description` /
+    /// `media:title` inside a Media RSS element (the description wins: ``altDescription``, ``altTitle``).
+    var alt: String?
+    var altDescription: String?
+    var altTitle: String?
 }
 
 /// A field's text as captured (where it is in its item's ``ItemBuilder/text``), how to read it, and the line its
@@ -282,9 +287,10 @@ struct ItemFinisher {
                 if !captionImages.isEmpty { break }
             }
             for reference in captionImages {
-                let rawImage = RawImage(
+                var rawImage = RawImage(
                     origin: "html:img", url: reference.source, width: reference.width, height: reference.height,
                     base: captionBase)
+                rawImage.alt = reference.alt
                 guard let candidate = resolve(rawImage, warnings: &warnings) else { continue }
                 candidates.append(candidate)
             }
@@ -417,10 +423,17 @@ struct ItemFinisher {
             width: size(raw.width, name: "width", raw: raw, warnings: &warnings),
             height: size(raw.height, name: "height", raw: raw, warnings: &warnings),
             type: raw.type.map { $0.trimmingASCIIWhitespace() }.flatMap { $0.isEmpty ? nil : $0 },
-            origin: raw.origin)
+            origin: raw.origin, alt: alternativeText(raw))
         return Candidate(
             image: image, group: Self.group(origin: raw.origin, isDefault: raw.isDefault),
             usable: resolved.refusal == nil)
+    }
+
+    /// The image's alternative text, whitespace collapsed and cut as titles are; nil when it has none.
+    private func alternativeText(_ raw: RawImage) -> String? {
+        guard let text = raw.altDescription ?? raw.altTitle ?? raw.alt else { return nil }
+        let collapsed = HTMLTextConverter.collapseWhitespace(Array(text.utf8))
+        return collapsed.isEmpty ? nil : truncateText(collapsed, limit: options.maxTextLength)
     }
 
     private func size(_ text: String?, name: String, raw: RawImage, warnings: inout ItemWarnings) -> Int? {

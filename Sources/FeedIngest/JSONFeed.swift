@@ -155,10 +155,11 @@ struct JSONFeedDecoder {
         }
         for attachment in entry["attachments"]?.arrayValue ?? [] {
             guard let url = attachment["url"]?.stringValue else { continue }
-            builder.images.append(
-                RawImage(
-                    origin: "enclosure", url: url, type: attachment["mime_type"]?.stringValue, base: builder.base,
-                    line: nil))
+            var image = RawImage(
+                origin: "enclosure", url: url, type: attachment["mime_type"]?.stringValue, base: builder.base,
+                line: nil)
+            image.alt = attachment["title"]?.stringValue
+            builder.images.append(image)
         }
         defer { nextIndex += 1 }
         return reader.finisher.finish(builder, index: nextIndex)

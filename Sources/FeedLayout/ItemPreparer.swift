@@ -218,14 +218,18 @@ struct ItemPreparer: Sendable {
             break
         }
         if let width = image.width, let height = image.height, width > 0, height > 0 {
-            return ResolvedPhoto(
+            var photo = ResolvedPhoto(
                 url: image.url, size: Size(width: Double(width), height: Double(height)), sizeSource: .declared,
                 info: nil)
+            photo.alt = image.alt
+            return photo
         }
         warnings.append(
             FeedWarning(
                 code: "imageSizeUnknown", message: "\(image.url): size unknown; using the fallback aspect ratio"))
-        return ResolvedPhoto(url: image.url, size: fallback, sizeSource: .fallback, info: nil)
+        var photo = ResolvedPhoto(url: image.url, size: fallback, sizeSource: .fallback, info: nil)
+        photo.alt = image.alt
+        return photo
     }
 
     /// Reads an image's header: the photo it makes, or why not (also as a warning); nil when it cannot be read at
@@ -250,10 +254,12 @@ struct ItemPreparer: Sendable {
                     FeedWarning(code: "placeholderUnavailable", message: "\(image.url): \(error.reason)"))
             case nil: break
             }
-            return .success(
-                ResolvedPhoto(
-                    url: image.url, size: Size(width: Double(info.displayWidth), height: Double(info.displayHeight)),
-                    sizeSource: .header, info: info, placeholder: placeholder, localPath: image.localPath))
+            var photo = ResolvedPhoto(
+                url: image.url, size: Size(width: Double(info.displayWidth), height: Double(info.displayHeight)),
+                sizeSource: .header, info: info, placeholder: placeholder, localPath: image.localPath)
+            // The alternative text of the image used (a fallback image has its own).
+            photo.alt = image.alt
+            return .success(photo)
         case .failure(let error):
             // The reason alone: the error's own message names the local path, which differs per machine.
             warnings.append(

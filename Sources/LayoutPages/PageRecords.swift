@@ -199,6 +199,7 @@ public enum Records {
             json.key("placeholder")
             writePlaceholder(placeholder, into: &json)
         }
+        if let alt = item.photo.alt { json.field("alt", alt) }
         json.endObject()
         json.key("annotation")
         json.beginObject()

@@ -28,6 +28,8 @@ public struct ResolvedPhoto: Sendable, Equatable {
     /// opened it; `nil` for remote photos and for local references that were refused or could not be read.
     /// Previews read local photos from here only (through the same gate), never from ``url``.
     public var localPath: String?
+    /// The photo's alternative text, as the feed gave it for the image used (``FeedImage/alt``).
+    public var alt: String?
 
     /// Whether the item names an image whose size could not be read from it (missing, corrupt, refused, not
     /// reachable): a failed input, though the item is still laid out with a declared or fallback size.

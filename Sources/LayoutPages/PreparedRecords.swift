@@ -55,6 +55,7 @@ package enum PreparedRecords {
             json.field("thumbHash", Base64.encode(placeholder.thumbHash, alphabet: .standard, padded: true))
             json.endObject()
         }
+        if let alt = photo.alt { json.field("alt", alt) }
         json.endObject()
         json.key("annotations")
         json.beginArray()
@@ -175,12 +176,13 @@ package enum PreparedRecords {
             else { throw invalid("photo.placeholder is not a colour and a base64 thumbHash") }
             placeholder = ImagePlaceholder(averageColor: color, thumbHash: hash)
         }
-        let photo = ResolvedPhoto(
+        var photo = ResolvedPhoto(
             url: try string(photoObject["url"], "photo.url"),
             size: Size(
                 width: try double(photoObject["width"], "photo.width"),
                 height: try double(photoObject["height"], "photo.height")),
             sizeSource: source, info: info, placeholder: placeholder)
+        photo.alt = try string(photoObject["alt"], "photo.alt")
 
         guard let annotationValues = object["annotations"]?.arrayValue, annotationValues.count == layouts else {
             throw invalid("annotations has not one entry per layout (\(layouts)): prepare with the same --breakpoints")

@@ -47,7 +47,7 @@ extension Records {
     /// Whether two images have the same record (every field ``write(_:into:)`` writes is equal).
     private static func writesTheSame(_ first: borrowing FeedImage, _ second: borrowing FeedImage) -> Bool {
         first.url == second.url && first.width == second.width && first.height == second.height
-            && first.type == second.type && first.origin == second.origin
+            && first.type == second.type && first.origin == second.origin && first.alt == second.alt
     }
 
     private static func write(_ image: FeedImage, into json: inout JSONWriter) {
@@ -57,6 +57,7 @@ extension Records {
         if let height = image.height { json.field("height", height) }
         if let type = image.type { json.field("type", type) }
         json.field("origin", image.origin)
+        if let alt = image.alt { json.field("alt", alt) }
         json.endObject()
     }
 

@@ -275,7 +275,8 @@ struct QuirkTests {
     @Test func imagesOnlyInHTML() throws {
         let feed = try parse(fixture("images-only-in-html.xml"))
         // Relative <img> resolve against the feed's own URL (no xml:base here), never against the item link.
-        let main = FeedImage(url: "https://example.com/photos/main.jpg", width: 1200, height: 800, origin: "html:img")
+        let main = FeedImage(
+            url: "https://example.com/photos/main.jpg", width: 1200, height: 800, origin: "html:img", alt: "Main")
         let second = FeedImage(url: "https://example.com/photos/second.jpg", origin: "html:img")
         let fromDescription = FeedImage(
             url: "https://cdn.example.com/x.png", width: 300, height: 200, origin: "html:img")

@@ -10,7 +10,8 @@ import TextMeasure
 /// binary (``EmbeddedClientFiles``, written by `scripts/embed-client`), so a `feedlayout` copied alone serves them.
 ///
 /// `GET /` is the form (`index.html`), `GET /view/{id}` the viewer (`view.html`, the same file for every id: its
-/// script reads the id from the address), `GET /client/{file}` the script and the style sheet.
+/// script reads the id from the address), `GET /client/{file}` the scripts and the style sheets, the ES module
+/// `feedlayout.mjs` (kept in `clients/js/`) that the view is a thin page on, and that other pages import, among them.
 struct ClientFiles: Sendable {
     struct File: Sendable {
         let body: ByteBuffer
@@ -51,7 +52,8 @@ struct ClientFiles: Sendable {
     }
 
     private static let contentTypes = [
-        "html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8",
+        "html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8", "mjs": "text/javascript; charset=utf-8",
+        "css": "text/css; charset=utf-8",
         "png": "image/png", "svg": "image/svg+xml",
     ]
 

@@ -175,7 +175,7 @@ extension PostgresLayoutStore {
                 "CREATE INDEX layout_by_creation ON feedlayout.layout (created_at, id)",
             ]
         ),
-    ]
+    ] + subscriptionMigrations
 
     /// One step of the schema: statements, then, where SQL alone cannot say it, Swift over the same connection
     /// (in the same transaction).

@@ -25,8 +25,8 @@ final class PostgresLayoutStore: LayoutStore {
     let client: PostgresClient
     private let clientTask: Task<Void, Never>
     /// Who holds a lease: this process, unique across hosts and restarts.
-    private let owner: String
-    private let leaseDuration: Duration
+    let owner: String
+    let leaseDuration: Duration
     /// How long one store operation may wait for PostgreSQL before the request gets a 503.
     private let operationTimeout: Duration
     let logger: Logger

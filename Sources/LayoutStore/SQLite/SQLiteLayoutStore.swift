@@ -220,6 +220,8 @@ final class SQLiteLayoutStore: LayoutStore {
                 }
             }
         }
+        // Feed subscriptions (SQLiteLayoutStore+Subscriptions.swift).
+        registerSubscriptionMigrations(&migrator)
         return migrator
     }
 
