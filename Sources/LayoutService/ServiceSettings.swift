@@ -87,6 +87,17 @@ public struct ServiceSettings: Sendable {
     /// end of the page that holds its last allowed item, `done` with a `truncated` warning.
     public var maximumItems: Int?
 
+    // MARK: Feed subscriptions (POST /v1/feeds)
+
+    /// `--min-refresh`: the least time between two fetches of a subscription's feed, in seconds, whatever the
+    /// subscription or the feed asks for.
+    public var minimumRefreshSeconds = 60
+    /// How often an idle event stream (`GET /v1/feeds/{id}/events`) sends a keep-alive comment.
+    public var eventKeepAlive: Duration = .seconds(15)
+    /// The clock subscriptions are refreshed by; `nil`: ``clock`` (tests pass one of its own, so the refresher's
+    /// sleeps are told apart from the store checks').
+    public var refreshClock: (any ServiceClock)?
+
     /// How long a post waits for room in the upload budget before it is refused: a third of the request timeout (its
     /// body is not read meanwhile, and the request deadline runs), at most 10 s.
     public var uploadWaitLimit: Duration { min(.seconds(10), requestTimeout / 3) }

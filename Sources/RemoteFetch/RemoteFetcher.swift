@@ -102,7 +102,7 @@ public final class RemoteFetcher: Sendable {
     private let resolver: HostResolver
     /// Whether an address (as text) must not be fetched unless private networks are allowed.
     private let isRestrictedAddress: @Sendable (String) -> Bool
-    private let limiter: ConcurrencyLimiter
+    let limiter: ConcurrencyLimiter
     private let logger: Logger
 
     /// Creates a fetcher and its HTTP client.
@@ -380,7 +380,7 @@ public final class RemoteFetcher: Sendable {
     /// address checked.
     /// - Returns: The response, the URL that answered, and the client that holds its connection (to keep while
     ///   the body is read; `nil` for the client that connects by name).
-    private func send(
+    func send(
         _ url: String, originalURL: String, headers: HTTPHeaders, deadline: NIODeadline, resource: inout RemoteResource
     ) async throws -> (HTTPClientResponse, String, VettedAddressClients.Lease?) {
         var current = url
@@ -512,7 +512,7 @@ public final class RemoteFetcher: Sendable {
                 "the fetch took longer than \(configuration.totalTimeout) in all; try again later or raise the timeout")
     }
 
-    private func tooLarge(_ url: String, cap: Int? = nil) -> RemoteFetchError {
+    func tooLarge(_ url: String, cap: Int? = nil) -> RemoteFetchError {
         RemoteFetchError(
             code: .tooLarge, url: url,
             reason:

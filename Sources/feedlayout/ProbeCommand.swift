@@ -15,8 +15,9 @@ extension FeedLayoutCommand {
                 Inputs are file paths, - for standard input, or http(s) URLs (fetched with Range requests, \
                 usually one request for the first 16 KiB). Records come out in input order; a failed input \
                 still gets a record, with "error", and the exit code is then 1.
-                Results are cached in $XDG_CACHE_HOME/feedlayout/probe.sqlite (files by size and modification \
-                time, URLs by ETag / Last-Modified, revalidated); --no-cache bypasses it.
+                Results are cached in $XDG_CACHE_HOME/feedlayout/probe.sqlite (URLs by ETag / Last-Modified, \
+                revalidated; files with --placeholders by size and modification time: a header alone is read \
+                faster from the file than from the cache); --no-cache bypasses it.
                 Examples:
                   feedlayout probe sample-feed/photos/*.jpg
                   feedlayout probe --placeholders https://example.com/a.jpg

@@ -151,6 +151,21 @@ extension FeedLayoutCommand {
             settings.maximumItems = maxItems
         }
 
+        // MARK: Feed subscriptions
+
+        @Option(help: ArgumentHelp(
+            "The least time between two fetches of a subscribed feed (POST /v1/feeds), whatever the subscription or the feed asks for.",
+            valueName: "seconds"))
+        var minRefresh = 60
+
+        func validateSubscriptions() throws {
+            guard (1...86_400).contains(minRefresh) else { throw ValidationError("--min-refresh is from 1 to 86400 seconds") }
+        }
+
+        func applySubscriptions(to settings: inout ServiceSettings) {
+            settings.minimumRefreshSeconds = minRefresh
+        }
+
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port is from 0 to 65535") }
             guard (1...(1 << 34)).contains(maxFeedBytes) else {
@@ -206,6 +221,7 @@ extension FeedLayoutCommand {
             if apiKeys != nil, noAuth { throw ValidationError("--api-keys and --no-auth contradict each other") }
             if privateReads, apiKeys == nil { throw ValidationError("--private-reads needs --api-keys") }
             try validateBoundedResources()
+            try validateSubscriptions()
         }
 
         func run() async throws {
@@ -234,6 +250,7 @@ extension FeedLayoutCommand {
             settings.maximumStoreBytes = maxStoreBytes
             settings.keepDuration = keepDays.map { Duration.seconds($0 * 86_400) }
             applyBoundedResources(to: &settings)
+            applySubscriptions(to: &settings)
             let server: LayoutServer
             do {
                 if let apiKeys { settings.apiKeys = try APIKeys(contentsOfFile: apiKeys) }

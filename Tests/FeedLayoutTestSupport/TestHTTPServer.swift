@@ -47,8 +47,7 @@ public final class TestHTTPServer: @unchecked Sendable {
         public var sendsContentLength: Bool
         /// Where the response stops until the test opens the gate.
         public var gate: ResponseGate?
-        /// More headers of every response but a redirect or an error (`Cache-Control`, `Expires`, `Age`, …), 304s
-        /// included.
+        /// More response headers, sent with every answer of this path (`Cache-Control`, `Retry-After`, …).
         public var extraHeaders: [String: String] = [:]
 
         /// Describes a resource; every part has the default of a plain, quick 200 response.
@@ -142,6 +141,9 @@ public final class TestHTTPServer: @unchecked Sendable {
 
     /// The `http://127.0.0.1:PORT` URL of a path.
     public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    /// What `path` serves now.
+    public func resource(at path: String) -> Resource? { lock.withLock { resources[path] } }
 
     /// Serves `resource` at `path` from now on, replacing what was there.
     public func serve(_ path: String, _ resource: Resource) {
@@ -320,7 +322,6 @@ private final class RequestHandler: ChannelInboundHandler, @unchecked Sendable {
         var headers: [String: String] = ["Content-Type": resource.contentType]
         if let tag = resource.entityTag { headers["ETag"] = tag }
         if let date = resource.lastModified { headers["Last-Modified"] = date }
-        for (name, value) in resource.extraHeaders { headers[name] = value }
         if let tag = resource.entityTag, head.headers.first(name: "If-None-Match") == tag {
             return send(
                 status: .notModified, headers: headers, body: [][...], resource: resource, keepAlive: keepAlive,
@@ -359,6 +360,9 @@ private final class RequestHandler: ChannelInboundHandler, @unchecked Sendable {
         keepAlive: Bool, context: ChannelHandlerContext
     ) {
         var responseHeaders = HTTPHeaders(headers.map { ($0.key, $0.value) })
+        for (name, value) in resource.extraHeaders.sorted(by: { $0.key < $1.key }) {
+            responseHeaders.add(name: name, value: value)
+        }
         if resource.sendsContentLength { responseHeaders.add(name: "Content-Length", value: "\(body.count)") }
         if !keepAlive { responseHeaders.add(name: "Connection", value: "close") }
         let finalHeaders = responseHeaders

@@ -80,6 +80,26 @@ final class ManualClock: ServiceClock {
         }
     }
 
+    /// Whether some task sleeps until exactly `deadline` (to the microsecond).
+    func hasSleeper(until deadline: Date) -> Bool {
+        state.withLock { state in
+            state.sleepers.values.contains { abs($0.deadline.timeIntervalSince(deadline)) < 0.000_001 }
+        }
+    }
+
+    /// Returns once some task sleeps until exactly `deadline` (the service has looked at the clock and gone to
+    /// sleep until then), looking every few milliseconds.
+    func waitForSleeper(until deadline: Date, timeout: Duration = .seconds(60)) async throws {
+        let end = ContinuousClock.now + timeout
+        while !hasSleeper(until: deadline) {
+            guard ContinuousClock.now < end else {
+                struct NoSleeper: Error, CustomStringConvertible { var description: String }
+                throw NoSleeper(description: "nothing went to sleep until \(deadline)")
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
     /// How many times `sleep(for:)` was called so far.
     var sleeps: Int { state.withLock { $0.sleeps } }
 

@@ -72,6 +72,19 @@ struct ServiceContractTests {
         let removed = try await service.post(["feedText": ServiceFeeds.rss(items: 3, photoBase: "https://photos.invalid/", seed: 9)])
         _ = try await service.request(.DELETE, "/v1/layouts/\(removed.json["id"] as? String ?? "")")
 
+        // Feed subscriptions (their first fetch fails: nothing answers at port 9).
+        let subscribe = Array(#"{"feed": "http://127.0.0.1:9/feed.xml", "options": {"columns": 2}, "refresh": {"minSeconds": 120}}"#.utf8)
+        let subscribed = try await service.request(.POST, "/v1/feeds", body: subscribe)
+        let feedID = subscribed.json["id"] as? String ?? ""
+        _ = try await service.request(.POST, "/v1/feeds", body: subscribe)
+        _ = try await service.request(.POST, "/v1/feeds", body: Array(#"{"feed": "ftp://example.org/f"}"#.utf8))
+        _ = try await service.request(.GET, "/v1/feeds/\(feedID)")
+        _ = try await service.request(.GET, "/v1/feeds?limit=1")
+        _ = try await service.request(.GET, "/v1/feeds?after=nothing")
+        _ = try await service.request(.GET, "/v1/feeds/ffffffffffffffffffffffffffffffff/events")
+        _ = try await service.request(.GET, "/v1/feeds/\(feedID)/events", headers: [("Last-Event-ID", "x")])
+        _ = try await service.request(.DELETE, "/v1/feeds/\(feedID)")
+        _ = try await service.request(.DELETE, "/v1/feeds/\(feedID)")
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("exchanges-\(UUID().uuidString).jsonl")
         try service.recordedExchanges.write(to: file, atomically: true, encoding: .utf8)
         let (status, text) = try await OpenAPICheckerTests.check(["responses", file.path])

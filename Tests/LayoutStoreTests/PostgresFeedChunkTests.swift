@@ -66,9 +66,9 @@ struct PostgresFeedChunkTests {
         let store = try await PostgresProbeCacheTests.openStore(cluster)
         defer { store.close() }
         #expect(try await store.feed(of: "old") == Array("<rss>old</rss>".utf8))
-        #expect(
-            try await Self.query(cluster, "SELECT max(version) FROM feedlayout.migration")
-                == PostgresLayoutStore.migrations.map(\.version).max())
+        // The layouts' steps (the subscriptions' are numbered from 101).
+        #expect(try await Self.query(cluster, "SELECT max(version) FROM feedlayout.migration WHERE version < 100") == 8)
+        #expect(try await Self.query(cluster, "SELECT max(version) FROM feedlayout.migration") == 101)
         // Sizes counted from what the layout holds (migration 7): its feed, its page and cursor, two pins.
         #expect(
             try await Self.query(

@@ -156,7 +156,8 @@ struct ProbeCacheTests {
         sources.insert("https://example.com/a.jpg", at: 4)
         sources.append(sources[0])
         let cache = try ProbeCache(path: folder + "/probe.sqlite")
-        let cached = CachingImageProber(prober: ImageProber(remote: nil), cache: cache, logger: Self.logger)
+        let cached = CachingImageProber(
+            prober: ImageProber(remote: nil), cache: cache, localFiles: .always, logger: Self.logger)
         let uncached = CachingImageProber(prober: ImageProber(remote: nil), cache: nil, logger: Self.logger)
 
         let first = await cached.probe(sources, withPlaceholder: false)
@@ -188,7 +189,8 @@ struct ProbeCacheTests {
         let image = folder + "/a.jpg"
         try FileManager.default.copyItem(atPath: Self.fixtures + "/jpeg-gradient-orientation-6.jpg", toPath: image)
         let cache = try ProbeCache(path: folder + "/probe.sqlite")
-        let prober = CachingImageProber(prober: ImageProber(remote: nil), cache: cache, logger: Self.logger)
+        let prober = CachingImageProber(
+            prober: ImageProber(remote: nil), cache: cache, localFiles: .always, logger: Self.logger)
         let first = await prober.probe(image, withPlaceholder: false)
         #expect(!first.fromCache)
         let second = await prober.probe(image, withPlaceholder: false)
@@ -213,6 +215,51 @@ struct ProbeCacheTests {
         // Standard input is never cached, and a missing file is an error, not a cache entry.
         let missing = await prober.probe(folder + "/missing.jpg", withPlaceholder: false)
         #expect(throws: ImageProbeError.self) { try missing.info.get() }
+    }
+
+    /// By default a local file's header-only probe reads the file, not the cache (an entry costs more than the
+    /// header it saves), with the same results; a probe that decodes pixels (a placeholder) is still kept and
+    /// served from the cache.
+    @Test func headerOnlyProbesOfLocalFilesSkipTheCacheByDefault() async throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let names = ["jpeg-gradient-orientation-6.jpg", "png-rgb.png", "jpeg-baseline.jpg"]
+        var sources: [String] = []
+        for name in names {
+            try FileManager.default.copyItem(atPath: Self.fixtures + "/" + name, toPath: folder + "/" + name)
+            sources.append(folder + "/" + name)
+        }
+        sources.insert(folder + "/missing.jpg", at: 1)
+        let cache = try ProbeCache(path: folder + "/probe.sqlite")
+        let prober = CachingImageProber(prober: ImageProber(remote: nil), cache: cache, logger: Self.logger)
+        let uncached = CachingImageProber(prober: ImageProber(remote: nil), cache: nil, logger: Self.logger)
+        let plain = await uncached.probe(sources, withPlaceholder: false)
+        for round in 0..<2 {
+            let batch = await prober.probe(sources, withPlaceholder: false)
+            for (index, source) in sources.enumerated() {
+                let single = await prober.probe(source, withPlaceholder: false)
+                #expect(!batch[index].fromCache && !single.fromCache, "round \(round): \(source)")
+                switch (plain[index].info, batch[index].info, single.info) {
+                case (.success(let expected), .success(let a), .success(let b)):
+                    #expect(a == expected && b == expected, "\(source)")
+                case (.failure(let expected), .failure(let a), .failure(let b)):
+                    #expect(a.code == expected.code && b.code == expected.code, "\(source)")
+                default:
+                    Issue.record("\(source): the cached prober and the plain one disagree")
+                }
+            }
+            #expect(try cache.count() == 0, "no entry for a header-only probe of a local file")
+        }
+        // A placeholder is worth keeping: stored once, then served from the cache.
+        let first = await prober.probe(sources[0], withPlaceholder: true)
+        #expect(!first.fromCache)
+        #expect(try cache.count() == 1)
+        let second = await prober.probe(sources[0], withPlaceholder: true)
+        #expect(second.fromCache)
+        #expect(try second.placeholder?.get() == first.placeholder?.get())
+        let batch = await prober.probe(sources, withPlaceholder: true)
+        #expect(batch[0].fromCache)
+        #expect(try cache.count() == 3, "the three images, each with its placeholder")
     }
 
     @Test func aCacheOpensWhileAnotherProcessHoldsItsWriteLock() throws {

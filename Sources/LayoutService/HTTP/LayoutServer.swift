@@ -104,6 +104,7 @@ public struct LayoutServer: Sendable {
                 services: (accessLog.map { [.init(service: $0)] } ?? []) + [
                     .init(service: handlers.resources), .init(service: probeCache), .init(service: handlers.runner),
                     .init(service: storeEvictor),
+                    .init(service: feedRefresher),
                     .init(service: app),
                     .init(service: StoppingFlag(handlers: handlers)),
                 ],
@@ -121,6 +122,8 @@ private struct StoppingFlag: Service {
     func run() async throws {
         try? await gracefulShutdown()
         handlers.isStopping.store(true, ordering: .relaxed)
+        // Event streams (GET /v1/feeds/{id}/events) see the flag and end.
+        await handlers.runner.events.changed(nil)
     }
 }
 

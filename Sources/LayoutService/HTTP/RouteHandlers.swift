@@ -39,6 +39,8 @@ final class RouteHandlers: Sendable {
     let uploadBudget: UploadBudget
     /// Connections open at once (`--max-connections`); its handler goes first in every connection's pipeline.
     let connections: ConnectionLimit
+    /// Wakes ``FeedRefresher`` (a new subscription is fetched at once).
+    let refreshWakes = WakeSignal()
 
     init(
         settings: ServiceSettings, store: any LayoutStore, runner: LayoutRunner, resources: LayoutResources,
@@ -73,41 +75,16 @@ final class RouteHandlers: Sendable {
                 buffer: try await uploadBudget.collect(
                     request, upTo: settings.maximumFeedBytes + settings.maximumFeedBytes / 8 + 65_536,
                     into: reservation)))
-        let options = try ClientOptions.layoutOptions(layoutRequest.options, settings: settings)
-        let pipeline: LayoutPipeline
-        do {
-            pipeline = try LayoutPipeline(options: options, resources: resources)
-        } catch {
-            throw ServiceProblem.invalidOptions(
-                error.message, field: error.code == .fontUnavailable ? "options.font" : error.option.map { "options." + LayoutOptionValues.jsonName($0) })
-        }
+        let options = try checkedOptions(layoutRequest.options)
         let (feed, name, base) = try await feedBytes(of: layoutRequest.feed, reservation: reservation)
         guard feed.count <= settings.maximumFeedBytes else { throw feedTooLarge(feed.count) }
         if let reason = FeedReader.notAFeedReason(firstBytes: feed.prefix(64 * 1024)) {
             throw ServiceProblem(
                 .unprocessableContent, "not-a-feed", "Not a feed", detail: "\(name): \(reason)", field: "feed")
         }
-        // Digesting a large feed takes a while: on the layout threads, not on the threads that answer requests.
-        // --max-items decides which pages a layout keeps: a service started with another bound makes another layout.
-        let identity = pipeline.identity + (settings.maximumItems.map { "max-items=\($0)\n" } ?? "")
-        // The image root decides which photos are read: a service started with another one makes other layouts.
-        let source = base ?? settings.imageRoot.map { "image-root:" + $0 }
-        let id = await withTaskExecutorPreference(resources.executor) {
-            Self.layoutID(identity: identity, feed: feed, base: source)
-        }
-        let parts = zip(pipeline.options.layouts, pipeline.grids).map { layout, grid in
-            (width: layout.waterfall.containerWidth, columns: grid.columnCount)
-        }
-        let isNew = try await store.insertLayout(
-            id: id, options: LayoutOptionValues.storedJSON(layoutRequest.options), feedName: name, baseURL: base, feed: feed, parts: parts)
-        if isNew {
-            logger.info("layout posted", metadata: ["layout": "\(id)", "feed": "\(name)", "bytes": "\(feed.count)"])
-            quotas.layoutQueued(id, client: context.client)
-            await runner.enqueue(id, feed: feed)
-            // A client views a layout right after posting it: its style sheet (fonts resolved, their character
-            // maps read) is ready by then.
-            Task { _ = try? await self.clientStyle(id: id) }
-        }
+        let (id, isNew) = try await startLayout(
+            feed: feed, name: name, base: base, options: options, predecessor: nil,
+            beforeQueueing: { quotas.layoutQueued($0, client: context.client) })
         if !isNew { quotas.refund(context.client) }
         var response = try await layoutResponse(id)
         response.status = isNew ? .accepted : .ok

@@ -47,6 +47,13 @@ extension ServiceRoute {
         // Keeping the store: listing and removing layouts (RouteHandlers+Lifecycle).
         ServiceRoute(.get, "/v1/layouts", access: .admin) { try await $0.listLayouts($1, context: $2) },
         ServiceRoute(.delete, "/v1/layouts/{id}") { try await $0.deleteLayout($1, context: $2) },
+        // Feed subscriptions (Feeds/RouteHandlers+Feeds).
+        ServiceRoute(.post, "/v1/feeds") { try await $0.createFeed($1, context: $2) },
+        // Every client's feed URLs: the operator's, as the list of layouts is.
+        ServiceRoute(.get, "/v1/feeds", access: .admin) { try await $0.listFeeds($1, context: $2) },
+        ServiceRoute(.get, "/v1/feeds/{id}") { try await $0.feed($1, context: $2) },
+        ServiceRoute(.delete, "/v1/feeds/{id}") { try await $0.deleteFeed($1, context: $2) },
+        ServiceRoute(.get, "/v1/feeds/{id}/events") { try await $0.feedEvents($1, context: $2) },
         ServiceRoute(.get, pagePath) { try await $0.page($1, context: $2) },
         ServiceRoute(.get, "/v1/pages") { try await $0.pageAfterCursor($1, context: $2) },
         ServiceRoute(.get, "/v1/layouts/{id}/items") { try await $0.items($1, context: $2) },

@@ -126,7 +126,11 @@ extension LayoutServer {
             store: handlers.store, reads: handlers.pageCache.reads, metrics: handlers.metrics,
             maximumBytes: settings.maximumStoreBytes, keepDuration: settings.keepDuration,
             interval: settings.storeCheckInterval, clock: settings.clock, logger: logger,
-            isProtected: { id in await runner.isActive(id) },
+            // A live subscription's newest versions stay (Feeds/RouteHandlers+Feeds).
+            isProtected: { id in
+                if await runner.isActive(id) { return true }
+                return await handlers.isKeptBySubscription(id)
+            },
             remove: { id in try await handlers.removeLayout(id) },
             forgetRemoved: { id in
                 guard let id else { return handlers.pageCache.removeAll() }

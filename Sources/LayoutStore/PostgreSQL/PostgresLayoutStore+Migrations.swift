@@ -187,7 +187,7 @@ extension PostgresLayoutStore {
                 "ALTER TABLE feedlayout.probe ADD COLUMN fresh_until DOUBLE PRECISION",
             ]
         ),
-    ]
+    ] + subscriptionMigrations
 
     /// One step of the schema: statements, then, where SQL alone cannot say it, Swift over the same connection
     /// (in the same transaction).

@@ -26,7 +26,7 @@ final class PostgresLayoutStore: LayoutStore {
     private let clientTask: Task<Void, Never>
     /// Who holds a lease: this process, unique across hosts and restarts.
     let owner: String
-    private let leaseDuration: Duration
+    let leaseDuration: Duration
     /// How long one store operation may wait for PostgreSQL before the request gets a 503.
     private let operationTimeout: Duration
     let logger: Logger

@@ -220,6 +220,8 @@ final class SQLiteLayoutStore: LayoutStore {
                 }
             }
         }
+        // Feed subscriptions (SQLiteLayoutStore+Subscriptions.swift).
+        registerSubscriptionMigrations(&migrator)
         migrator.registerMigration("page-counts") { db in
             // Each page's warnings by code and the layout's height after it, so that a new version of a feed can
             // take an older version's pages as its own with their counts (adoptPages). Pages stored before have

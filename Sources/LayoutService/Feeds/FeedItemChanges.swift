@@ -1,0 +1,58 @@
+import ByteTools
+import FeedIngest
+import LayoutPages
+
+/// What changed between two versions of a feed: items matched by their identity (their pages' `key`,
+/// `ItemKey.key(forID:)` of ``FeedItem/id``: the guid / Atom id / JSON Feed id, else the link, else a digest of the
+/// content), and an item present in both counted as changed when its content (title, caption, link, author, date,
+/// image) differs.
+struct FeedItemChanges: Sendable, Equatable {
+    var added = 0
+    var removed = 0
+    var changed = 0
+
+    /// An item's identity and a digest of its content.
+    struct Item: Sendable, Hashable {
+        var key: String
+        var content: String
+    }
+
+    /// The items of a feed, in feed order; `nil` when it cannot be read as a feed.
+    static func items(of feed: [UInt8], name: String, base: String?) -> [Item]? {
+        let reader = FeedReader(sourceName: name, baseURL: base, feedDirectory: nil)
+        do {
+            var items = try feed.withUnsafeBytes { try reader.consume($0) }
+            items += try reader.finish()
+            return items.map { Item(key: key(of: $0), content: contentDigest(of: $0)) }
+        } catch {
+            return nil
+        }
+    }
+
+    /// An item's identity across versions: its `key` in the pages.
+    static func key(of item: FeedItem) -> String { ItemKey.key(forID: item.id) }
+
+    private static func contentDigest(of item: FeedItem) -> String {
+        let fields = [item.title, item.text, item.link, item.author, item.published, item.image?.url]
+        let text = fields.map { $0.map { "+" + $0 } ?? "-" }.joined(separator: "\u{1F}")
+        return SHA256.hexDigest(Array(text.utf8))
+    }
+}
+
+extension FeedItemChanges {
+    /// The changes from `old` to `new` (an item whose key repeats counts once, its first occurrence).
+    init(old: [Item], new: [Item]) {
+        self.init()
+        var before: [String: String] = [:]
+        for item in old where before[item.key] == nil { before[item.key] = item.content }
+        var seen: Set<String> = []
+        for item in new where seen.insert(item.key).inserted {
+            if let content = before[item.key] {
+                if content != item.content { changed += 1 }
+            } else {
+                added += 1
+            }
+        }
+        removed = before.keys.filter { !seen.contains($0) }.count
+    }
+}
