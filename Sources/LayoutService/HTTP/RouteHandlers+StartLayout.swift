@@ -66,7 +66,7 @@ extension RouteHandlers {
         if isNew {
             logger.info("layout posted", metadata: ["layout": "\(id)", "feed": "\(name)", "bytes": "\(feed.count)"])
             beforeQueueing(id)
-            await runner.enqueue(id, feed: feed)
+            await runner.enqueue(id, feed: feed, predecessor: predecessor)
             // A client views a layout right after posting it: its style sheet (fonts resolved, their character
             // maps read) is ready by then.
             Task { _ = try? await self.clientStyle(id: id) }
