@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -11,14 +12,34 @@ public final class PostgresTestCluster: Sendable {
     public let port: Int
     /// The store URL of its database `feedlayout`.
     public var url: String { "postgres://postgres@127.0.0.1:\(port)/feedlayout" }
+    /// Clusters alive at once, across the whole suite (see ``TestSlots``): a test's cluster waits for one.
+    static let slots = TestSlots(limit: 2)
+    private let holdsSlot = Atomic<Bool>(true)
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scripts/postgres-cluster").path
 
     /// Creates the cluster and starts it.
     public init() async throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("feedlayout-pg-\(UUID().uuidString)")
-        port = try Self.freePort()
-        try await start()
+        await Self.slots.acquire()
+        do {
+            port = try Self.freePort()
+        } catch {
+            await Self.slots.release()
+            throw error
+        }
+        do {
+            try await start()
+        } catch {
+            // Whole now: its deinit runs too, and must not give the slot back a second time.
+            if holdsSlot.exchange(false, ordering: .relaxed) { await Self.slots.release() }
+            throw error
+        }
+    }
+
+    deinit {
+        // A test that forgot remove(): its slot is not lost.
+        if holdsSlot.exchange(false, ordering: .relaxed) { Task { await Self.slots.release() } }
     }
 
     public func start() async throws {
@@ -43,6 +64,7 @@ public final class PostgresTestCluster: Sendable {
     /// Stops the server if it runs and deletes its folder.
     public func remove() async {
         _ = try? await Self.run(["remove", folder.path])
+        if holdsSlot.exchange(false, ordering: .relaxed) { await Self.slots.release() }
     }
 
     /// A port nothing listens on now: the kernel's pick for a socket bound to port 0.
