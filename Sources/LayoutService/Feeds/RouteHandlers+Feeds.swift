@@ -138,15 +138,7 @@ extension RouteHandlers {
         json.beginArray()
         for version in subscription.versions {
             json.beginObject()
-            json.field("layout", version.layoutId)
-            json.field("items", version.items)
-            json.field("fetchedAt", Self.timestamp(version.fetchedAt))
-            json.key("changes")
-            json.beginObject()
-            json.field("added", version.added)
-            json.field("removed", version.removed)
-            json.field("changed", version.changed)
-            json.endObject()
+            Self.writeFields(of: version, into: &json)
             json.endObject()
         }
         json.endArray()
@@ -190,16 +182,7 @@ extension RouteHandlers {
     /// The subscriptions, in the order they were created, `limit` at a time; `next` is the `after` of the next
     /// listing (`null` on the last).
     func listFeeds(_ request: Request, context: some RequestContext) async throws -> Response {
-        let query = request.uri.queryParameters
-        let limit = try Self.integer(query, "limit", default: Self.listLimits.default, in: 1...Self.listLimits.maximum)
-        var cursor: LayoutListCursor?
-        if let text = query["after"] {
-            guard let parsed = LayoutListCursor(String(text)) else {
-                throw ServiceProblem.invalidRequest(
-                    "after is the `next` of a previous listing (digits, '-' and a subscription id)", field: "after")
-            }
-            cursor = parsed
-        }
+        let (limit, cursor) = try Self.listing(request, of: "subscription")
         var found = try await subscriptions.listSubscriptions(after: cursor, limit: limit + 1)
         let next =
             found.count > limit
@@ -300,5 +283,20 @@ extension RouteHandlers {
         } catch {
             return true
         }
+    }
+}
+
+extension RouteHandlers {
+    /// A version's members, as the state's `versions` and the `version` event both give them.
+    static func writeFields(of version: FeedVersion, into json: inout JSONWriter) {
+        json.field("layout", version.layoutId)
+        json.field("items", version.items)
+        json.field("fetchedAt", timestamp(version.fetchedAt))
+        json.key("changes")
+        json.beginObject()
+        json.field("added", version.added)
+        json.field("removed", version.removed)
+        json.field("changed", version.changed)
+        json.endObject()
     }
 }

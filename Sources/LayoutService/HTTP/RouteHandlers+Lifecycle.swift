@@ -52,19 +52,23 @@ extension RouteHandlers {
     /// The most layouts one listing answers with, and how many without `limit`.
     static let listLimits = (maximum: 1000, default: 100)
 
+    /// A listing's `limit` and `after` (the `next` of the listing before), for the lists of layouts and of
+    /// subscriptions (`what` names what an `after` holds the id of).
+    static func listing(_ request: Request, of what: String) throws -> (limit: Int, after: LayoutListCursor?) {
+        let query = request.uri.queryParameters
+        let limit = try Self.integer(query, "limit", default: Self.listLimits.default, in: 1...Self.listLimits.maximum)
+        guard let text = query["after"] else { return (limit, nil) }
+        guard let cursor = LayoutListCursor(String(text)) else {
+            throw ServiceProblem.invalidRequest(
+                "after is the `next` of a previous listing (digits, '-' and a \(what) id)", field: "after")
+        }
+        return (limit, cursor)
+    }
+
     /// The layouts, in the order they were created, `limit` at a time; `next` is the `after` of the next listing
     /// (`null` on the last).
     func listLayouts(_ request: Request, context: some RequestContext) async throws -> Response {
-        let query = request.uri.queryParameters
-        let limit = try Self.integer(query, "limit", default: Self.listLimits.default, in: 1...Self.listLimits.maximum)
-        var cursor: LayoutListCursor?
-        if let text = query["after"] {
-            guard let parsed = LayoutListCursor(String(text)) else {
-                throw ServiceProblem.invalidRequest(
-                    "after is the `next` of a previous listing (digits, '-' and a layout id)", field: "after")
-            }
-            cursor = parsed
-        }
+        let (limit, cursor) = try Self.listing(request, of: "layout")
         // The reads gathered since the evictor's last pass first, so that `lastRead` is current.
         await pageCache.reads.flush(to: store, at: settings.clock.now, logger: logger)
         var layouts = try await store.listLayouts(after: cursor, limit: limit + 1)
