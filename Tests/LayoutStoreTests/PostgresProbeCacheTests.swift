@@ -56,10 +56,19 @@ struct PostgresProbeCacheTests {
     /// cores: the client's connection pool logged that its `run()` had not started yet, and a SQLite test beside
     /// it took 72 s.)
     static func openStore(_ cluster: PostgresTestCluster) async throws -> PostgresLayoutStore {
+        try await retryingWhileUnanswered {
+            try await PostgresLayoutStore.open(url: cluster.url, leaseDuration: .seconds(30), logger: logger)
+        }
+    }
+
+    /// `open` again while it fails for a server that did not answer in time, for two minutes (see ``openStore(_:)``).
+    static func retryingWhileUnanswered(
+        _ open: () async throws -> PostgresLayoutStore
+    ) async throws -> PostgresLayoutStore {
         let deadline = ContinuousClock.now + .seconds(120)
         while true {
             do {
-                return try await PostgresLayoutStore.open(url: cluster.url, leaseDuration: .seconds(30), logger: logger)
+                return try await open()
             } catch {
                 let message = "\(error)"
                 guard ContinuousClock.now < deadline, message.contains("did not answer") else { throw error }

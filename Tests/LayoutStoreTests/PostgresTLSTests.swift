@@ -76,8 +76,12 @@ struct PostgresTLSTests {
         await cluster.remove()
     }
 
+    /// Opens the store; a refusal (TLS, password) is thrown at once, a server too busy to answer in time is tried
+    /// again, as the other PostgreSQL tests do.
     static func open(_ url: String, password: StorePassword? = Self.password) async throws -> PostgresLayoutStore {
-        try await PostgresLayoutStore.open(url: url, password: password, leaseDuration: .seconds(30), logger: logger)
+        try await PostgresProbeCacheTests.retryingWhileUnanswered {
+            try await PostgresLayoutStore.open(url: url, password: password, leaseDuration: .seconds(30), logger: logger)
+        }
     }
 
     @Test func requireAndVerifyFullConnectAndTheRestIsRefusedWithAMessageNamingTheStore() async throws {
