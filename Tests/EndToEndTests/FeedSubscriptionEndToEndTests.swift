@@ -23,15 +23,7 @@ struct FeedSubscriptionEndToEndTests {
     }
 
     @Test func oneInstanceRefreshesASubscriptionAndAnotherTakesOverWhenItIsKilled() async throws {
-        let cluster = try await PostgresTestCluster()
-        // Removed before the test returns (a task left to do it may not run before the test process ends).
-        do {
-            try await takeOver(cluster)
-        } catch {
-            await cluster.remove()
-            throw error
-        }
-        await cluster.remove()
+        try await PostgresTestCluster.with { try await takeOver($0) }
     }
 
     private func takeOver(_ cluster: PostgresTestCluster) async throws {

@@ -61,6 +61,20 @@ public final class PostgresTestCluster: Sendable {
         guard secured.status == 0 else { throw TestInputError(message: "PostgreSQL TLS: \(secured.stderr)") }
     }
 
+    /// Runs `body` with a started cluster and removes it before returning, whether `body` throws or not (a task
+    /// left to remove it may not run before the test process ends).
+    public static func with<Result>(_ body: (PostgresTestCluster) async throws -> Result) async throws -> Result {
+        let cluster = try await PostgresTestCluster()
+        do {
+            let result = try await body(cluster)
+            await cluster.remove()
+            return result
+        } catch {
+            await cluster.remove()
+            throw error
+        }
+    }
+
     /// Stops the server if it runs and deletes its folder.
     public func remove() async {
         _ = try? await Self.run(["remove", folder.path])

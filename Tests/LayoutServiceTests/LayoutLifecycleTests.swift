@@ -18,14 +18,7 @@ struct LayoutLifecycleTests {
     /// Runs `body` with a store location of the kind: nil (the harness's own SQLite file) or a cluster's URL.
     static func withStore(_ kind: StoreKind, _ body: (String?) async throws -> Void) async throws {
         guard kind == .postgres else { return try await body(nil) }
-        let cluster = try await PostgresTestCluster()
-        do {
-            try await body(cluster.url)
-        } catch {
-            await cluster.remove()
-            throw error
-        }
-        await cluster.remove()
+        try await PostgresTestCluster.with { try await body($0.url) }
     }
 
     /// Posts a feed of `items` pins (photos at an address that answers nothing: quick) and waits until it is done.

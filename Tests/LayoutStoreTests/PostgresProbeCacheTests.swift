@@ -39,14 +39,7 @@ struct PostgresProbeCacheTests {
 
     /// Runs `body` with a started cluster and always removes it.
     static func withCluster(_ body: (PostgresTestCluster) async throws -> Void) async throws {
-        let cluster = try await PostgresTestCluster()
-        do {
-            try await body(cluster)
-        } catch {
-            await cluster.remove()
-            throw error
-        }
-        await cluster.remove()
+        try await PostgresTestCluster.with(body)
     }
 
     /// Opens a store on the cluster. A cluster that has just started on a machine busy with the rest of the test

@@ -64,16 +64,11 @@ struct PostgresTLSTests {
     static func withTLSCluster(_ body: (PostgresTestCluster, Certificates) async throws -> Void) async throws {
         let certificates = try await Certificates()
         defer { try? FileManager.default.removeItem(at: certificates.folder) }
-        let cluster = try await PostgresTestCluster()
-        do {
+        try await PostgresTestCluster.with { cluster in
             try await cluster.requireTLS(
                 certificate: certificates.certificate, key: certificates.key, password: password.password)
             try await body(cluster, certificates)
-        } catch {
-            await cluster.remove()
-            throw error
         }
-        await cluster.remove()
     }
 
     /// Opens the store; a refusal (TLS, password) is thrown at once, a server too busy to answer in time is tried

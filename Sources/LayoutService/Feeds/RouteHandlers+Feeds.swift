@@ -189,17 +189,9 @@ extension RouteHandlers {
             ? LayoutListCursor(
                 createdMicroseconds: found[limit - 1].createdAt.microsecondsSince1970, id: found[limit - 1].id) : nil
         found = Array(found.prefix(limit))
-        var json = JSONWriter()
-        json.beginObject()
-        json.key("feeds")
-        json.beginArray()
-        for subscription in found { try await write(subscription, to: &json) }
-        json.endArray()
-        json.key("next")
-        if let next { json.string(next.description) } else { json.null() }
-        json.endObject()
-        json.appendRaw("\n")
-        return Self.json(json.takeBytes(), cacheControl: "no-store")
+        return try await Self.listingResponse(of: "feeds", next: next) { json in
+            for subscription in found { try await write(subscription, to: &json) }
+        }
     }
 
     // MARK: DELETE /v1/feeds/{id}

@@ -65,6 +65,23 @@ extension RouteHandlers {
         return (limit, cursor)
     }
 
+    /// A listing's answer: `{"<name>": [what `items` writes], "next": the next listing's `after` or null}`.
+    static func listingResponse(
+        of name: StaticString, next: LayoutListCursor?, _ items: (inout JSONWriter) async throws -> Void
+    ) async rethrows -> Response {
+        var json = JSONWriter()
+        json.beginObject()
+        json.key(name)
+        json.beginArray()
+        try await items(&json)
+        json.endArray()
+        json.key("next")
+        if let next { json.string(next.description) } else { json.null() }
+        json.endObject()
+        json.appendRaw("\n")
+        return Self.json(json.takeBytes(), cacheControl: "no-store")
+    }
+
     /// The layouts, in the order they were created, `limit` at a time; `next` is the `after` of the next listing
     /// (`null` on the last).
     func listLayouts(_ request: Request, context: some RequestContext) async throws -> Response {
@@ -74,31 +91,23 @@ extension RouteHandlers {
         var layouts = try await store.listLayouts(after: cursor, limit: limit + 1)
         let next = layouts.count > limit ? layouts[limit - 1].cursor : nil
         layouts = Array(layouts.prefix(limit))
-        var json = JSONWriter()
-        json.beginObject()
-        json.key("layouts")
-        json.beginArray()
-        for layout in layouts {
-            json.beginObject()
-            json.field("id", layout.id)
-            json.field("status", layout.status)
-            json.field("items", layout.itemCount)
-            json.field("bytes", layout.bytes)
-            json.field("created", Self.timestamp(layout.created))
-            json.key("lastRead")
-            if let lastRead = layout.lastRead { json.string(Self.timestamp(lastRead)) } else { json.null() }
-            json.key("links")
-            json.beginObject()
-            json.field("self", "/v1/layouts/" + layout.id)
-            json.endObject()
-            json.endObject()
+        return await Self.listingResponse(of: "layouts", next: next) { json in
+            for layout in layouts {
+                json.beginObject()
+                json.field("id", layout.id)
+                json.field("status", layout.status)
+                json.field("items", layout.itemCount)
+                json.field("bytes", layout.bytes)
+                json.field("created", Self.timestamp(layout.created))
+                json.key("lastRead")
+                if let lastRead = layout.lastRead { json.string(Self.timestamp(lastRead)) } else { json.null() }
+                json.key("links")
+                json.beginObject()
+                json.field("self", "/v1/layouts/" + layout.id)
+                json.endObject()
+                json.endObject()
+            }
         }
-        json.endArray()
-        json.key("next")
-        if let next { json.string(next.description) } else { json.null() }
-        json.endObject()
-        json.appendRaw("\n")
-        return Self.json(json.takeBytes(), cacheControl: "no-store")
     }
 
     /// `2026-11-28T19:00:00Z`: UTC, to the second.
