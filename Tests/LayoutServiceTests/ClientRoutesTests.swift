@@ -18,6 +18,7 @@ struct ClientRoutesTests {
         for (path, file, type) in [
             ("/", "index.html", "text/html; charset=utf-8"),
             ("/view/0123456789abcdef0123456789abcdef", "view.html", "text/html; charset=utf-8"),
+            ("/view/feed/0123456789abcdef0123456789abcdef", "view.html", "text/html; charset=utf-8"),
             ("/client/feed.js", "feed.js", "text/javascript; charset=utf-8"),
             ("/client/form.js", "form.js", "text/javascript; charset=utf-8"),
             ("/client/feed.css", "feed.css", "text/css; charset=utf-8"),

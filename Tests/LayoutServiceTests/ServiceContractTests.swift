@@ -43,6 +43,7 @@ struct ServiceContractTests {
         // The web client and what it loads.
         _ = try await service.request(.GET, "/")
         _ = try await service.request(.GET, "/view/\(id)")
+        _ = try await service.request(.GET, "/view/feed/\(id)")
         let script = try await service.request(.GET, "/client/feed.js")
         _ = try await service.request(
             .GET, "/client/feed.js", headers: [("If-None-Match", script.headers.first(name: "ETag") ?? "")])

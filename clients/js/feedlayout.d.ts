@@ -207,6 +207,18 @@ export interface OpenLayoutOptions {
   fetch?: (input: string, init?: RequestInit) => Promise<Response>;
 }
 
+/** The data of a feed's `version` event (GET /v1/feeds/{id}/events). */
+export interface FeedVersionEvent {
+  /** The subscription. */
+  subscription: string;
+  /** The new version's layout id. */
+  layout: string;
+  items: number;
+  fetchedAt: string;
+  /** Items added, removed and changed since the version before, matched by their identity (`key`). */
+  changes: { added: number; removed: number; changed: number };
+}
+
 export interface LayoutViewEventMap {
   /** The layout's status, each time the view asks for it. */
   layout: CustomEvent<LayoutStatus>;
@@ -220,8 +232,8 @@ export interface LayoutViewEventMap {
   complete: CustomEvent<{ breakpoint: BreakpointSummary }>;
   /** After each render: how many cards are in the DOM. */
   render: CustomEvent<{ cards: number }>;
-  /** With `feedId` and `follow`: a new version of the feed (the event's data, parsed as JSON when it is). */
-  version: CustomEvent<unknown>;
+  /** With `feedId` and `follow`: a new version of the feed, its first page stored (show it with `showLayout`). */
+  version: CustomEvent<FeedVersionEvent>;
   /** Something failed (the view goes on where it can); `preventDefault()` keeps it off the console. */
   error: CustomEvent<Error & { problem?: unknown; status?: number }>;
 }
@@ -236,6 +248,12 @@ export interface LayoutView extends EventTarget {
   readonly destroyed: boolean;
   /** Resolves once nothing is on its way (requests, fonts, a render) and the last frame is painted. */
   settled(): Promise<void>;
+  /**
+   * Shows another layout (a newer version of the same feed) in its place, keeping the reader's place: the pin at the
+   * top of the viewport stays where it is on the screen when the other layout has it (matched by `key`), else the
+   * view scrolls to the container's top. Calls run one after another.
+   */
+  showLayout(layoutId: string): Promise<{ layoutId: string; anchored: boolean }>;
   /** Removes every card, listener and style sheet the view added, cancels its requests, restores the container. */
   destroy(): void;
   addEventListener<K extends keyof LayoutViewEventMap>(

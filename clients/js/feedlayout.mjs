@@ -14,6 +14,8 @@
 //   3. As the reader scrolls, keeps only the cards near the viewport in the DOM, and fetches the next page by cursor
 //      (GET /v1/pages?cursor=) before the reader reaches the end of the pages so far; each page is fetched once.
 //   4. On resize, switches to the breakpoint that fits, keeping the pin at the top of the viewport in view.
+//   5. Following a feed (feedId, follow), tells the page of each new version; showLayout() switches to one,
+//      keeping the pin at the top of the viewport (matched by its key) where it is on the screen.
 //
 // The service at another origin must allow this page's origin (`feedlayout serve --cors-origin`): the layout, its
 // pages and its fonts are read with CORS.
@@ -80,7 +82,8 @@ class LayoutView extends EventTarget {
     this.#keep = options.keep ?? KEEP;
     this.#fetchAhead = options.fetchAhead ?? FETCH_AHEAD;
     this.#fetch = options.fetch ?? ((url, init) => fetch(url, init));
-    this.#start().catch(error => this.#fail(error));
+    this.#started = this.#start();
+    this.#started.catch(error => this.#fail(error));
   }
 
   // ---- State ---------------------------------------------------------------------------------------------------
@@ -91,9 +94,7 @@ class LayoutView extends EventTarget {
   #keep;
   #fetchAhead;
   #fetch;
-  #id = null;              // The layout shown.
-  #layout = null;          // The service's answer to GET /v1/layouts/{id}.
-  #parts = [];             // One per breakpoint (see #makePart).
+  #version = null;         // The layout shown (see #openVersion): its id, status and breakpoints.
   #part = null;            // The breakpoint shown.
   #shown = new Map();      // Pin index → its card in the DOM.
   #fonts = { title: '', caption: '' }; // CSS font shorthands, to ask document.fonts which faces a text needs.
@@ -112,11 +113,14 @@ class LayoutView extends EventTarget {
   #containerState = null;  // The container's attributes and styles before the view, restored by destroy().
   #listeners = [];         // [target, type, listener, options], removed by destroy().
   #events = null;          // The feed's EventSource (feedId with follow).
+  #started;                // #start()'s promise.
+  #showing = Promise.resolve(); // The last showLayout(), which the next one waits for.
+  #followedFrom = null;    // When the version the view opened with was fetched: older events are not news.
 
   // ---- What a page can ask -------------------------------------------------------------------------------------
 
   /** The layout shown (its id), once known. */
-  get layoutId() { return this.#id; }
+  get layoutId() { return this.#version?.id ?? null; }
   /** The breakpoint shown: `{ index, width, columns }`, once the layout is in. */
   get breakpoint() {
     const part = this.#part;
@@ -125,9 +129,9 @@ class LayoutView extends EventTarget {
   /** Whether the shown breakpoint's last page is in. */
   get complete() { return Boolean(this.#part?.complete); }
   /** The layout's status when the view last asked (`running`, `done`, `failed`). */
-  get layoutStatus() { return this.#layout?.status; }
+  get layoutStatus() { return this.#version?.layout.status; }
   /** The service's answer to GET /v1/layouts/{id}, when the view last asked. */
-  get layout() { return this.#layout; }
+  get layout() { return this.#version?.layout; }
   /** How many pages of the shown breakpoint are in, and how many the service had made when last asked. */
   get pages() {
     const part = this.#part;
@@ -143,6 +147,23 @@ class LayoutView extends EventTarget {
       this.#idleWaiters.push(resolve);
       this.#settleIfIdle();
     });
+  }
+
+  /**
+   * Shows another layout in place of this one (a newer version of the same feed), keeping the reader's place: the
+   * pin at the top of the viewport stays at the same screen position when the other layout has it (matched by its
+   * `key`), else the view scrolls to the container's top. Nothing on the screen moves until the other layout's
+   * cards can replace the shown ones in one frame. Resolves to `{ layoutId, anchored }`.
+   */
+  showLayout(layoutId) {
+    const id = String(layoutId ?? '');
+    if (!LAYOUT_ID.test(id)) {
+      return Promise.reject(new TypeError(`showLayout: '${id.slice(0, 80)}' is not a layout id (32 hex digits)`));
+    }
+    // One switch at a time, in the order asked.
+    const show = () => this.#track(() => this.#showVersion(id));
+    this.#showing = this.#showing.then(show, show);
+    return this.#showing;
   }
 
   /**
@@ -191,7 +212,7 @@ class LayoutView extends EventTarget {
   // ---- Talking to the service ----------------------------------------------------------------------------------
 
   #url(path) { return this.#base + path; }
-  #layoutPath() { return `/v1/layouts/${encodeURIComponent(this.#id)}`; }
+  #layoutPath(id) { return `/v1/layouts/${encodeURIComponent(id)}`; }
 
   async #fetchJSON(path) {
     const url = this.#url(path);
@@ -224,16 +245,16 @@ class LayoutView extends EventTarget {
     this.#container.setAttribute('aria-busy', String(this.#pending > 0 || !this.#ready));
   }
 
-  async #refreshLayout() {
-    this.#layout = await this.#fetchJSON(this.#layoutPath());
-    for (const summary of this.#layout.layouts) {
-      if (this.#parts[summary.index]) this.#parts[summary.index].pageCount = summary.pages;
+  async #refreshLayout(version) {
+    version.layout = await this.#fetchJSON(this.#layoutPath(version.id));
+    for (const summary of version.layout.layouts) {
+      if (version.parts[summary.index]) version.parts[summary.index].pageCount = summary.pages;
     }
-    this.#emit('layout', this.#layout);
+    if (version === this.#version) this.#emit('layout', version.layout);
   }
 
   #isComplete(part) {
-    return this.#layout.status !== 'running' && part.pagesLoaded >= part.pageCount;
+    return part.version.layout.status !== 'running' && part.pagesLoaded >= part.pageCount;
   }
 
   // Fetches a breakpoint's next page: the first by its index, every other by the cursor of the one before.
@@ -241,19 +262,20 @@ class LayoutView extends EventTarget {
   #loadNextPage(part) {
     if (part.loading || part.complete || this.#destroyed) return part.loading;
     part.loading = this.#track(async () => {
-      if (part.pagesLoaded >= part.pageCount && this.#layout.status === 'running') await this.#refreshLayout();
+      const version = part.version;
+      if (part.pagesLoaded >= part.pageCount && version.layout.status === 'running') await this.#refreshLayout(version);
       if (this.#isComplete(part)) {
         part.complete = true;
         return;
       }
       const path = part.pagesLoaded === 0
-        ? `${this.#layoutPath()}/pages/0?layout=${part.index}`
-        : `/v1/pages?cursor=${encodeURIComponent(part.cursor)}&layout=${encodeURIComponent(this.#id)}`;
+        ? `${this.#layoutPath(version.id)}/pages/0?layout=${part.index}`
+        : `/v1/pages?cursor=${encodeURIComponent(part.cursor)}&layout=${encodeURIComponent(version.id)}`;
       const page = await this.#fetchJSON(path);
       if (this.#destroyed) return;
       this.#addPage(part, page);
       part.complete = this.#isComplete(part);
-      if (part.complete) this.#emit('complete', { breakpoint: this.breakpoint });
+      if (part.complete && part === this.#part) this.#emit('complete', { breakpoint: this.breakpoint });
     }).catch(error => {
       // A page the service is still making (it waited ?wait= seconds for it): ask again on the next render.
       if (error.problem?.layoutStatus === 'running') return;
@@ -265,19 +287,32 @@ class LayoutView extends EventTarget {
     return part.loading;
   }
 
+  // Loads a breakpoint's pages until `found()` or its last page; a page the service is still making is asked for
+  // again a moment later.
+  async #loadUntil(part, found) {
+    while (!found() && !part.complete && !this.#destroyed) {
+      const before = part.pagesLoaded;
+      await this.#loadNextPage(part);
+      if (part.pagesLoaded === before && !part.complete) await new Promise(resolve => setTimeout(resolve, 200));
+    }
+  }
+
   #addPage(part, page) {
     part.pagesLoaded += 1;
     part.cursor = page.cursor;
     part.contentHeight = page.contentHeight;
     for (const item of page.items) {
       part.pins[item.index] = item;
+      if (item.key != null) part.byKey.set(item.key, item.index);
       const { y, height } = item.frame;
       for (let band = Math.floor(y / BAND); band <= Math.floor((y + height) / BAND); band++) {
         (part.bands[band] ??= []).push(item.index);
       }
     }
     if (part === this.#part) this.#showSize();
-    this.#emit('page', { breakpoint: { index: part.index, width: part.width, columns: part.columns }, page });
+    if (part.version === this.#version) {
+      this.#emit('page', { breakpoint: { index: part.index, width: part.width, columns: part.columns }, page });
+    }
   }
 
   // A style sheet, once per document (another view of the same service may have added it already).
@@ -302,8 +337,8 @@ class LayoutView extends EventTarget {
   }
 
   // The layout's fonts and text styles, as the service measured with them, and the cards' own style sheet.
-  #loadStyle() {
-    const sheets = [this.#addStyleSheet(this.#url(`${this.#layoutPath()}/style.css`))];
+  #loadStyle(id) {
+    const sheets = [this.#addStyleSheet(this.#styleURL(id))];
     if (this.#options.cardStyles !== false) sheets.push(this.#addStyleSheet(this.#url('/client/feedlayout.css')));
     return this.#track(() => Promise.all(sheets).then(() => {
       if (this.#destroyed) return;
@@ -320,6 +355,8 @@ class LayoutView extends EventTarget {
       }
     }));
   }
+
+  #styleURL(id) { return this.#url(`${this.#layoutPath(id)}/style.css`); }
 
   // ---- Cards ---------------------------------------------------------------------------------------------------
 
@@ -360,7 +397,8 @@ class LayoutView extends EventTarget {
 
   // The pins of the layout, when it is done; -1 (unknown) while it is still being made.
   #setSize() {
-    return this.#layout?.status === 'running' ? -1 : (this.#layout?.items ?? -1);
+    const layout = this.#version?.layout;
+    return layout?.status === 'running' ? -1 : (layout?.items ?? -1);
   }
 
   #defaultCard(item, context) {
@@ -412,10 +450,10 @@ class LayoutView extends EventTarget {
   // The characters of the pins' titles and of their captions, each once. Which fonts a text needs depends only on
   // its characters, and the browser looks up every character it is given: with the visible cards' whole text the
   // first render made 7,610 font lookups (66 ms in a Chromium trace), with its distinct characters 290 (27 ms).
-  #characters(indices) {
+  #characters(indices, part = this.#part) {
     const title = new Set(), caption = new Set();
     for (const index of indices) {
-      const annotation = this.#part.pins[index].annotation;
+      const annotation = part.pins[index].annotation;
       for (const character of annotation?.title?.text ?? '') title.add(character);
       for (const character of annotation?.text?.text ?? '') caption.add(character);
     }
@@ -580,9 +618,9 @@ class LayoutView extends EventTarget {
   // ---- Breakpoints ---------------------------------------------------------------------------------------------
 
   // The breakpoint to show: by the window's width (a media query's), the container's, or the page's own choice.
-  #chooseBreakpoint() {
+  #chooseBreakpoint(version = this.#version) {
     const choice = this.#options.breakpoints ?? 'window';
-    const summaries = this.#parts.map(part => ({ index: part.index, width: part.width, columns: part.columns }));
+    const summaries = version.parts.map(part => ({ index: part.index, width: part.width, columns: part.columns }));
     let chosen;
     if (typeof choice === 'function') {
       chosen = choice(summaries, innerWidth);
@@ -593,13 +631,13 @@ class LayoutView extends EventTarget {
       chosen = chooseBreakpoint(summaries, innerWidth);
     } else if (typeof choice === 'number') {
       chosen = summaries.find(summary => summary.width === choice);
-      if (!chosen) throw new Error(`layout ${this.#id} has no breakpoint ${choice} px (it has ${summaries.map(s => s.width).join(', ')})`);
+      if (!chosen) throw new Error(`layout ${version.id} has no breakpoint ${choice} px (it has ${summaries.map(s => s.width).join(', ')})`);
     } else {
       throw new TypeError(`openLayout: options.breakpoints is 'window', 'container', a width, or a function, not ${String(choice).slice(0, 40)}`);
     }
     const index = typeof chosen === 'number' ? chosen : chosen?.index;
-    const part = this.#parts[index];
-    if (!part) throw new Error(`options.breakpoints chose ${JSON.stringify(chosen)}, no breakpoint of layout ${this.#id}`);
+    const part = version.parts[index];
+    if (!part) throw new Error(`options.breakpoints chose ${JSON.stringify(chosen)}, no breakpoint of layout ${version.id}`);
     return part;
   }
 
@@ -621,7 +659,7 @@ class LayoutView extends EventTarget {
       const anchor = this.#topPin();
       const focused = [...this.#shown].find(([, card]) => card.contains(document.activeElement));
       // The other breakpoint's pages, up to the one with the anchor pin (each fetched once, and kept).
-      while (anchor && !next.pins[anchor.index] && !next.complete && !this.#destroyed) await this.#loadNextPage(next);
+      if (anchor) await this.#loadUntil(next, () => Boolean(next.pins[anchor.index]));
       if (this.#destroyed) return;
       for (const card of this.#shown.values()) card.remove();
       this.#shown.clear();
@@ -661,26 +699,104 @@ class LayoutView extends EventTarget {
     if (typeof id !== 'string' || !LAYOUT_ID.test(id)) {
       throw new Error(`feed ${feedId} has no layout yet (GET /v1/feeds/${feedId} named none)`);
     }
+    this.#followedFrom = (feed.versions ?? []).find(version => version.layout === id)?.fetchedAt ?? null;
     return id;
+  }
+
+  // A layout's status and its breakpoints, with no page loaded yet.
+  async #openVersion(id) {
+    const layout = await this.#fetchJSON(this.#layoutPath(id));
+    if (layout.status === 'failed' && layout.layouts.every(summary => summary.pages === 0)) {
+      throw new Error(`layout ${id} failed: ${layout.error?.message ?? 'no pages'}`);
+    }
+    const version = { id, layout, parts: [], styleId: id };
+    version.parts = layout.layouts.map(summary => ({
+      version, index: summary.index, width: summary.width, columns: summary.columns, pageCount: summary.pages,
+      pagesLoaded: 0, cursor: null, contentHeight: 0, pins: [], byKey: new Map(), bands: [], loading: null,
+      complete: false,
+    }));
+    return version;
+  }
+
+  // The style sheet a new version is shown with. Versions of one feed share their options, so their sheets differ
+  // only in the layout id of their font URLs (the files are named by their digest): the shown sheet and its loaded
+  // fonts then serve the new version too, and no text waits for a font again. Any other sheet is loaded.
+  async #styleFor(version) {
+    const init = { signal: this.#aborter.signal, headers: this.#options.headers };
+    const text = id => this.#fetch(this.#styleURL(id), init).then(response => (response.ok ? response.text() : null));
+    const shownId = this.#version.styleId;
+    const [next, shown] = await Promise.all([text(version.id), text(shownId)]);
+    if (next != null && next.replaceAll(`/v1/layouts/${version.id}/`, `/v1/layouts/${shownId}/`) === shown) {
+      version.styleId = shownId;
+    } else {
+      await this.#loadStyle(version.id);
+    }
+  }
+
+  async #showVersion(id) {
+    await this.#started;
+    if (this.#destroyed || id === this.#version.id) return { layoutId: this.layoutId, anchored: !this.#destroyed };
+    this.#switching = true;
+    try {
+      const version = await this.#openVersion(id);
+      const style = this.#styleFor(version);
+      const next = version.parts.find(part => part.width === this.#part.width) ?? this.#chooseBreakpoint(version);
+      await this.#loadUntil(next, () => next.pagesLoaded > 0);
+      // The pages up to the pin now at the top of the viewport (the reader may scroll meanwhile: asked again).
+      let anchor, key;
+      for (;;) {
+        anchor = this.#topPin();
+        key = anchor ? this.#part.pins[anchor.index]?.key : null;
+        if (key == null || next.byKey.has(key) || next.complete || this.#destroyed) break;
+        await this.#loadUntil(next, () => next.byKey.has(key));
+      }
+      await style;
+      const index = key == null ? undefined : next.byKey.get(key);
+      const top = index === undefined ? 0 : next.pins[index].frame.y - anchor.offset;
+      // The fonts of the cards the new place shows, before anything changes on the screen.
+      const wanted = this.#pinsBetween(next, top - innerHeight * this.#keep, top + innerHeight * (1 + this.#keep));
+      const text = this.#characters(wanted, next);
+      await Promise.all([document.fonts.load(this.#fonts.title, text.title), document.fonts.load(this.#fonts.caption, text.caption)])
+        .catch(error => console.warn('a font did not load', error));
+      if (this.#destroyed) return { layoutId: this.layoutId, anchored: false };
+      // One frame: the cards of the shown version go, the new version's come at the same screen place (the
+      // anchor's place now: the reader may have scrolled while the pages came).
+      const shown = this.#version;
+      const offset = index === undefined ? 0 : this.#part.pins[anchor.index].frame.y - this.#viewTop();
+      for (const card of this.#shown.values()) card.remove();
+      this.#shown.clear();
+      this.#version = version;
+      const widthChanged = next.width !== this.#part.width;
+      this.#part = next;
+      this.#showSize();
+      this.#fontsAsked = new Set();
+      if (index !== undefined) scrollBy(0, next.pins[index].frame.y - offset - this.#viewTop());
+      else if (this.#viewTop() > 0) scrollBy(0, -this.#viewTop());
+      if (shown.styleId !== version.styleId) {
+        const old = this.#styleURL(shown.styleId);
+        for (const link of this.#added.filter(element => element.href === old)) link.remove();
+        this.#added = this.#added.filter(element => element.href !== old);
+      }
+      this.#emit('layout', version.layout);
+      if (widthChanged) this.#emit('breakpoint', this.breakpoint);
+      if (next.complete) this.#emit('complete', { breakpoint: this.breakpoint });
+      this.#render();
+      return { layoutId: id, anchored: index !== undefined };
+    } finally {
+      this.#switching = false;
+      if (!this.#destroyed && this.#chooseBreakpoint() !== this.#part) this.#switchBreakpoint().catch(error => this.#fail(error));
+    }
   }
 
   async #start() {
     this.#claimContainer();
     this.#listen(this.#container, 'keydown', event => this.#onKey(event));
     await this.#track(async () => {
-      this.#id = this.#options.layoutId != null ? String(this.#options.layoutId) : await this.#feedLayout();
+      const id = this.#options.layoutId != null ? String(this.#options.layoutId) : await this.#feedLayout();
       // The style sheet needs only the id: it loads while the layout is asked for.
-      const style = this.#loadStyle();
-      this.#layout = await this.#fetchJSON(this.#layoutPath());
-      const layout = this.#layout;
-      if (layout.status === 'failed' && layout.layouts.every(summary => summary.pages === 0)) {
-        throw new Error(`layout ${this.#id} failed: ${layout.error?.message ?? 'no pages'}`);
-      }
-      this.#emit('layout', layout);
-      this.#parts = layout.layouts.map(summary => ({
-        index: summary.index, width: summary.width, columns: summary.columns, pageCount: summary.pages,
-        pagesLoaded: 0, cursor: null, contentHeight: 0, pins: [], bands: [], loading: null, complete: false,
-      }));
+      const style = this.#loadStyle(id);
+      this.#version = await this.#openVersion(id);
+      this.#emit('layout', this.#version.layout);
       this.#part = this.#chooseBreakpoint();
       this.#showSize();
       this.#emit('breakpoint', this.breakpoint);
@@ -697,7 +813,8 @@ class LayoutView extends EventTarget {
     this.#scheduleRender();
   }
 
-  // Tells the page of each new version of the feed (`version` event); the page opens a new view on it if it wants.
+  // Tells the page of each new version of the feed (`version` event); the page shows it with showLayout() if it
+  // wants. The stream first replays the feed's past events: those of the version shown and older ones are not news.
   #follow() {
     const url = this.#url(`/v1/feeds/${encodeURIComponent(String(this.#options.feedId))}/events`);
     this.#events = new EventSource(url);
@@ -708,6 +825,8 @@ class LayoutView extends EventTarget {
       } catch {
         // A version event whose data is not JSON is passed on as its text.
       }
+      const fetchedAt = detail?.fetchedAt;
+      if (this.#followedFrom && typeof fetchedAt === 'string' && fetchedAt <= this.#followedFrom) return;
       this.#emit('version', detail);
     });
   }

@@ -63,6 +63,7 @@ extension ServiceRoute {
         ServiceRoute(.get, "/files/{path}", takesRest: true) { try await $0.imageFile($1, context: $2) },
         ServiceRoute(.get, "/") { handlers, request, _ in try handlers.clientFile("index.html", request: request) },
         ServiceRoute(.get, "/view/{id}") { try await $0.view($1, context: $2) },
+        ServiceRoute(.get, "/view/feed/{id}") { handlers, request, _ in try handlers.clientFile("view.html", request: request) },
         ServiceRoute(.get, "/client/{file}") { handlers, request, context in
             try handlers.clientFile(context.parameters.get("file") ?? "", request: request)
         },
