@@ -23,10 +23,10 @@ struct FeedSubscriptionEndToEndTests {
     }
 
     @Test func oneInstanceRefreshesASubscriptionAndAnotherTakesOverWhenItIsKilled() async throws {
-        try await PostgresTestCluster.with { try await takeOver($0) }
+        try await PostgresTestDatabase.with { try await takeOver($0) }
     }
 
-    private func takeOver(_ cluster: PostgresTestCluster) async throws {
+    private func takeOver(_ cluster: PostgresTestDatabase) async throws {
         try await TestHTTPServer.with { server in
             let feed = try ServeEndToEndTests.serveSlowFeed(server, items: 40, delay: 0)
             // The first fetch of the feed is held until the test opens the gate.

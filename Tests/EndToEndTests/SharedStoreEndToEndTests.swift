@@ -6,8 +6,9 @@ import Testing
     import Glibc
 #endif
 
-/// `feedlayout serve` instances sharing one PostgreSQL store, a throwaway cluster of each test's own
-/// (scripts/postgres-cluster, Debian's postgresql run as the postgres user): a layout posted to two instances at
+/// `feedlayout serve` instances sharing one PostgreSQL store, a database of its own on the suite's shared cluster, or
+/// for the restart a throwaway cluster of the test's own (scripts/postgres-cluster, Debian's postgresql run as the
+/// postgres user): a layout posted to two instances at
 /// once is computed once and served by both while it runs, a killed instance's layout is taken over when its lease
 /// expires, a restart of PostgreSQL mid-layout answers 503 for that moment and loses nothing, and a photo one instance
 /// probed is only revalidated by another. Pages are `feedlayout layout`'s, byte for byte.
@@ -27,9 +28,7 @@ struct SharedStoreEndToEndTests {
     /// feed posted to both at once: one answers 202 and computes it, the other 200; the other serves its pages as
     /// they are stored, and wakes a request waiting for a page when the computing instance stores it.
     @Test func aLayoutPostedToTwoInstancesIsComputedOnceAndServedByBoth() async throws {
-        let cluster = try await Cluster()
-        defer { Task { await cluster.remove() } }
-        try await TestHTTPServer.with { server in
+        try await PostgresTestDatabase.with { cluster in try await TestHTTPServer.with { server in
             // 600 photos, 30 pages; photo 300 is held back, so the layout is mid-way while the test looks.
             let gate = ResponseGate(holdingAt: .beforeHead)
             let feed = try ServeEndToEndTests.serveSlowFeed(server, items: 600, delay: 2, gate: gate, gatedItem: 300)
@@ -84,15 +83,13 @@ struct SharedStoreEndToEndTests {
             try await ServeEndToEndTests.expectServedPages(computing, id, equal: expected)
             #expect(computing.log().contains("layout done"))
             #expect(!other.log().contains("layout done"), "the layout was computed twice:\n\(other.log())")
-        }
+        } }
     }
 
     /// The computing instance killed with SIGKILL mid-layout: once its lease expires, the other takes the layout
     /// over and finishes it from the last stored page, with every item counted once.
     @Test func aKilledInstancesLayoutIsTakenOverWhenItsLeaseExpires() async throws {
-        let cluster = try await Cluster()
-        defer { Task { await cluster.remove() } }
-        try await TestHTTPServer.with { server in
+        try await PostgresTestDatabase.with { cluster in try await TestHTTPServer.with { server in
             let gate = ResponseGate(holdingAt: .beforeHead)
             let feed = try ServeEndToEndTests.serveSlowFeed(server, items: 600, delay: 2, gate: gate, gatedItem: 300)
             let a = try await ServeProcess(store: cluster.url, arguments: ["--lease", "2"])
@@ -112,7 +109,7 @@ struct SharedStoreEndToEndTests {
             let expected = try await ServeEndToEndTests.cliPages(feed, options: Self.commandOptions)
             #expect(done["pages"] as? Int == expected.count)
             try await ServeEndToEndTests.expectServedPages(b, id, equal: expected)
-        }
+        } }
     }
 
     /// PostgreSQL stopped mid-layout: requests get 503 with Retry-After, the layout waits; started again,
@@ -156,9 +153,7 @@ struct SharedStoreEndToEndTests {
     /// request per photo, answered 304 without a body, and nothing else. Each instance has a cache folder of its own,
     /// so only the database can carry a probe from one to the other. Both layouts' pages are the command's.
     @Test func aPhotoProbedByOneInstanceIsOnlyRevalidatedByAnother() async throws {
-        let cluster = try await Cluster()
-        defer { Task { await cluster.remove() } }
-        try await TestHTTPServer.with { server in
+        try await PostgresTestDatabase.with { cluster in try await TestHTTPServer.with { server in
             let count = 30
             let feed = try Self.serveFeedOfTaggedPhotos(server, count: count)
             func photoRequests() -> [TestHTTPServer.LoggedRequest] {
@@ -200,7 +195,7 @@ struct SharedStoreEndToEndTests {
             #expect(firstPages == narrowPages)
             await #expect(try ServeEndToEndTests.servicePages(b, second, count: widePages.count) == widePages)
             #expect(secondDone["pages"] as? Int == widePages.count)
-        }
+        } }
     }
 
     /// A feed of `count` pins, each photo its own URL with an entity tag (so a probe of it can be cached and

@@ -5,15 +5,25 @@ import Synchronization
     import Glibc
 #endif
 
+/// A PostgreSQL database a test keeps a store in: a cluster's own `feedlayout`, or a database of the shared cluster.
+public protocol PostgresTestStore: Sendable {
+    var port: Int { get }
+    /// The database's name.
+    var database: String { get }
+    /// The store URL of the database.
+    var url: String { get }
+}
+
 /// A throwaway PostgreSQL cluster in a temporary folder, on a free port of 127.0.0.1: scripts/postgres-cluster
 /// (Debian's postgresql, run as the postgres user). For the tests of what `feedlayout serve` instances share.
-public final class PostgresTestCluster: Sendable {
+public final class PostgresTestCluster: PostgresTestStore {
     public let folder: URL
     public let port: Int
+    public var database: String { "feedlayout" }
     /// The store URL of its database `feedlayout`.
     public var url: String { "postgres://postgres@127.0.0.1:\(port)/feedlayout" }
     /// Clusters alive at once, across the whole suite (see ``TestSlots``): a test's cluster waits for one.
-    static let slots = TestSlots(limit: 2)
+    static let slots = TestSlots(limit: 3)
     private let holdsSlot = Atomic<Bool>(true)
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scripts/postgres-cluster").path
@@ -99,7 +109,7 @@ public final class PostgresTestCluster: Sendable {
     }
 
     /// Runs the script on a thread of its own (starting a cluster takes seconds), killed after two minutes.
-    private static func run(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+    static func run(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
         try await onOwnThread {
             let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "feedlayout-pg-stderr-\(UUID().uuidString)")
@@ -110,5 +120,56 @@ public final class PostgresTestCluster: Sendable {
             let stderr = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
             return (result.status, String(decoding: result.stdout, as: UTF8.self), stderr)
         }
+    }
+}
+
+/// A database of its own on the PostgreSQL cluster the whole test process shares (started at its first use, removed
+/// when the process exits): for tests that need a store, not a server of their own to stop, secure or kill. A
+/// database is made in a fraction of a second; a cluster of its own per test took seconds, and under the whole
+/// suite's load tests queued for the cluster slots for minutes.
+public struct PostgresTestDatabase: PostgresTestStore {
+    public let port: Int
+    public let database: String
+    public var url: String { "postgres://postgres@127.0.0.1:\(port)/\(database)" }
+
+    /// Runs `body` with a new empty database, dropped afterwards (its connections closed), whether `body` throws or
+    /// not.
+    public static func with<Result>(_ body: (PostgresTestDatabase) async throws -> Result) async throws -> Result {
+        let cluster = try await SharedPostgresCluster.shared.cluster()
+        let name = "t" + UUID().uuidString.lowercased().filter { $0 != "-" }
+        let made = try await PostgresTestCluster.run(["database", cluster.folder.path, name])
+        guard made.status == 0 else { throw TestInputError(message: "no database \(name): \(made.stderr)") }
+        let database = PostgresTestDatabase(port: cluster.port, database: name)
+        do {
+            let result = try await body(database)
+            _ = try? await PostgresTestCluster.run(["drop", cluster.folder.path, name])
+            return result
+        } catch {
+            _ = try? await PostgresTestCluster.run(["drop", cluster.folder.path, name])
+            throw error
+        }
+    }
+}
+
+/// The cluster ``PostgresTestDatabase`` makes its databases on: one per test process.
+actor SharedPostgresCluster {
+    static let shared = SharedPostgresCluster()
+    private var starting: Task<PostgresTestCluster, any Error>?
+    /// Its folder, for the removal at exit (a C function pointer captures nothing).
+    private nonisolated static let folderAtExit = Mutex<String?>(nil)
+
+    func cluster() async throws -> PostgresTestCluster {
+        if let starting, let cluster = try? await starting.value { return cluster }
+        let task = Task { try await PostgresTestCluster() }
+        starting = task
+        let cluster = try await task.value
+        Self.folderAtExit.withLock { $0 = cluster.folder.path }
+        atexit {
+            guard let folder = SharedPostgresCluster.folderAtExit.withLock({ $0 }) else { return }
+            _ = try? ChildProcess.run(
+                PostgresTestCluster.script, ["remove", folder], environment: ProcessInfo.processInfo.environment,
+                directory: nil, stdin: nil, stderrPath: "/dev/null", timeout: 60)
+        }
+        return cluster
     }
 }

@@ -10,7 +10,7 @@ import Testing
 @testable import LayoutService
 
 /// Removing layouts (`DELETE /v1/layouts/{id}`, and the evictor of `--max-store-bytes` and `--keep-days`) and
-/// listing them (`GET /v1/layouts`), on an SQLite store and on a throwaway PostgreSQL cluster.
+/// listing them (`GET /v1/layouts`), on an SQLite store and on a database of the suite's shared PostgreSQL cluster.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct LayoutLifecycleTests {
     enum StoreKind: String, CaseIterable, Sendable { case sqlite, postgres }
@@ -18,7 +18,7 @@ struct LayoutLifecycleTests {
     /// Runs `body` with a store location of the kind: nil (the harness's own SQLite file) or a cluster's URL.
     static func withStore(_ kind: StoreKind, _ body: (String?) async throws -> Void) async throws {
         guard kind == .postgres else { return try await body(nil) }
-        try await PostgresTestCluster.with { try await body($0.url) }
+        try await PostgresTestDatabase.with { try await body($0.url) }
     }
 
     /// Posts a feed of `items` pins (photos at an address that answers nothing: quick) and waits until it is done.

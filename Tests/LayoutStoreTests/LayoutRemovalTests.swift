@@ -127,7 +127,7 @@ struct LayoutRemovalTests {
     }
 
     @Test func postgresRemovesListsAndSizes() async throws {
-        try await PostgresProbeCacheTests.withCluster { cluster in
+        try await PostgresProbeCacheTests.withDatabase { cluster in
             let store = try await PostgresProbeCacheTests.openStore(cluster)
             defer { store.close() }
             try await Self.removeListAndSize(store)
@@ -165,7 +165,7 @@ struct LayoutRemovalTests {
     }
 
     @Test func postgresRemovalIsOneTransaction() async throws {
-        try await PostgresProbeCacheTests.withCluster { cluster in
+        try await PostgresProbeCacheTests.withDatabase { cluster in
             let store = try await PostgresProbeCacheTests.openStore(cluster)
             defer { store.close() }
             let id = String(repeating: "a", count: 32)

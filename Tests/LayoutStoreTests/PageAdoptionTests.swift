@@ -88,7 +88,7 @@ struct PageAdoptionTests {
     }
 
     @Test func postgres() async throws {
-        try await PostgresProbeCacheTests.withCluster { cluster in
+        try await PostgresProbeCacheTests.withDatabase { cluster in
             let store = try await PostgresProbeCacheTests.openStore(cluster)
             defer { store.close() }
             try await Self.adopt(store)

@@ -15,10 +15,10 @@ struct PostgresFeedChunkTests {
 
     /// A feed of two and a half chunks comes back whole, in order, from another instance.
     @Test func aFeedLargerThanAChunkRoundTrips() async throws {
-        try await PostgresProbeCacheTests.withCluster { cluster in try await Self.roundTrip(cluster) }
+        try await PostgresProbeCacheTests.withDatabase { cluster in try await Self.roundTrip(cluster) }
     }
 
-    static func roundTrip(_ cluster: PostgresTestCluster) async throws {
+    static func roundTrip(_ cluster: some PostgresTestStore) async throws {
         let writer = try await PostgresProbeCacheTests.openStore(cluster)
         defer { writer.close() }
         let reader = try await PostgresProbeCacheTests.openStore(cluster)
@@ -40,10 +40,10 @@ struct PostgresFeedChunkTests {
 
     /// A database whose feeds are whole rows (schema 2) gets them as one chunk each when a new instance starts.
     @Test func feedsStoredWholeBeforeAreKept() async throws {
-        try await PostgresProbeCacheTests.withCluster { cluster in try await Self.migrateWholeFeeds(cluster) }
+        try await PostgresProbeCacheTests.withDatabase { cluster in try await Self.migrateWholeFeeds(cluster) }
     }
 
-    static func migrateWholeFeeds(_ cluster: PostgresTestCluster) async throws {
+    static func migrateWholeFeeds(_ cluster: some PostgresTestStore) async throws {
         // The tables migrations 3, 5, 6, 7 and 8 change, as schema 2 left them (only the columns they use).
         for statement in [
             "CREATE SCHEMA feedlayout",
@@ -96,7 +96,7 @@ struct PostgresFeedChunkTests {
     /// Pages and the feed add their warning counts with one SQL function (migration 4): counts of a code add up,
     /// new codes join, nothing added changes nothing.
     @Test func warningCountsAddUp() async throws {
-        try await PostgresProbeCacheTests.withCluster { cluster in
+        try await PostgresProbeCacheTests.withDatabase { cluster in
             let store = try await PostgresProbeCacheTests.openStore(cluster)
             defer { store.close() }
             for (stored, added, expected) in [
@@ -115,16 +115,16 @@ struct PostgresFeedChunkTests {
     }
 
     /// Runs one statement on the cluster's database; the first column of its first row as a number, if any.
-    static func query(_ cluster: PostgresTestCluster, _ sql: String) async throws -> Int? {
+    static func query(_ cluster: some PostgresTestStore, _ sql: String) async throws -> Int? {
         try await value(cluster, sql, as: Int.self)
     }
 
     /// Runs one statement on the cluster's database; the first column of its first row, if any.
     static func value<Value: PostgresDecodable & Sendable>(
-        _ cluster: PostgresTestCluster, _ sql: String, as type: Value.Type
+        _ cluster: some PostgresTestStore, _ sql: String, as type: Value.Type
     ) async throws -> Value? where Value._DecodableType == Value {
         let configuration = PostgresClient.Configuration(
-            host: "127.0.0.1", port: cluster.port, username: "postgres", password: nil, database: "feedlayout",
+            host: "127.0.0.1", port: cluster.port, username: "postgres", password: nil, database: cluster.database,
             tls: .disable)
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: Value?.self) { group in

@@ -37,9 +37,14 @@ struct PostgresProbeCacheTests {
         placeholder: ImagePlaceholder(
             averageColor: PlaceholderColor(red: 0, green: 0, blue: 0, alpha: 0), thumbHash: []))
 
-    /// Runs `body` with a started cluster and always removes it.
+    /// Runs `body` with a started cluster of its own and always removes it (for a test that stops the server).
     static func withCluster(_ body: (PostgresTestCluster) async throws -> Void) async throws {
         try await PostgresTestCluster.with(body)
+    }
+
+    /// Runs `body` with a database of its own on the suite's shared cluster.
+    static func withDatabase(_ body: (PostgresTestDatabase) async throws -> Void) async throws {
+        try await PostgresTestDatabase.with(body)
     }
 
     /// Opens a store on the cluster. A cluster that has just started on a machine busy with the rest of the test
@@ -48,7 +53,7 @@ struct PostgresProbeCacheTests {
     /// tries were not enough at the very start of a fresh-clone run, when some 120 suites start at once on two
     /// cores: the client's connection pool logged that its `run()` had not started yet, and a SQLite test beside
     /// it took 72 s.)
-    static func openStore(_ cluster: PostgresTestCluster) async throws -> PostgresLayoutStore {
+    static func openStore(_ cluster: some PostgresTestStore) async throws -> PostgresLayoutStore {
         try await retryingWhileUnanswered {
             try await PostgresLayoutStore.open(url: cluster.url, leaseDuration: .seconds(30), logger: logger)
         }
@@ -71,7 +76,7 @@ struct PostgresProbeCacheTests {
 
     /// What one instance stores, another instance on the same database reads back whole; a later store replaces.
     @Test func entriesRoundTripBetweenTwoInstances() async throws {
-        try await Self.withCluster { cluster in
+        try await Self.withDatabase { cluster in
             let one = try await Self.openStore(cluster)
             defer { one.close() }
             let other = try await Self.openStore(cluster)
