@@ -219,8 +219,18 @@ actor LayoutRunner: Service {
             for warning in summary.feedWarnings { feedWarnings[warning.code, default: 0] += 1 }
             try await patiently { try await store.finishLayout(id, feedWarnings: feedWarnings) }
             metrics.layoutEnded(failed: false)
+            // Where the run's time went, in milliseconds (probe and measure summed over concurrent tasks; write:
+            // storing the pages), as the command's summary line says.
+            let times = summary.stageTimes
+            func milliseconds(_ duration: Duration) -> String { "\(Int((duration / .milliseconds(1)).rounded()))" }
             logger.info(
-                "layout done", metadata: ["layout": "\(id)", "items": "\(summary.items)", "pages": "\(summary.pages)"])
+                "layout done",
+                metadata: [
+                    "layout": "\(id)", "items": "\(summary.items)", "pages": "\(summary.pages)",
+                    "parse_ms": "\(milliseconds(times.parse))", "probe_ms": "\(milliseconds(times.probe))",
+                    "measure_ms": "\(milliseconds(times.measure))", "place_ms": "\(milliseconds(times.place))",
+                    "write_ms": "\(milliseconds(times.write))",
+                ])
         } catch {
             if Task.isCancelled {
                 if await isStoppedForRemoval(id) {
