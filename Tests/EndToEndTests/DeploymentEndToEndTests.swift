@@ -259,7 +259,7 @@ struct DeploymentEndToEndTests {
         func stop() {
             guard process.isRunning else { return }
             kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
+            _ = process.waitForExit()
         }
     }
 }

@@ -102,9 +102,9 @@ struct FeedSubscriptionEndToEndTests {
             }
             #expect(text.contains("id: 1\nevent: version\n"), "\(text)\n\(service.log())")
             #expect(service.signal(SIGTERM) == 0, "\(service.log())")
-            while curl.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
-            if curl.isRunning { curl.terminate() }
-            #expect(curl.terminationStatus == 0, "curl exited \(curl.terminationStatus)")
+            let status = curl.waitForExit(timeout: max(1, deadline.timeIntervalSinceNow))
+            if status == nil { curl.terminate() }
+            #expect(status == 0, "curl exited \(status.map(String.init) ?? "not at all")")
         }
     }
 

@@ -1,6 +1,7 @@
 import FeedLayoutTestSupport
 import Foundation
 import NIOCore
+import Synchronization
 import Testing
 
 /// `feedlayout serve` as a process: its pages are `feedlayout layout`'s byte for byte, a layout survives
@@ -8,10 +9,13 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct ServeEndToEndTests {
     /// A `feedlayout serve` child process and the port it listens on.
-    // Unchecked: every member is a constant set at start, and `Process` is safe to signal and wait for from any task.
+    // Unchecked: every member is a constant set at start or behind a mutex, and `Process` is safe to signal and wait
+    // for from any task.
     final class ServeProcess: @unchecked Sendable {
         let process = Process()
         let port: Int
+        /// The status ``signal(_:)`` found, once the process ended.
+        private let ended = Mutex<Int32?>(nil)
         let logFile: URL
 
         /// - Parameters:
@@ -96,10 +100,14 @@ struct ServeEndToEndTests {
             }
         }
 
+        /// Sends `signal` and waits for the process to end (``Process/waitForExit(timeout:)``, not `waitUntilExit()`,
+        /// which spun for minutes here on a child that had ended): its exit status, or the signal that ended it.
         func signal(_ signal: Int32) -> Int32 {
+            if let status = ended.withLock({ $0 }) { return status }
             kill(process.processIdentifier, signal)
-            process.waitUntilExit()
-            return process.terminationStatus
+            let status = process.waitForExit(timeout: 120) ?? -1
+            ended.withLock { $0 = status }
+            return status
         }
     }
 

@@ -109,3 +109,24 @@ private func cloexecPipe(_ descriptors: UnsafeMutablePointer<Int32>, _ flags: In
 
 @_silgen_name("posix_spawn_file_actions_addchdir_np")
 private func addChdir(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ path: UnsafePointer<CChar>) -> Int32
+
+extension Process {
+    /// Waits for the process to end: its exit code, or the number of the signal that ended it (what
+    /// `terminationStatus` says). Use it instead of `waitUntilExit()` and `terminationStatus`: that wait spun for good
+    /// on a child that had already ended, a zombie Foundation never noticed (in ChildProcess's time, and again in a
+    /// fresh-clone run on 2026-11-29). The child is reaped here when Foundation has not seen it end; `nil` after
+    /// `timeout` seconds.
+    public func waitForExit(timeout: Double = 600) -> Int32? {
+        let pid = processIdentifier
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if !isRunning { return terminationStatus }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                return status & 0x7f == 0 ? (status >> 8) & 0xff : status & 0x7f
+            }
+            usleep(5_000)
+        }
+        return nil
+    }
+}

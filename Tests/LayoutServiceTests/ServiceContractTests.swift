@@ -110,8 +110,7 @@ struct ServiceContractTests {
             process.standardError = pipe
             try process.run()
             let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, output)
+            return (process.waitForExit() ?? -1, output)
         }
     }
 

@@ -76,8 +76,7 @@ struct ProbeCacheTests {
             "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version=99'); c.commit()", path,
         ]
         try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0)
+        try #require(process.waitForExit() == 0)
         let error = #expect(throws: ProbeCacheError.self) { try ProbeCache(path: path) }
         #expect(error?.code == .incompatibleSchema)
         #expect(error?.message.contains(path) == true)
