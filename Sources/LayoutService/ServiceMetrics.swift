@@ -48,6 +48,9 @@ final class ServiceMetrics: Sendable {
     private let storeBytes: Gauge
     private let layoutsByStatus: [String: Gauge]
     private let layoutsEvicted: [String: Counter]
+    // MARK: Subscriptions
+    /// Fetches of subscribed feeds, by what came of them.
+    private let feedFetches: [FeedFetchResult: Counter]
     private let boundMetrics: BoundMetrics
 
     static let latencyBuckets: [Duration] = [
@@ -96,6 +99,13 @@ final class ServiceMetrics: Sendable {
                 help: "Layouts the evictor removed: past --max-store-bytes (size) or --keep-days (age).")
         }
         layoutsEvicted = evicted
+        var fetches: [FeedFetchResult: Counter] = [:]
+        for result in FeedFetchResult.allCases {
+            fetches[result] = registry.makeCounter(
+                name: "feedlayout_feed_fetches_total", labels: [("result", result.rawValue)],
+                help: "Fetches of subscribed feeds: a new version, the same bytes, 304 Not Modified, or failed.")
+        }
+        feedFetches = fetches
         var routes: [String: [String: RouteSeries]] = [:]
         for (method, route) in known {
             routes[route, default: [:]][method] = Self.series(registry, method: method, route: route)
@@ -186,6 +196,15 @@ final class ServiceMetrics: Sendable {
 
     func layoutEnded(failed: Bool) {
         (failed ? layoutsFailed : layoutsDone).increment()
+    }
+
+    /// What came of fetching a subscribed feed.
+    enum FeedFetchResult: String, CaseIterable, Sendable {
+        case newVersion = "new-version", unchanged, notModified = "not-modified", failed
+    }
+
+    func feedFetched(_ result: FeedFetchResult) {
+        feedFetches[result]?.increment()
     }
 
     /// The store's size and layouts by status, as last looked at.

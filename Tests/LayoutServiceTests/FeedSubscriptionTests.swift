@@ -217,6 +217,12 @@ struct FeedSubscriptionTests {
             #expect(Self.lastFetch(state)["status"] as? Int == 200)
             #expect(Self.versions(state).count == 3 && state["pending"] is NSNull)
             #expect(server.requests(for: "/feed.xml").count == 9)
+            // What came of the nine fetches, as /metrics counts them.
+            let metrics = try await service.request(.GET, "/metrics").text
+            for (result, count) in [("new-version", 3), ("not-modified", 2), ("failed", 3), ("unchanged", 1)] {
+                #expect(
+                    metrics.contains(#"feedlayout_feed_fetches_total{result="\#(result)"} \#(count)"#), "\(result)")
+            }
 
             // Every event, replayed after Last-Event-ID 1, then a live one.
             let stream = try await EventStream.open(service, id: id, lastEventID: 1)

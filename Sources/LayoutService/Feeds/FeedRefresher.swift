@@ -143,8 +143,10 @@ actor FeedRefresher: Service {
         let outcome = await fetch(subscription)
         if Task.isCancelled { return }
         var event: FeedEventDraft?
+        var result = ServiceMetrics.FeedFetchResult.unchanged
         switch outcome {
         case .failed(let failure):
+            result = .failed
             subscription.failureCount += 1
             subscription.lastFetch = FeedFetchRecord(
                 time: fetchedAt, status: failure.status, bytes: nil, errorType: failure.type,
@@ -156,6 +158,7 @@ actor FeedRefresher: Service {
                 "feed refresh failed",
                 metadata: ["subscription": "\(id)", "type": "\(failure.type)", "error": "\(failure.message)"])
         case .notModified(let headers):
+            result = .notModified
             subscription.failureCount = 0
             subscription.lastFetch = FeedFetchRecord(time: fetchedAt, status: 304, bytes: 0)
             let hint = [RefreshSchedule.freshness(headers: headers, now: fetchedAt), subscription.feedHintSeconds]
@@ -176,7 +179,9 @@ actor FeedRefresher: Service {
                     subscription.pending = try await startVersion(
                         subscription, feed: feed, base: resource.finalURL, fetchedAt: fetchedAt)
                     subscription.feedDigest = digest
+                    result = .newVersion
                 } catch {
+                    result = .failed
                     let problem = error as? ServiceProblem
                     subscription.failureCount = 1
                     subscription.lastFetch?.errorType = problem?.kind ?? "internal"
@@ -187,6 +192,7 @@ actor FeedRefresher: Service {
                 }
             }
         }
+        handlers.metrics.feedFetched(result)
         if try await store.updateSubscription(subscription, expectedRevision: revision, event: event) {
             if event != nil { await handlers.runner.events.changed(id) }
         } else {
