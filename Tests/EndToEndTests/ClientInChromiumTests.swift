@@ -54,6 +54,8 @@ struct ClientInChromiumTests {
     /// A layout's pages as the service serves them: every pin's frame, and which page each cursor leads to.
     struct ServedLayout {
         var frames: [[Int: Frame]] = []
+        /// Each pin's `key`, by breakpoint and index.
+        var keys: [[Int: String]] = []
         /// Lines of each pin's title and caption, as measured ("title 12" → 2).
         var lines: [[String: Int]] = []
         var pageCounts: [Int] = []
@@ -342,6 +344,7 @@ struct ClientInChromiumTests {
             let partIndex = part["index"] as? Int ?? 0
             let pages = part["pages"] as? Int ?? 0
             var frames: [Int: Frame] = [:]
+            var keys: [Int: String] = [:]
             var lines: [String: Int] = [:]
             for index in 0..<pages {
                 let page = try await service.json("/v1/layouts/\(id)/pages/\(index)?layout=\(partIndex)")
@@ -350,6 +353,7 @@ struct ClientInChromiumTests {
                     frames[item["index"] as? Int ?? -1] = Frame(
                         x: number(frame["x"]), y: number(frame["y"]), width: number(frame["width"]),
                         height: number(frame["height"]))
+                    keys[item["index"] as? Int ?? -1] = item["key"] as? String
                     let annotation = item["annotation"] as? [String: Any] ?? [:]
                     for (role, key) in [("title", "title"), ("caption", "text")] {
                         if let block = annotation[key] as? [String: Any], let count = block["lines"] as? Int {
@@ -360,6 +364,7 @@ struct ClientInChromiumTests {
                 if let cursor = page["cursor"] as? String { served.nextPage[cursor] = (partIndex, index + 1) }
             }
             served.frames.append(frames)
+            served.keys.append(keys)
             served.lines.append(lines)
             served.pageCounts.append(pages)
             served.contentHeights.append(number(part["contentHeight"]))

@@ -26,11 +26,11 @@ struct FeedViewInChromiumTests {
         return Array((feed + "</channel></rss>\n").utf8)
     }
 
-    /// A finished version's pins of its one breakpoint: frame and key by index.
+    /// A finished version's pins of its one breakpoint: frame and key by index (the pages as served).
     struct Version {
         var layout: String
-        var frames: [Int: ClientInChromiumTests.Frame] = [:]
-        var keys: [Int: String] = [:]
+        var frames: [Int: ClientInChromiumTests.Frame]
+        var keys: [Int: String]
         func index(ofKey key: String) -> Int? { keys.first { $0.value == key }?.key }
     }
 
@@ -48,19 +48,8 @@ struct FeedViewInChromiumTests {
         let layout = try #require(versions.first?["layout"] as? String)
         let status = try await service.waitUntilDone(layout)
         try #require(status["status"] as? String == "done", "\(status)")
-        var version = Version(layout: layout)
-        for page in 0..<(status["pages"] as? Int ?? 0) {
-            let json = try await service.json("/v1/layouts/\(layout)/pages/\(page)")
-            for item in json["items"] as? [[String: Any]] ?? [] {
-                let index = item["index"] as? Int ?? -1
-                let frame = item["frame"] as? [String: Any] ?? [:]
-                version.frames[index] = .init(
-                    x: number(frame["x"]), y: number(frame["y"]), width: number(frame["width"]),
-                    height: number(frame["height"]))
-                version.keys[index] = item["key"] as? String
-            }
-        }
-        return version
+        let served = try await ClientInChromiumTests.served(service, id: layout, status: status)
+        return Version(layout: layout, frames: served.frames.first ?? [:], keys: served.keys.first ?? [:])
     }
 
     /// The bar's text once it is shown, else nil after `seconds`.

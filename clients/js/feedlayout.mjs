@@ -469,9 +469,23 @@ class LayoutView extends EventTarget {
     const fonts = this.#fonts;
     if (document.fonts.check(fonts.title, text.title) && document.fonts.check(fonts.caption, text.caption)) return true;
     for (const index of needed) this.#fontsAsked.add(index);
-    this.#track(() => Promise.all([document.fonts.load(fonts.title, text.title), document.fonts.load(fonts.caption, text.caption)])
-      .catch(error => console.warn('a font did not load', error)));
+    this.#track(() => this.#loadFonts(text));
     return false;
+  }
+
+  // Loads the title's and the caption's fonts for these characters; a font that fails is only warned about.
+  #loadFonts(text) {
+    return Promise.all([document.fonts.load(this.#fonts.title, text.title), document.fonts.load(this.#fonts.caption, text.caption)])
+      .catch(error => console.warn('a font did not load', error));
+  }
+
+  // Takes the shown cards away and shows `part` instead, scrolled by `scroll` px (the next render draws its cards).
+  #showPart(part, scroll) {
+    for (const card of this.#shown.values()) card.remove();
+    this.#shown.clear();
+    this.#part = part;
+    this.#showSize();
+    if (scroll) scrollBy(0, scroll);
   }
 
   // ---- Windowing -----------------------------------------------------------------------------------------------
@@ -661,13 +675,11 @@ class LayoutView extends EventTarget {
       // The other breakpoint's pages, up to the one with the anchor pin (each fetched once, and kept).
       if (anchor) await this.#loadUntil(next, () => Boolean(next.pins[anchor.index]));
       if (this.#destroyed) return;
-      for (const card of this.#shown.values()) card.remove();
-      this.#shown.clear();
-      this.#part = next;
-      this.#showSize();
-      if (focused) this.#focusIndex = focused[0];
       const frame = anchor && next.pins[anchor.index]?.frame;
-      if (frame) scrollBy(0, frame.y - Math.max(0, anchor.offset) - this.#viewTop());
+      // The scroll that keeps the anchor pin where it is in the viewport (cut at the container's top).
+      const scroll = frame ? frame.y - Math.max(0, anchor.offset) - this.#viewTop() : 0;
+      this.#showPart(next, scroll);
+      if (focused) this.#focusIndex = focused[0];
       this.#emit('breakpoint', this.breakpoint);
     } finally {
       this.#switching = false;
@@ -755,23 +767,17 @@ class LayoutView extends EventTarget {
       const top = index === undefined ? 0 : next.pins[index].frame.y - anchor.offset;
       // The fonts of the cards the new place shows, before anything changes on the screen.
       const wanted = this.#pinsBetween(next, top - innerHeight * this.#keep, top + innerHeight * (1 + this.#keep));
-      const text = this.#characters(wanted, next);
-      await Promise.all([document.fonts.load(this.#fonts.title, text.title), document.fonts.load(this.#fonts.caption, text.caption)])
-        .catch(error => console.warn('a font did not load', error));
+      await this.#loadFonts(this.#characters(wanted, next));
       if (this.#destroyed) return { layoutId: this.layoutId, anchored: false };
       // One frame: the cards of the shown version go, the new version's come at the same screen place (the
       // anchor's place now: the reader may have scrolled while the pages came).
       const shown = this.#version;
       const offset = index === undefined ? 0 : this.#part.pins[anchor.index].frame.y - this.#viewTop();
-      for (const card of this.#shown.values()) card.remove();
-      this.#shown.clear();
-      this.#version = version;
       const widthChanged = next.width !== this.#part.width;
-      this.#part = next;
-      this.#showSize();
+      const scroll = index !== undefined ? next.pins[index].frame.y - offset - this.#viewTop() : Math.min(0, -this.#viewTop());
+      this.#version = version;
       this.#fontsAsked = new Set();
-      if (index !== undefined) scrollBy(0, next.pins[index].frame.y - offset - this.#viewTop());
-      else if (this.#viewTop() > 0) scrollBy(0, -this.#viewTop());
+      this.#showPart(next, scroll);
       if (shown.styleId !== version.styleId) {
         const old = this.#styleURL(shown.styleId);
         for (const link of this.#added.filter(element => element.href === old)) link.remove();
