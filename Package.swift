@@ -233,7 +233,7 @@ let package = Package(
         .testTarget(name: "LocalFileAccessTests", dependencies: ["LocalFileAccess"], swiftSettings: swiftSettings),
         .testTarget(name: "ByteToolsTests", dependencies: ["ByteTools"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "FeedIngestTests", dependencies: ["FeedIngest", "FeedLayoutTestSupport"], exclude: ["Fixtures", "Feedparser"],
+            name: "FeedIngestTests", dependencies: ["ByteTools", "FeedIngest", "FeedLayoutTestSupport"], exclude: ["Fixtures", "Feedparser"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ImageProbeTests",

@@ -18,8 +18,37 @@ package enum SHA256 {
     }
 
     /// The digest of `bytes` as 64 lower-case hex digits.
-    package static func hexDigest(_ bytes: [UInt8]) -> String {
-        let digest = digest(bytes)
+    package static func hexDigest(_ bytes: [UInt8]) -> String { hex(digest(bytes)) }
+
+    /// The hex digests of `bytes` and of `bytes` without `omitted` (what it was before those bytes were inserted), in
+    /// one pass over the bytes before the range: a new version of a feed with items appended is checked against the
+    /// digest of the version before without reading that one.
+    package static func hexDigests(_ bytes: [UInt8], omitting omitted: Range<Int>) -> (whole: String, omitting: String) {
+        precondition(omitted.lowerBound >= 0 && omitted.upperBound <= bytes.count)
+        return bytes.withUnsafeBytes { bytes in
+            let whole = EVP_MD_CTX_new()!
+            let other = EVP_MD_CTX_new()!
+            defer {
+                EVP_MD_CTX_free(whole)
+                EVP_MD_CTX_free(other)
+            }
+            let base = bytes.baseAddress!
+            EVP_DigestInit_ex(whole, EVP_sha256(), nil)
+            EVP_DigestUpdate(whole, base, omitted.lowerBound)
+            EVP_MD_CTX_copy_ex(other, whole)
+            EVP_DigestUpdate(whole, base + omitted.lowerBound, bytes.count - omitted.lowerBound)
+            EVP_DigestUpdate(other, base + omitted.upperBound, bytes.count - omitted.upperBound)
+            func final(_ context: OpaquePointer) -> [UInt8] {
+                var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
+                var length: UInt32 = 0
+                EVP_DigestFinal_ex(context, &digest, &length)
+                return digest
+            }
+            return (hex(final(whole)), hex(final(other)))
+        }
+    }
+
+    private static func hex(_ digest: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var hex: [UInt8] = []
         hex.reserveCapacity(64)

@@ -2,3 +2,4 @@
 // it uses the processor's SHA instructions where there are some.
 #pragma once
 #include <openssl/sha.h>
+#include <openssl/evp.h>

@@ -15,29 +15,109 @@ import Foundation
 /// scratch: a false `false` costs time, never bytes.
 ///
 /// Cost: one markup scan of `old` (``XMLMarkupScanner`` or a bracket scan for JSON, no parsing), two `memcmp`s and
-/// a scan of the new items' bytes.
+/// a scan of the new items' bytes. Or, for an XML feed whose ``Shape`` and digest are known, without `old` at all
+/// (``match(shape:digest:new:)``): one SHA-256 pass over `new` and a scan of the new items' bytes.
 public enum FeedAppend {
+    /// What testing an append needs to know of an XML feed besides its digest: its length, where its last item
+    /// ends and where each item begins.
+    public struct Shape: Sendable, Equatable {
+        /// The feed's length in bytes.
+        public var length: Int
+        /// Just past its last item: where items appended to it begin.
+        public var itemsEnd: Int
+        /// How many items it holds.
+        public var itemCount: Int
+        /// Where each item begins, when only whitespace lies among them (see ``Match/oldItemStarts``).
+        public var itemStarts: [Int]?
+    }
+
+    /// The shape of an XML feed whose items the scan follows to their parent's end tag, with at least one item;
+    /// `nil` for any other (a JSON Feed, entities declared, markup the scan cannot follow).
+    public static func shape(of feed: [UInt8]) -> Shape? {
+        feed.withUnsafeBytes { bytes in
+            xmlItemsEnd(bytes).map {
+                Shape(length: feed.count, itemsEnd: $0.end, itemCount: $0.count, itemStarts: $0.starts)
+            }
+        }
+    }
+
+    /// Whether `new` is the feed `shape` describes, whose SHA-256 is `digest`, with items appended, tested without
+    /// that feed: `new` without the bytes it would have inserted after the old last item must have that digest,
+    /// and those bytes must be whole items with only whitespace around them.
+    /// - Returns: The match (`nil` when `new` is not such an append) and `new`'s digest, both from one pass.
+    public static func match(shape: Shape, digest: String, new: [UInt8]) -> (match: Match?, digest: String) {
+        guard new.count > shape.length, shape.itemsEnd <= shape.length else { return (nil, SHA256.hexDigest(new)) }
+        let inserted = shape.itemsEnd..<(shape.itemsEnd + new.count - shape.length)
+        let digests = SHA256.hexDigests(new, omitting: inserted)
+        guard digests.omitting == digest,
+            let appended = new.withUnsafeBytes({ xmlItems($0, from: inserted.lowerBound, to: inserted.upperBound) })
+        else { return (nil, digests.whole) }
+        return (
+            Match(
+                cut: shape.itemsEnd, appendedItems: appended.starts.count, oldItemStarts: shape.itemStarts,
+                firstAppendedStart: appended.starts.first,
+                newShape: Shape(
+                    length: new.count, itemsEnd: appended.end, itemCount: shape.itemCount + appended.starts.count,
+                    itemStarts: shape.itemStarts.map { $0 + appended.starts })),
+            digests.whole
+        )
+    }
+
+    /// How a new feed extends an old one.
+    public struct Match: Sendable, Equatable {
+        /// Where the appended bytes begin, in both feeds: just past the old feed's last item.
+        public var cut: Int
+        /// How many whole items were appended.
+        public var appendedItems: Int
+        /// Where each of the old feed's items begins (its start tag's `<`), when the old feed is XML and only
+        /// whitespace lies among its items: the places a run of the new feed may resume from by bytes
+        /// (``FeedByteSplitter/resumedFeed(_:atItemStart:)``). `nil` for a JSON Feed, or when anything else (a
+        /// comment, a channel element, text) lies among the items.
+        public var oldItemStarts: [Int]?
+        /// Where the first appended item begins in the new feed (XML; `nil` for a JSON Feed).
+        public var firstAppendedStart: Int?
+        /// The new feed's shape (XML; `nil` for a JSON Feed): what its own successor is tested with.
+        public var newShape: Shape?
+    }
+
     /// - Returns: Whether `new` is `old` with at least one whole item appended after its last one.
-    public static func isAppend(old: [UInt8], new: [UInt8]) -> Bool {
-        guard new.count > old.count else { return false }
+    public static func isAppend(old: [UInt8], new: [UInt8]) -> Bool { match(old: old, new: new) != nil }
+
+    /// - Returns: How `new` extends `old` when it is `old` with at least one whole item appended after its last
+    ///   one (see the type's comment), else `nil`.
+    public static func match(old: [UInt8], new: [UInt8]) -> Match? {
+        guard new.count > old.count else { return nil }
         let oldBytes = old
-        return old.withUnsafeBytes { old in
-            new.withUnsafeBytes { new in
-                guard let first = firstSignificantByte(old) else { return false }
+        return old.withUnsafeBytes { old -> Match? in
+            new.withUnsafeBytes { new -> Match? in
+                guard let first = firstSignificantByte(old) else { return nil }
+                let isXML = old[first] == UInt8(ascii: "<")
                 let cut: Int?
+                var shape: (end: Int, count: Int, starts: [Int]?)?
                 switch old[first] {
-                case UInt8(ascii: "<"): cut = xmlItemsEnd(old)
+                case UInt8(ascii: "<"):
+                    shape = xmlItemsEnd(old)
+                    cut = shape?.end
                 case UInt8(ascii: "{"): cut = JSONItems.end(oldBytes, from: first)
                 default: cut = nil
                 }
-                guard let cut, cut > 0 else { return false }
+                guard let cut, cut > 0 else { return nil }
                 let tail = old.count - cut
                 let limit = new.count - tail
                 guard memcmp(old.baseAddress!, new.baseAddress!, cut) == 0,
                     tail == 0 || memcmp(old.baseAddress! + cut, new.baseAddress! + limit, tail) == 0
-                else { return false }
-                return old[first] == UInt8(ascii: "<")
-                    ? xmlIsItemsOnly(new, from: cut, to: limit) : JSONItems.isEntriesOnly(new, from: cut, to: limit)
+                else { return nil }
+                if isXML, let shape {
+                    guard let appended = xmlItems(new, from: cut, to: limit) else { return nil }
+                    return Match(
+                        cut: cut, appendedItems: appended.starts.count, oldItemStarts: shape.starts,
+                        firstAppendedStart: appended.starts.first,
+                        newShape: Shape(
+                            length: new.count, itemsEnd: appended.end, itemCount: shape.count + appended.starts.count,
+                            itemStarts: shape.starts.map { $0 + appended.starts }))
+                }
+                guard let count = JSONItems.entries(new, from: cut, to: limit) else { return nil }
+                return Match(cut: cut, appendedItems: count, oldItemStarts: nil, firstAppendedStart: nil, newShape: nil)
             }
         }
     }
@@ -61,18 +141,28 @@ public enum FeedAppend {
     // MARK: XML (RSS, RDF, Atom)
 
     /// Where an XML feed's last item ends (just past its end tag), when the scan follows every item to the end of
-    /// their parent.
-    private static func xmlItemsEnd(_ bytes: UnsafeRawBufferPointer) -> Int? {
+    /// their parent; with where each item begins when only whitespace lies among them.
+    private static func xmlItemsEnd(_ bytes: UnsafeRawBufferPointer) -> (end: Int, count: Int, starts: [Int]?)? {
         guard let head = try? Head(bytes, path: "the feed"), head.isRegular, !head.declaresEntities,
             let first = head.firstItem
         else { return nil }
         var lastWasItem = false
         var end: Int?
+        var starts: [Int]? = []
+        var count = 0
+        var resumed = first
         do {
-            let closed = try FeedByteSplitter.walkItems(in: bytes, head: head, from: first) { _, isItem in
+            let closed = try FeedByteSplitter.walkItems(in: bytes, head: head, from: first) { offset, isItem in
                 lastWasItem = isItem
+                if isItem { count += 1 }
+                if isItem, isWhitespace(bytes, resumed..<offset) {
+                    starts?.append(offset)
+                } else {
+                    starts = nil
+                }
                 return true
             } passed: { offset in
+                resumed = offset
                 if lastWasItem { end = offset }
             }
             // The walk must reach the items' parent's end tag: a feed cut short is no base for a cut.
@@ -80,14 +170,16 @@ public enum FeedAppend {
         } catch {
             return nil
         }
-        return end
+        return end.map { ($0, count, starts) }
     }
 
-    /// Whether `bytes[start..<end]` holds whole items of the feed (named as its first item is), at least one, with
-    /// only whitespace around them.
-    private static func xmlIsItemsOnly(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) -> Bool {
-        guard let head = try? Head(bytes, path: "the feed"), head.isRegular, !head.declaresEntities else { return false }
-        var items = 0
+    /// The items `bytes[start..<end]` holds when it holds only whole items of the feed (named as its first item
+    /// is), at least one, with only whitespace around them: where each begins, and where the last ends.
+    private static func xmlItems(
+        _ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int
+    ) -> (starts: [Int], end: Int)? {
+        guard let head = try? Head(bytes, path: "the feed"), head.isRegular, !head.declaresEntities else { return nil }
+        var starts: [Int] = []
         var resumed = start
         var fits = true
         do {
@@ -97,15 +189,16 @@ public enum FeedAppend {
                     fits = false
                     return false
                 }
-                items += 1
+                starts.append(offset)
                 return true
             } passed: { offset in
                 resumed = offset
             }
         } catch {
-            return false
+            return nil
         }
-        return fits && items > 0 && resumed <= end && isWhitespace(bytes, resumed..<end)
+        guard fits, !starts.isEmpty, resumed <= end, isWhitespace(bytes, resumed..<end) else { return nil }
+        return (starts, resumed)
     }
 }
 
@@ -163,20 +256,21 @@ private enum JSONItems {
         }
     }
 
-    /// Whether `bytes[start..<end]` is `,` and an entry, once or more, with only whitespace around them.
-    static func isEntriesOnly(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) -> Bool {
+    /// How many entries `bytes[start..<end]` holds when it is `,` and an entry, once or more, with only whitespace
+    /// around them; else `nil`.
+    static func entries(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) -> Int? {
         let text = Array(bytes[start..<end])
         var position = 0
         var entries = 0
         while true {
             skipWhitespace(text, &position)
-            if position == text.count { return entries > 0 }
-            guard text[position] == UInt8(ascii: ",") else { return false }
+            if position == text.count { return entries > 0 ? entries : nil }
+            guard text[position] == UInt8(ascii: ",") else { return nil }
             position += 1
             skipWhitespace(text, &position)
             guard position < text.count, text[position] != UInt8(ascii: "]"), text[position] != UInt8(ascii: ",")
-            else { return false }
-            guard skipValue(text, &position, isFinal: true) else { return false }
+            else { return nil }
+            guard skipValue(text, &position, isFinal: true) else { return nil }
             entries += 1
         }
     }

@@ -201,6 +201,32 @@ public enum FeedByteSplitter {
         return Document(pieces: pieces + [.file(pieceStart..<region.end)] + head.closing, itemCount: region.count)
     }
 
+    /// The feed `bytes` as a parser reads it from the item whose start tag begins at `itemStart` on: the head (up
+    /// to the first item), blank lines down to that item's line, then the rest of the feed from that line's
+    /// start. The parser sees that item, every one after it and the closing tags exactly as in the whole feed (the
+    /// same lines and columns in its warnings), and none of the items before it: where a run resumes by bytes
+    /// (a new version of a feed with items appended, whose earlier pages it already has).
+    ///
+    /// - Returns: `nil` when the feed's head cannot be read as a splitter reads it, `itemStart` is not after the
+    ///   first item, does not begin an item, or is not the first markup on its line (a range must begin a line).
+    public static func resumedFeed(_ bytes: [UInt8], atItemStart itemStart: Int) -> [UInt8]? {
+        bytes.withUnsafeBytes { bytes -> [UInt8]? in
+            guard let head = try? Head(bytes, path: "the feed"), head.isRegular, !head.declaresEntities,
+                let first = head.firstItem, itemStart > first, itemStart < bytes.count,
+                let lineStart = lineStart(before: itemStart, in: bytes)
+            else { return nil }
+            var probe = XMLMarkupScanner(bytes, from: itemStart)
+            guard case .start(_, let name, _, _)? = try? probe.next(), head.isItem(name, in: bytes) else { return nil }
+            let padding = XMLMarkupScanner.newlines(in: first..<lineStart, of: bytes)
+            var resumed: [UInt8] = []
+            resumed.reserveCapacity(first + padding + bytes.count - lineStart)
+            resumed.append(contentsOf: bytes[0..<first])
+            resumed.append(contentsOf: repeatElement(0x0A, count: padding))
+            resumed.append(contentsOf: bytes[lineStart...])
+            return resumed
+        }
+    }
+
     /// The items whose start tag begins in `start..<end`, from an item's start tag: how many, and where the last
     /// one (or what follows it among the items) ends.
     private static func items(

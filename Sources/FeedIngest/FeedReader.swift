@@ -112,6 +112,13 @@ public final class FeedReader {
     ///   - feedDirectory: the directory of a local feed; relative image references resolve
     ///     against it and must stay inside it (or `options.imageRoot`).
     ///   - options: limits and roots.
+    /// Numbers the items from `index` rather than 0: the reader of a feed resumed by bytes
+    /// (``FeedByteSplitter/resumedFeed(_:atItemStart:)``), whose first item is the whole feed's item `index`.
+    package func numberItems(from index: Int) {
+        precondition(nextIndex == 0, "items are numbered before the first is read")
+        nextIndex = index
+    }
+
     public init(sourceName: String, baseURL: String?, feedDirectory: String?, options: FeedIngestOptions = .init()) {
         self.sourceName = sourceName
         self.options = options

@@ -18,6 +18,9 @@ public struct FeedInput: Sendable {
     }
 
     let source: Source
+    /// The whole feed's index of the first item these bytes hold: not 0 for a feed resumed by bytes
+    /// (``resumed(_:firstItem:name:baseURL:)``).
+    package private(set) var firstItemIndex = 0
     /// How messages name the feed: its path or URL, or the name given with its bytes.
     public let name: String
     /// For bytes and chunks: the http(s) URL relative references resolve against (the feed has no location of its
@@ -49,6 +52,17 @@ public struct FeedInput: Sendable {
     ///   - baseURL: The http(s) URL relative references resolve against (where the feed was found).
     public static func bytes(_ bytes: some Sequence<UInt8>, name: String = "feed", baseURL: String? = nil) -> FeedInput {
         FeedInput(source: .bytes(Array(bytes)), name: name, baseURL: baseURL)
+    }
+
+    /// A feed resumed by bytes: `bytes` are ``FeedByteSplitter/resumedFeed(_:atItemStart:)`` of the whole feed at
+    /// its item `index`, whose items are numbered from there. A run of it must resume from a cursor whose next item
+    /// is `index`, and takes the items before the cursor as the ones the cursor was made from without reading them:
+    /// only for a caller that has shown they are (the bytes before that item are those of the feed the cursor's
+    /// pages were made from, ``FeedAppend``).
+    package static func resumed(_ bytes: [UInt8], firstItem index: Int, name: String, baseURL: String?) -> FeedInput {
+        var input = FeedInput(source: .bytes(bytes), name: name, baseURL: baseURL)
+        input.firstItemIndex = index
+        return input
     }
 
     /// A feed arriving in chunks (a request body, a message queue): parsing starts with the first chunk, and

@@ -70,7 +70,7 @@ enum FeedParsingStage {
         var time = Duration.zero
         var window: [CapturedFeedItem] = []
         window.reserveCapacity(windowSize)
-        var position = 0
+        var position = source.firstItemIndex
         func outcome() -> Outcome {
             Outcome(time: time, format: reader.format, feedWarnings: reader.feedWarnings)
         }

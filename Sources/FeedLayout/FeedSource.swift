@@ -23,6 +23,8 @@ final class FeedSource {
     private let chunkSize: Int
     /// Bytes read from standard input before the source was opened; they come first.
     private var prefix: [UInt8]
+    /// The whole feed's index of the source's first item (``FeedInput/firstItemIndex``).
+    private(set) var firstItemIndex = 0
 
     private enum Backing {
         case descriptor(Int32, closeAtEnd: Bool)
@@ -48,6 +50,7 @@ final class FeedSource {
             try await self.init(path: path, fetcher: fetcher, standardInputPrefix: prefix)
         case .bytes(let bytes):
             try self.init(held: .memory(bytes, offset: 0), name: input.name, baseURL: input.baseURL)
+            firstItemIndex = input.firstItemIndex
         case .chunks(let chunks):
             try self.init(held: .chunks(chunks.makeIterator()), name: input.name, baseURL: input.baseURL)
         }
@@ -155,9 +158,11 @@ final class FeedSource {
 
     /// A reader for this feed: its base URL (remote) or folder (local), and the transport's charset.
     func makeReader(imageRoot: String?) -> FeedReader {
-        FeedReader(
+        let reader = FeedReader(
             sourceName: displayName, baseURL: url, feedDirectory: directory,
             options: FeedIngestOptions(imageRoot: imageRoot, transportEncoding: charset))
+        if firstItemIndex > 0 { reader.numberItems(from: firstItemIndex) }
+        return reader
     }
 
     /// The folder a feed's relative image references resolve against: the file's folder, the working folder

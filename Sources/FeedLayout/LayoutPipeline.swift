@@ -161,7 +161,15 @@ public struct LayoutPipeline: Sendable {
         onProgress: (LayoutProgress) -> Void, onPage: (LayoutPage) async throws -> Void
     ) async throws -> LayoutSummary {
         let prober = prober(for: feed, fetcher: fetcher, logger: logger)
-        var run = try RunAssembler(options: options, fonts: preparer.fonts, geometries: geometries, resume: resume)
+        var run = try RunAssembler(
+            options: options, fonts: preparer.fonts, geometries: geometries, resume: resume,
+            itemsBeforeCursorRead: feed.firstItemIndex == 0)
+        if feed.firstItemIndex > 0, resume == nil || run.resumeIndex != feed.firstItemIndex {
+            throw LayoutError(
+                .cursorMismatch,
+                "\(feed.name): the feed resumes at item \(feed.firstItemIndex), "
+                    + (resume == nil ? "but the run has no cursor" : "but the cursor's next item is \(run.resumeIndex)"))
+        }
         let source = try await FeedSource(feed, fetcher: fetcher)
         // Items before a cursor are only counted and checked: the stages ahead of placement need not prepare them.
         let resumeIndex = run.resumeIndex

@@ -311,6 +311,13 @@ public struct LayoutOptions: Sendable, Hashable {
 struct StableHash {
     private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
 
+    init() {}
+
+    /// Goes on from a hash whose value was `value` (the hash's whole state is its value).
+    init(continuing value: UInt64) {
+        self.value = value
+    }
+
     mutating func combine(_ text: String) {
         for byte in text.utf8 { combine(byte) }
     }

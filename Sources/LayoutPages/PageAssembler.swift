@@ -7,14 +7,19 @@ package struct RunAssembler {
     var assemblers: [PageAssembler]
     package var summary = LayoutSummary()
 
-    package init(options: LayoutOptions, fonts: LayoutFonts, geometries: [LayoutGeometry], resume: String?)
-        throws(LayoutError)
-    {
+    /// - Parameter itemsBeforeCursorRead: Whether the run reads the feed's items before the cursor (and checks them
+    ///   against it), or begins at the cursor's item, its caller having shown the items before it are the cursor's
+    ///   (a feed resumed by bytes, `FeedInput.resumed`).
+    package init(
+        options: LayoutOptions, fonts: LayoutFonts, geometries: [LayoutGeometry], resume: String?,
+        itemsBeforeCursorRead: Bool = true
+    ) throws(LayoutError) {
         var assemblers: [PageAssembler] = []
         for (index, (layout, geometry)) in zip(options.layouts, geometries).enumerated() {
             assemblers.append(
-                try PageAssembler(options: layout, fonts: fonts, geometry: geometry, layoutIndex: index, resume: resume)
-            )
+                try PageAssembler(
+                    options: layout, fonts: fonts, geometry: geometry, layoutIndex: index, resume: resume,
+                    itemsBeforeCursorRead: itemsBeforeCursorRead))
         }
         self.assemblers = assemblers
     }
@@ -112,7 +117,8 @@ struct PageAssembler {
     private var pageTop = 0
 
     init(
-        options: LayoutOptions, fonts: LayoutFonts, geometry: LayoutGeometry, layoutIndex: Int = 0, resume: String?
+        options: LayoutOptions, fonts: LayoutFonts, geometry: LayoutGeometry, layoutIndex: Int = 0, resume: String?,
+        itemsBeforeCursorRead: Bool = true
     ) throws(LayoutError) {
         self.options = options
         self.fonts = fonts
@@ -152,6 +158,12 @@ struct PageAssembler {
             }
             resumeIndex = cursor.state.nextIndex
             resumeDigest = cursor.feedDigest
+            if !itemsBeforeCursorRead {
+                // The items before the cursor are its own: their digest is the one it carries.
+                itemsSeen = resumeIndex
+                prefixVerified = true
+                boundaryDigest = StableHash(continuing: cursor.feedDigest)
+            }
             pageIndex = cursor.pageIndex
             qualityTotals = cursor.qualityTotals
             sectionKey = cursor.sectionKey

@@ -24,6 +24,15 @@ import Testing
             SHA256.hexDigest(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
                 == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
     }
+
+    @Test func digestsWithAndWithoutARangeAreThoseOfEach() {
+        let bytes = (0..<5_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 7) }
+        for range in [0..<0, 0..<10, 63..<64, 64..<200, 1_000..<4_999, 4_000..<5_000, 5_000..<5_000, 0..<5_000] {
+            let digests = SHA256.hexDigests(bytes, omitting: range)
+            #expect(digests.whole == SHA256.hexDigest(bytes), "\(range)")
+            #expect(digests.omitting == SHA256.hexDigest(Array(bytes[..<range.lowerBound] + bytes[range.upperBound...])), "\(range)")
+        }
+    }
 }
 
 @Suite struct GrowableBytesTests {

@@ -215,14 +215,16 @@ struct AppendedItemsReuseTests {
 
     // MARK: The premise: a page with a cursor depends on nothing after it
 
-    /// A feed with sections every 7 items, spans and declared photo sizes (photos never fetched).
+    /// A feed with sections every 7 items, spans and declared photo sizes (photos never fetched), and every 9th item
+    /// with warnings that name their line and column.
     static func sectionedFeed(items count: Int) -> String {
         var feed = """
             <?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" xmlns:fl="urn:feedlayout:1"><channel><title>t</title>
 
             """
         for index in 0..<count {
-            feed += "<item><guid>item-\(index)</guid><title>Pin \(index)</title><description>caption \(index) "
+            let title = index % 9 == 4 ? "Pin \(index) & more</title><pubDate>yesterday</pubDate>" : "Pin \(index)</title>"
+            feed += "<item><guid>item-\(index)</guid><title>\(title)<description>caption \(index) "
             feed += String(repeating: "word ", count: index % 17) + "</description>"
             feed += "<fl:section>section \(index / 7)</fl:section>"
             if index % 11 == 5 { feed += "<fl:span>2</fl:span>" }
@@ -232,10 +234,13 @@ struct AppendedItemsReuseTests {
         return feed + "</channel></rss>\n"
     }
 
-    static func pages(feed: String, arguments: [String], resume: String? = nil) async throws -> [[UInt8]] {
-        let options = try LayoutCommandOptions.parse(arguments + ["--no-cache"]).options()
+    static func pages(feed: String, pipeline: LayoutPipeline, resume: String? = nil) async throws -> [[UInt8]] {
+        try await pages(input: .bytes(Array(feed.utf8)), pipeline: pipeline, resume: resume)
+    }
+
+    static func pages(input: FeedInput, pipeline: LayoutPipeline, resume: String?) async throws -> [[UInt8]] {
         var pages: [[UInt8]] = []
-        _ = try await LayoutPipeline(options: options).run(.bytes(Array(feed.utf8)), resume: resume) { page in
+        _ = try await pipeline.run(input, resume: resume) { page in
             var json = JSONWriter()
             Records.write(page, into: &json)
             json.appendRaw("\n")
@@ -257,23 +262,41 @@ struct AppendedItemsReuseTests {
         ["--width=600", "--columns=3", "--page-size=10", "--section-header-height=24", "--section-footer-height=8"],
     ])
     func everyPageBeforeTheLastIsTheSameWhenItemsAreAppended(arguments: [String]) async throws {
+        // One pipeline for every run: making one loads the fonts.
+        let pipeline = try LayoutPipeline(options: try LayoutCommandOptions.parse(arguments + ["--no-cache"]).options())
+        let other = try LayoutPipeline(
+            options: try LayoutCommandOptions.parse(arguments + ["--no-cache", "--gutter=3"]).options())
         for (count, added) in [(45, 12), (43, 1), (40, 30)] {
-            let old = try await Self.pages(feed: Self.sectionedFeed(items: count), arguments: arguments)
+            let oldBytes = Array(Self.sectionedFeed(items: count).utf8)
+            let old = try await Self.pages(feed: Self.sectionedFeed(items: count), pipeline: pipeline)
             let newFeed = Self.sectionedFeed(items: count + added)
-            #expect(FeedAppend.isAppend(old: Array(Self.sectionedFeed(items: count).utf8), new: Array(newFeed.utf8)))
-            let new = try await Self.pages(feed: newFeed, arguments: arguments)
+            let newBytes = Array(newFeed.utf8)
+            let match = try #require(FeedAppend.match(old: oldBytes, new: newBytes))
+            #expect(match.appendedItems == added)
+            let new = try await Self.pages(feed: newFeed, pipeline: pipeline)
             try #require(old.count >= 2, "\(arguments): one page")
             let kept = old.count - 1
             #expect(Array(new.prefix(kept)) == Array(old.prefix(kept)), "\(arguments), \(count)+\(added)")
             let cursor = try #require(Self.cursor(old[kept - 1]))
-            let resumed = try await Self.pages(feed: newFeed, arguments: arguments, resume: cursor)
+            let resumed = try await Self.pages(feed: newFeed, pipeline: pipeline, resume: cursor)
             #expect(resumed == Array(new.dropFirst(kept)), "\(arguments), \(count)+\(added): resumed")
-            let pipeline = try LayoutPipeline(
-                options: try LayoutCommandOptions.parse(arguments + ["--no-cache"]).options())
             #expect(pipeline.accepts(cursor: cursor))
-            let other = try LayoutPipeline(
-                options: try LayoutCommandOptions.parse(arguments + ["--no-cache", "--gutter=3"]).options())
             #expect(!other.accepts(cursor: cursor))
+            // Resumed by bytes: the head and the feed from the cursor's item on give the same pages, cursors (the
+            // digest of the items before them) and warnings (their lines and columns) included.
+            let index = try #require(pipeline.resumeIndex(ofCursor: cursor))
+            let start = try #require(match.oldItemStarts?[index])
+            let bytes = try #require(FeedByteSplitter.resumedFeed(newBytes, atItemStart: start))
+            #expect(bytes.count < newBytes.count)
+            let byBytes = try await Self.pages(
+                input: .resumed(bytes, firstItem: index, name: "feed", baseURL: nil), pipeline: pipeline,
+                resume: cursor)
+            #expect(byBytes == resumed, "\(arguments), \(count)+\(added): resumed by bytes")
+            await #expect(throws: LayoutError.self, "a feed resumed at another item than the cursor's") {
+                _ = try await Self.pages(
+                    input: .resumed(bytes, firstItem: index + 1, name: "feed", baseURL: nil), pipeline: pipeline,
+                    resume: cursor)
+            }
         }
     }
 }
