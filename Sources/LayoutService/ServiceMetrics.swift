@@ -51,6 +51,9 @@ final class ServiceMetrics: Sendable {
     // MARK: Subscriptions
     /// Fetches of subscribed feeds, by what came of them.
     private let feedFetches: [FeedFetchResult: Counter]
+    /// Pages new versions took from their predecessors, and how each such version read its feed after them.
+    private let pagesTaken: Counter
+    private let takenVersionReads: [TakenVersionRead: Counter]
     private let boundMetrics: BoundMetrics
 
     static let latencyBuckets: [Duration] = [
@@ -106,6 +109,17 @@ final class ServiceMetrics: Sendable {
                 help: "Fetches of subscribed feeds: a new version, the same bytes, 304 Not Modified, or failed.")
         }
         feedFetches = fetches
+        pagesTaken = registry.makeCounter(
+            name: "feedlayout_version_pages_taken_total",
+            help: "Pages new versions of feeds took from their predecessors (items appended) instead of laying out.")
+        var reads: [TakenVersionRead: Counter] = [:]
+        for read in TakenVersionRead.allCases {
+            reads[read] = registry.makeCounter(
+                name: "feedlayout_version_resumes_total", labels: [("read", read.rawValue)],
+                help: "New versions that took their predecessors' pages, by what they read of the feed after them: from "
+                    + "the cursor's item on, or the whole feed (its items before the cursor checked, not laid out).")
+        }
+        takenVersionReads = reads
         var routes: [String: [String: RouteSeries]] = [:]
         for (method, route) in known {
             routes[route, default: [:]][method] = Self.series(registry, method: method, route: route)
@@ -205,6 +219,16 @@ final class ServiceMetrics: Sendable {
 
     func feedFetched(_ result: FeedFetchResult) {
         feedFetches[result]?.increment()
+    }
+
+    enum TakenVersionRead: String, CaseIterable, Sendable {
+        case fromCursor = "from-cursor", wholeFeed = "whole-feed"
+    }
+
+    /// A new version took `pages` pages from its predecessor and reads its feed as `read` says.
+    func versionTookPages(_ pages: Int, read: TakenVersionRead) {
+        pagesTaken.increment(by: Int64(pages))
+        takenVersionReads[read]?.increment()
     }
 
     /// The store's size and layouts by status, as last looked at.

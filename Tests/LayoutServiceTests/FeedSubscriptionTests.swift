@@ -257,6 +257,77 @@ struct FeedSubscriptionTests {
         }
     }
 
+    /// Versions that append items chain: each is tested against the version before by the shape and digest the
+    /// refresher holds, counts what changed from the appended items alone, takes its predecessor's pages and reads
+    /// its feed from the cursor on. Counts and pages are what both feeds read whole and a layout from scratch give,
+    /// also when an appended item repeats an older one's guid (then both feeds are read whole).
+    @Test func appendedVersionsChainAndCountAsBothFeedsReadWholeWould() async throws {
+        try await TestHTTPServer.with { server in
+            try ServiceFeeds.servePhotos(server)
+            let clock = ManualClock(now: Self.start)
+            let feedURL = server.url("/feed.xml")
+            let service = try await ServiceHarness.start {
+                $0.refreshClock = clock
+                $0.minimumRefreshSeconds = 1
+            }
+            defer { Task { await service.stop() } }
+            let v1 = Self.rss(12, photos: server)
+            let v2 = Self.rss(14, photos: server)
+            // Two more: one new, one repeating item 0's guid (a repeated key counts once, as its first occurrence).
+            let repeated = "<item><guid>s0-item-0</guid><title>again</title></item>\n"
+            let fresh = "<item><guid>fresh</guid><title>Fresh</title><media:content url=\"\(server.url("/photos/"))"
+                + "chelsea-the-cat.jpg\" medium=\"image\"/></item>\n"
+            let v3 = Array(
+                String(decoding: v2, as: UTF8.self).replacingOccurrences(
+                    of: "</channel>", with: fresh + repeated + "</channel>"
+                ).utf8)
+            server.serve("/feed.xml", .init(body: v1, contentType: "application/rss+xml"))
+            let body: [String: Any] = [
+                "feed": feedURL, "options": Self.options, "refresh": ["minSeconds": 100, "maxSeconds": 1000],
+            ]
+            let created = try await service.request(
+                .POST, "/v1/feeds", body: [UInt8](try JSONSerialization.data(withJSONObject: body)))
+            let id = try #require(created.json["id"] as? String)
+            let interval = Self.jittered(100, id: id, upper: 1000)
+            var state = try await Self.waitForState(service, id, "a first version") { ($0["latest"] as? String) != nil }
+            var layouts = [try #require(state["latest"] as? String)]
+            _ = try await Self.pages(service, layouts[0])
+            for (number, (old, new)) in [(v1, v2), (v2, v3)].enumerated() {
+                server.serve("/feed.xml", .init(body: new, contentType: "application/rss+xml"))
+                let now = interval * (number + 1)
+                try await clock.waitForSleeper(until: Self.start.addingTimeInterval(Double(now)))
+                clock.advance(by: .seconds(interval))
+                state = try await Self.waitForState(service, id, "version \(number + 2)") {
+                    Self.versions($0).count == number + 2 && $0["pending"] is NSNull
+                }
+                let version = try #require(Self.versions(state).first)
+                let layout = try #require(version["layout"] as? String)
+                layouts.append(layout)
+                let expected = FeedItemChanges(
+                    old: try #require(FeedItemChanges.items(of: old, name: feedURL, base: feedURL)),
+                    new: try #require(FeedItemChanges.items(of: new, name: feedURL, base: feedURL)))
+                #expect(
+                    version["changes"] as? [String: Int]
+                        == ["added": expected.added, "removed": expected.removed, "changed": expected.changed],
+                    "version \(number + 2)")
+                #expect(version["items"] as? Int == (number == 0 ? 14 : 16))
+                #expect(
+                    try await Self.pages(service, layout) == (try await ServiceRoutesTests.expectedPages(
+                        feed: String(decoding: new, as: UTF8.self), arguments: Self.arguments, baseURL: feedURL)),
+                    "version \(number + 2)")
+            }
+            #expect(
+                Self.versions(state).compactMap { $0["changes"] as? [String: Int] }.first == [
+                    "added": 1, "removed": 0, "changed": 0,
+                ])
+            let metrics = try await service.request(.GET, "/metrics").text
+            #expect(metrics.contains(#"feedlayout_version_resumes_total{read="from-cursor"} 2"#), "\(metrics)")
+            #expect(metrics.contains(#"feedlayout_version_resumes_total{read="whole-feed"} 0"#))
+            // 12 items on 3 pages (the first two taken), then 14 on 3 (the first two taken).
+            #expect(metrics.contains("feedlayout_version_pages_taken_total 4"), "\(metrics)")
+        }
+    }
+
     /// Subscribes to `feed` on `server` and waits for its first version to be done; its id and that layout.
     static func subscribe(_ service: ServiceHarness, _ feedURL: String) async throws -> (id: String, layout: String) {
         let body: [String: Any] = ["feed": feedURL, "options": Self.options, "refresh": ["minSeconds": 100]]

@@ -56,3 +56,10 @@ extension FeedItemChanges {
         removed = before.keys.filter { !seen.contains($0) }.count
     }
 }
+
+extension FeedItemChanges {
+    init(added: Int) {
+        self.init()
+        self.added = added
+    }
+}

@@ -27,6 +27,9 @@ actor FeedRefresher: Service {
     static let concurrentRefreshes = 8
     /// The most versions a subscription's state lists.
     static let versionsKept = 100
+    /// Each subscription's newest version as far as a new version that only appends items needs it
+    /// (``FeedVersionMemo``).
+    private var memo = FeedVersionMemo()
 
     init(handlers: RouteHandlers, store: any SubscriptionStore, logger: Logger) {
         self.handlers = handlers
@@ -140,7 +143,10 @@ actor FeedRefresher: Service {
         let schedule = RefreshSchedule(
             minSeconds: subscription.minSeconds, maxSeconds: subscription.maxSeconds,
             floorSeconds: settings.minimumRefreshSeconds)
+        let timer = ContinuousClock()
+        let fetchStarted = timer.now
         let outcome = await fetch(subscription)
+        let fetchTime = timer.now - fetchStarted
         if Task.isCancelled { return }
         var event: FeedEventDraft?
         var result = ServiceMetrics.FeedFetchResult.unchanged
@@ -173,11 +179,14 @@ actor FeedRefresher: Service {
             let hint = [RefreshSchedule.freshness(headers: headers, now: fetchedAt), subscription.feedHintSeconds]
                 .compactMap { $0 }.max()
             subscription.nextFetch = fetchedAt.addingTimeInterval(Double(schedule.afterSuccess(hint: hint, id: id)))
-            let digest = SHA256.hexDigest(feed)
+            // Tested against the newest version's shape when held: an append is found in the same pass as the digest.
+            let known = memo.match(feed, subscription: id, newest: subscription.newestLayout)
+            let digest = known?.digest ?? SHA256.hexDigest(feed)
             if digest != subscription.feedDigest {
                 do {
                     subscription.pending = try await startVersion(
-                        subscription, feed: feed, base: resource.finalURL, fetchedAt: fetchedAt)
+                        subscription, feed: feed, digest: digest, append: known?.match, base: resource.finalURL,
+                        fetchedAt: fetchedAt, fetchTime: fetchTime)
                     subscription.feedDigest = digest
                     result = .newVersion
                 } catch {
@@ -251,29 +260,74 @@ actor FeedRefresher: Service {
     }
 
     /// Starts the layout of a new version and counts what changed since the newest one.
+    /// - Parameter known: How `feed` extends the newest version's, when the memo found it so.
     private func startVersion(
-        _ subscription: FeedSubscription, feed: [UInt8], base: String, fetchedAt: Date
+        _ subscription: FeedSubscription, feed: [UInt8], digest: String, append known: FeedAppend.Match?, base: String,
+        fetchedAt: Date, fetchTime: Duration
     ) async throws -> FeedVersion {
+        // Where a new version's time goes before its layout runs, for the log: comparing with the version before
+        // (reading its feed back and FeedAppend, unless the memo knew), counting what changed, storing and queueing
+        // the layout.
+        let timer = ContinuousClock()
+        var started = timer.now
+        func lap() -> String {
+            let now = timer.now
+            defer { started = now }
+            return "\(Int(((now - started) / .milliseconds(1)).rounded()))"
+        }
         let named = try LayoutOptionValues.named(storedJSON: subscription.options)
         let options = try handlers.checkedOptions(named)
         let predecessor = subscription.newestLayout
-        let newItems = FeedItemChanges.items(of: feed, name: subscription.feedURL, base: base) ?? []
-        var changes = FeedItemChanges(old: [], new: newItems)
-        if let predecessor, let old = try await handlers.store.feed(of: predecessor),
-            let record = try await handlers.store.layout(predecessor)
-        {
-            let oldItems = FeedItemChanges.items(of: old, name: subscription.feedURL, base: record.baseURL) ?? []
-            changes = FeedItemChanges(old: oldItems, new: newItems)
+        var append = known
+        var counted: (changes: FeedItemChanges, items: FeedVersionMemo.Items)?
+        var oldFeed: (bytes: [UInt8], base: String?)?
+        if let predecessor, let record = try await handlers.store.layout(predecessor) {
+            if append == nil, let old = try await handlers.store.feed(of: predecessor) {
+                oldFeed = (old, record.baseURL)
+                append = FeedAppend.match(old: old, new: feed)
+            }
+            // Keys may depend on the base (an item known by its link): only the same base counts from the appendix.
+            if let append, record.baseURL == base {
+                counted = memo.appending(
+                    append, of: feed, to: predecessor, subscription: subscription.id, name: subscription.feedURL,
+                    base: base)
+            }
+            if counted == nil, oldFeed == nil, let old = try await handlers.store.feed(of: predecessor) {
+                oldFeed = (old, record.baseURL)
+            }
         }
+        let compareTime = lap()
+        if counted == nil {
+            let newItems = FeedItemChanges.items(of: feed, name: subscription.feedURL, base: base) ?? []
+            let oldItems = oldFeed.flatMap {
+                FeedItemChanges.items(of: $0.bytes, name: subscription.feedURL, base: $0.base)
+            }
+            counted = (FeedItemChanges(old: oldItems ?? [], new: newItems), FeedVersionMemo.Items(newItems))
+        }
+        let (changes, items) = counted!
+        // The shape the next version is tested with: the match gives it; any other feed is scanned for it.
+        let shape = append.map { $0.newShape } ?? FeedAppend.shape(of: feed)
+        let countTime = lap()
         let (layoutId, _) = try await handlers.startLayout(
-            feed: feed, name: subscription.feedURL, base: base, options: options, predecessor: predecessor)
-        let items = settings.maximumItems.map { min($0, newItems.count) } ?? newItems.count
+            feed: feed, name: subscription.feedURL, base: base, options: options, predecessor: predecessor,
+            feedDigest: digest, append: append)
+        let startTime = lap()
+        memo.keep(
+            FeedVersionMemo.Version(layoutId: layoutId, feedDigest: digest, shape: shape, items: items),
+            subscription: subscription.id)
+        let itemCount = settings.maximumItems.map { min($0, items.count) } ?? items.count
         logger.info(
             "new version of a subscribed feed",
-            metadata: ["subscription": "\(subscription.id)", "layout": "\(layoutId)", "items": "\(items)"])
+            metadata: [
+                "subscription": "\(subscription.id)", "layout": "\(layoutId)", "items": "\(itemCount)",
+                "counted": "\(items.fromAppendix ? "the appended items" : "both feeds")",
+                "compared": "\(known != nil ? "with the held shape" : oldFeed != nil ? "with the stored feed" : "-")",
+                "fetch_ms": "\(Int((fetchTime / .milliseconds(1)).rounded()))", "compare_ms": "\(compareTime)",
+                "count_ms": "\(countTime)", "start_ms": "\(startTime)",
+            ])
         return FeedVersion(
-            layoutId: layoutId, items: items, fetchedAt: fetchedAt, added: changes.added, removed: changes.removed,
-            changed: changes.changed)
+            layoutId: layoutId, items: itemCount, fetchedAt: fetchedAt, added: changes.added,
+            removed: changes.removed, changed: changes.changed)
     }
 
     // MARK: Versions

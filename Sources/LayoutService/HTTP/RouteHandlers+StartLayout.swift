@@ -44,18 +44,20 @@ extension RouteHandlers {
     ///   - base: The URL its references resolve against.
     ///   - options: The checked options.
     ///   - predecessor: The layout this one follows (a subscription's previous version), or `nil`.
+    ///   - feedDigest: `SHA256.hexDigest(feed)`, when the caller has it.
+    ///   - append: How `feed` extends the predecessor's feed, when the caller found it (``FeedAppend``).
     ///   - beforeQueueing: Called with the id of a new layout before it is queued (a client's quota counts it).
     /// - Returns: The layout's id and whether it was new (an existing one is left as it is).
     func startLayout(
         feed: [UInt8], name: String, base: String?, options: CheckedLayoutOptions, predecessor: String?,
-        beforeQueueing: (String) -> Void = { _ in }
+        feedDigest: String? = nil, append: FeedAppend.Match? = nil, beforeQueueing: (String) -> Void = { _ in }
     ) async throws -> (id: String, isNew: Bool) {
         let identity = layoutIdentity(options)
         // The image root decides which photos are read: a service started with another one makes other layouts.
         let source = base ?? settings.imageRoot.map { "image-root:" + $0 }
         // Digesting a large feed takes a while: on the layout threads, not on the threads that answer requests.
         let id = await withTaskExecutorPreference(resources.executor) {
-            Self.layoutID(identity: identity, feed: feed, base: source)
+            Self.layoutID(identity: identity, feed: feed, feedDigest: feedDigest, base: source)
         }
         let parts = zip(options.pipeline.options.layouts, options.pipeline.grids).map { layout, grid in
             (width: layout.waterfall.containerWidth, columns: grid.columnCount)
@@ -66,7 +68,7 @@ extension RouteHandlers {
         if isNew {
             logger.info("layout posted", metadata: ["layout": "\(id)", "feed": "\(name)", "bytes": "\(feed.count)"])
             beforeQueueing(id)
-            await runner.enqueue(id, feed: feed, predecessor: predecessor)
+            await runner.enqueue(id, feed: feed, predecessor: predecessor, append: append)
             // A client views a layout right after posting it: its style sheet (fonts resolved, their character
             // maps read) is ready by then.
             Task { _ = try? await self.clientStyle(id: id) }

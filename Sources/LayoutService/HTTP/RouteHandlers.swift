@@ -95,9 +95,11 @@ final class RouteHandlers: Sendable {
     /// The id of a layout: a digest of what decides its pages (options and font files, the feed's bytes, the URL its
     /// references resolve against), so the same request gives the same id in every process and on every machine
     /// with the same fonts.
-    static func layoutID(identity: String, feed: [UInt8], base: String?) -> String {
+    /// - Parameter feedDigest: `SHA256.hexDigest(feed)` when the caller has it (a refresh compares it with the last
+    ///   version's): a large feed is digested once.
+    static func layoutID(identity: String, feed: [UInt8], feedDigest: String? = nil, base: String?) -> String {
         let text = "feedlayout.layout/1\n" + identity + "base=" + (base ?? "-") + "\nfeed=sha256:"
-            + SHA256.hexDigest(feed) + "\n"
+            + (feedDigest ?? SHA256.hexDigest(feed)) + "\n"
         return String(SHA256.hexDigest(Array(text.utf8)).prefix(32))
     }
 

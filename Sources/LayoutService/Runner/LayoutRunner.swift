@@ -28,8 +28,9 @@ actor LayoutRunner: Service {
     /// from the store; at most one round of layouts' worth (`maximumConcurrentLayouts × maximumFeedBytes`) in all.
     /// A feed beyond that is read from the store when its turn comes, as after a restart.
     private var postedFeeds: [String: [UInt8]] = [:]
-    /// The layout each queued new version of a feed may take pages from (``AppendedItemsReuse``).
-    private var predecessors: [String: String] = [:]
+    /// The layout each queued new version of a feed may take pages from (``AppendedItemsReuse``), and how its feed
+    /// extends that one's when the caller found it.
+    private var predecessors: [String: (id: String, match: FeedAppend.Match?)] = [:]
 
     /// Told of every layout that ends here (done, failed or cancelled): its client's quota counts it no more.
     private let onEnded: @Sendable (String) -> Void
@@ -49,10 +50,11 @@ actor LayoutRunner: Service {
     /// Queues a layout (once: a layout already queued or running is left alone). `feed`: its feed's bytes, when the
     /// caller has them at hand (just posted). `predecessor`: the layout of the feed's version before, whose pages
     /// this one takes when its feed is that one's with items appended (``AppendedItemsReuse``); a layout resumed
-    /// after a restart is computed without.
-    func enqueue(_ id: String, feed: [UInt8]? = nil, predecessor: String? = nil) {
+    /// after a restart is computed without. `append`: how `feed` extends the predecessor's, when the caller found
+    /// it (``FeedAppend/match(old:new:)``).
+    func enqueue(_ id: String, feed: [UInt8]? = nil, predecessor: String? = nil, append: FeedAppend.Match? = nil) {
         guard !isStopping, running[id] == nil, !queue.contains(id) else { return }
-        if let predecessor { predecessors[id] = predecessor }
+        if let predecessor { predecessors[id] = (predecessor, append) }
         if let feed,
             postedFeeds.values.reduce(feed.count, { $0 + $1.count })
                 <= settings.maximumConcurrentLayouts * settings.maximumFeedBytes
@@ -163,7 +165,9 @@ actor LayoutRunner: Service {
 
     /// Lays out one stored layout, from its last stored page on, if no other instance computes it. `posted`: its
     /// feed's bytes, when they are still in memory.
-    private nonisolated func compute(_ id: String, feed posted: [UInt8]?, predecessor: String? = nil) async {
+    private nonisolated func compute(
+        _ id: String, feed posted: [UInt8]?, predecessor: (id: String, match: FeedAppend.Match?)? = nil
+    ) async {
         do {
             guard try await patiently({ try await store.claim(id) }) else { return }
             guard var record = try await patiently({ try await store.layout(id) }), record.status == "running" else {
@@ -177,14 +181,18 @@ actor LayoutRunner: Service {
             }
             let options = try ClientOptions.layoutOptions(stored: record.options, settings: settings)
             let pipeline = try LayoutPipeline(options: options, resources: resources)
+            var input = FeedInput.bytes(feed, name: record.feedName, baseURL: record.baseURL)
             if let predecessor,
-                let adopted = try await patiently({
+                let adoption = try await patiently({
                     try await AppendedItemsReuse.adopt(
-                        record, feed: feed, predecessor: predecessor, pipeline: pipeline, store: store,
-                        maximumItems: settings.maximumItems, logger: logger)
+                        record, feed: feed, predecessor: predecessor.id, match: predecessor.match, pipeline: pipeline,
+                        store: store, maximumItems: settings.maximumItems, logger: logger)
                 })
             {
-                record = adopted
+                record = adoption.record
+                if let resumed = adoption.resumedFeed { input = resumed }
+                metrics.versionTookPages(
+                    record.parts[0].pageCount, read: adoption.resumedFeed == nil ? .wholeFeed : .fromCursor)
                 await events.changed(id)
             }
             // One layout resumes from its last page's cursor. Several (breakpoints) cannot share a cursor: they start
@@ -198,9 +206,7 @@ actor LayoutRunner: Service {
                 resumedItems: resume == nil ? 0 : record.itemCount)
             let summary: LayoutSummary
             do {
-                summary = try await pipeline.run(
-                    .bytes(feed, name: record.feedName, baseURL: record.baseURL), resume: resume, logger: logger
-                ) { page in
+                summary = try await pipeline.run(input, resume: resume, logger: logger) { page in
                     let write = PageEncoding.write(for: page)
                     guard itemLimit.admits(write) else { return }
                     try await patiently { try await store.storePage(write, layoutId: id) }
