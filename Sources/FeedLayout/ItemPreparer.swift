@@ -20,11 +20,25 @@ final class RunProbeMemo: Sendable {
         self.statistics = statistics
     }
 
+    /// Cache entries read for a window's URLs before its items are prepared (``prefetch(_:prober:)``), each taken
+    /// by the probe that uses it.
+    private let prefetched = Mutex<[String: CachedProbe?]>([:])
+
+    /// Reads the cache's entries for the URLs among `sources` this run has not probed yet, at once: the probes
+    /// of a window's photos then cost one cache read, not one each. What an earlier window read and did not use
+    /// (a photo not probed after all) is dropped.
+    func prefetch(_ sources: [String], prober: CachingImageProber) async {
+        let unknown = results.withLock { results in sources.filter { results[ExactText($0)] == nil } }
+        let entries = unknown.isEmpty ? [:] : await prober.remoteEntries(for: Array(Set(unknown)))
+        prefetched.withLock { $0 = entries }
+    }
+
     /// The result for a source, probed by `prober` unless this run already has it.
     func probe(_ source: String, withPlaceholder: Bool, prober: CachingImageProber) async -> ProbeResult {
         let key = ExactText(source)
         if let known = results.withLock({ $0[key] }) { return known }
-        let result = await prober.probe(source, withPlaceholder: withPlaceholder)
+        let entry = prefetched.withLock { $0.removeValue(forKey: source) }
+        let result = await prober.probe(source, withPlaceholder: withPlaceholder, prefetched: entry)
         statistics?.record(fromCache: result.fromCache)
         results.withLock { results in
             if results.count < limit { results[key] = result }

@@ -228,7 +228,7 @@ public struct LayoutPipeline: Sendable {
     }
 
     /// How many items a window holds: parsing hands them over, and placement takes them, a window at a time.
-    var windowSize: Int { max(32, options.probeConcurrency * 4) }
+    package var windowSize: Int { max(32, options.probeConcurrency * 4) }
 
     /// The prober of a feed's photos: its images are read only inside its folders, as regular files.
     func prober(for feed: FeedInput, fetcher: RemoteFetcher, logger: Logger) -> CachingImageProber {
@@ -324,6 +324,9 @@ public struct LayoutPipeline: Sendable {
         concurrency: Int
     ) async -> [PreparedItem] {
         guard !items.isEmpty else { return [] }
+        // One probe cache read for the window's photo URLs (a file's probe does not go through the cache).
+        await memo.prefetch(
+            items.compactMap { item in item.image.flatMap { $0.localPath == nil ? $0.url : nil } }, prober: prober)
         let next = PipelineCounter()
         return await withTaskGroup(of: [(Int, PreparedItem)].self) { group in
             for _ in 0..<min(concurrency, items.count) {

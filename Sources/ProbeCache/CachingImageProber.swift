@@ -89,9 +89,30 @@ public struct CachingImageProber: Sendable {
     ///   - withPlaceholder: Also build (or fetch from the cache) the placeholder.
     /// - Returns: The header, the placeholder if asked for, and whether the cache answered.
     public func probe(_ source: String, withPlaceholder: Bool) async -> ProbeResult {
+        await probe(source, withPlaceholder: withPlaceholder, prefetched: nil)
+    }
+
+    /// The cache's entries for the URLs among `sources`, read at once (files are left out: their probes are
+    /// answered as ``probe(_:withPlaceholder:)`` answers them). A window of photos then costs one cache read, not
+    /// one per photo, for ``probe(_:withPlaceholder:prefetched:)``.
+    /// - Returns: Each URL's entry, `nil` for a URL the cache has none for; empty without a cache.
+    public func remoteEntries(for sources: [String]) async -> [String: CachedProbe?] {
+        let urls = sources.filter { ImageProber.isRemote($0) }
+        guard let cache, !urls.isEmpty else { return [:] }
+        let found = await lookup(urls, in: cache)
+        var entries: [String: CachedProbe?] = [:]
+        for url in urls { entries[url] = found[url] }
+        return entries
+    }
+
+    /// Probes one source, through the cache.
+    /// - Parameter prefetched: For a URL, its cache entry as ``remoteEntries(for:)`` read it (`.some(nil)`: none);
+    ///   `nil` reads it now.
+    public func probe(_ source: String, withPlaceholder: Bool, prefetched: CachedProbe??) async -> ProbeResult {
         guard let cache, source != "-" else { return await probeUncached(source, withPlaceholder: withPlaceholder) }
         if ImageProber.isRemote(source) {
-            let cached = await lookup(source, in: cache)
+            let cached: CachedProbe?
+            if let prefetched { cached = prefetched } else { cached = await lookup(source, in: cache) }
             return await probeRemote(source, cached: cached, cache: cache, withPlaceholder: withPlaceholder)
         }
         guard cachesLocalFile(withPlaceholder: withPlaceholder) else {
