@@ -47,6 +47,10 @@ public protocol LayoutStore: Sendable {
     /// - Throws: ``StoreError`` when this instance no longer holds the layout (another took it over).
     func storePage(_ write: PageWrite, layoutId id: String) async throws
 
+    /// Stores pages in order, as ``storePage(_:layoutId:)`` stores each: in one transaction where the store can
+    /// (SQLite), so that pages that waited for the store are committed together.
+    func storePages(_ writes: [PageWrite], layoutId id: String) async throws
+
     /// Makes another layout's first pages this one's beginning: copies pages `0..<pageCount` of `source`'s first
     /// layout (layout index 0), with their pins, into `id`, and sets `id`'s part (page count, height, last cursor,
     /// bytes) and counts (items, warnings) as storing those pages would have, in one transaction. `id` must be
@@ -111,6 +115,10 @@ public protocol LayoutStore: Sendable {
 }
 
 extension LayoutStore {
+    public func storePages(_ writes: [PageWrite], layoutId id: String) async throws {
+        for write in writes { try await storePage(write, layoutId: id) }
+    }
+
     /// One form of a page: gzipped as stored, or its JSON, inflated from it. Stores keep only the gzipped form: the
     /// JSON too was five times the bytes to write (twice, through SQLite's write-ahead log) for every page made,
     /// where inflating is cheap and happens once per page a plain request misses in ``PageCache``.

@@ -204,29 +204,41 @@ actor LayoutRunner: Service {
             var itemLimit = ItemLimit(
                 maximum: settings.maximumItems, layouts: record.parts.count,
                 resumedItems: resume == nil ? 0 : record.itemCount)
+            // Pages are stored by a task of their own while the run goes on (``PageStoring``).
+            let storing = PageStoring { [store, metrics, events] writes in
+                try await self.patiently { try await store.storePages(writes, layoutId: id) }
+                metrics.addItemsLaidOut(writes.reduce(0) { $0 + $1.itemCount })
+                await events.changed(id)
+            }
             let summary: LayoutSummary
             do {
                 summary = try await pipeline.run(input, resume: resume, logger: logger) { page in
                     let write = PageEncoding.write(for: page)
                     guard itemLimit.admits(write) else { return }
-                    try await patiently { try await store.storePage(write, layoutId: id) }
-                    metrics.addItemsLaidOut(write.itemCount)
-                    await events.changed(id)
+                    try await storing.hand(write)
                     if itemLimit.isReached { throw ItemLimit.Reached() }
                 }
+                try await storing.finish()
             } catch is ItemLimit.Reached {
+                try await storing.finish()
                 try await patiently { try await store.finishLayout(id, feedWarnings: [ItemLimit.warningCode: 1]) }
                 metrics.layoutEnded(failed: false)
                 logger.info("layout truncated at --max-items", metadata: ["layout": "\(id)"])
                 await events.changed(id)
                 return
+            } catch {
+                // Cancelled (a removal waits for this run to end): nothing more is written. Failed: the pages made
+                // before the failure are kept, as they were when each was stored before the next was made.
+                if Task.isCancelled { await storing.abandon() } else { try? await storing.finish() }
+                throw error
             }
             var feedWarnings: [String: Int] = [:]
             for warning in summary.feedWarnings { feedWarnings[warning.code, default: 0] += 1 }
             try await patiently { try await store.finishLayout(id, feedWarnings: feedWarnings) }
             metrics.layoutEnded(failed: false)
             // Where the run's time went, in milliseconds (probe and measure summed over concurrent tasks; write:
-            // storing the pages), as the command's summary line says.
+            // encoding the pages and handing them to the store, waiting when it falls behind), as the command's
+            // summary line says.
             let times = summary.stageTimes
             func milliseconds(_ duration: Duration) -> String { "\(Int((duration / .milliseconds(1)).rounded()))" }
             logger.info(

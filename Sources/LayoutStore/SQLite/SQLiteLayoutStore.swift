@@ -334,51 +334,61 @@ final class SQLiteLayoutStore: LayoutStore {
     }
 
     func storePage(_ write: PageWrite, layoutId id: String) async throws {
+        try await storePages([write], layoutId: id)
+    }
+
+    func storePages(_ writes: [PageWrite], layoutId id: String) async throws {
         try await writing { db in
-            // Cached statements: preparing the same five statements anew for every page was a measurable share of
-            // storing it.
-            let exists =
-                try Bool.fetchOne(
-                    db.cachedStatement(sql: "SELECT 1 FROM page WHERE layoutId = ? AND layoutIndex = ? AND pageIndex = ?"),
-                    arguments: [id, write.layoutIndex, write.pageIndex]) ?? false
-            guard !exists else { return }
-            try write.gzip.withBlob { gzip in
-                try db.cachedStatement(
-                    sql: """
-                        INSERT INTO page (layoutId, layoutIndex, pageIndex, gzip, cursor, warnings, contentHeight)
-                        VALUES (?, ?, ?, ?, ?, ?, ?)
-                        """
-                ).execute(arguments: [
-                    id, write.layoutIndex, write.pageIndex, gzip, write.cursor, PageCounts.json(write.warnings),
-                    write.contentHeight,
-                ])
-            }
-            let insertPin = try db.cachedStatement(
-                sql: """
-                    INSERT OR REPLACE INTO pin
-                    (layoutId, layoutIndex, itemIndex, columnIndex, columnSpan, x, y, width, height, pageIndex,
-                     jsonOffset, jsonLength)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """)
-            for pin in write.pins {
-                try insertPin.execute(arguments: [
-                    id, write.layoutIndex, pin.itemIndex, pin.column, pin.columnSpan, pin.x, pin.y, pin.width,
-                    pin.height, pin.pageIndex, pin.jsonOffset, pin.jsonLength,
-                ])
-            }
-            try db.cachedStatement(
-                sql: """
-                    UPDATE part SET pageCount = pageCount + 1, contentHeight = ?, lastCursor = ?,
-                        storedBytes = storedBytes + ?
-                    WHERE layoutId = ? AND layoutIndex = ?
-                    """
-            ).execute(
-                arguments: [write.contentHeight, write.cursor, LayoutListing.bytes(of: write), id, write.layoutIndex])
-            if write.itemCount > 0 || !write.warnings.isEmpty {
-                try Self.addCounts(db, id: id, items: write.itemCount, warnings: write.warnings)
-            }
+            for write in writes { try Self.insertPage(write, layoutId: id, db) }
         }
         await writeUnrecordedFailures()
+    }
+
+    /// A page, its pins, the part's progress and the counts it adds, in the caller's transaction; nothing for a
+    /// page stored before.
+    private static func insertPage(_ write: PageWrite, layoutId id: String, _ db: Database) throws {
+        // Cached statements: preparing the same five statements anew for every page was a measurable share of
+        // storing it.
+        let exists =
+            try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT 1 FROM page WHERE layoutId = ? AND layoutIndex = ? AND pageIndex = ?"),
+                arguments: [id, write.layoutIndex, write.pageIndex]) ?? false
+        guard !exists else { return }
+        try write.gzip.withBlob { gzip in
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO page (layoutId, layoutIndex, pageIndex, gzip, cursor, warnings, contentHeight)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """
+            ).execute(arguments: [
+                id, write.layoutIndex, write.pageIndex, gzip, write.cursor, PageCounts.json(write.warnings),
+                write.contentHeight,
+            ])
+        }
+        let insertPin = try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO pin
+                (layoutId, layoutIndex, itemIndex, columnIndex, columnSpan, x, y, width, height, pageIndex,
+                 jsonOffset, jsonLength)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+        for pin in write.pins {
+            try insertPin.execute(arguments: [
+                id, write.layoutIndex, pin.itemIndex, pin.column, pin.columnSpan, pin.x, pin.y, pin.width,
+                pin.height, pin.pageIndex, pin.jsonOffset, pin.jsonLength,
+            ])
+        }
+        try db.cachedStatement(
+            sql: """
+                UPDATE part SET pageCount = pageCount + 1, contentHeight = ?, lastCursor = ?,
+                    storedBytes = storedBytes + ?
+                WHERE layoutId = ? AND layoutIndex = ?
+                """
+        ).execute(
+            arguments: [write.contentHeight, write.cursor, LayoutListing.bytes(of: write), id, write.layoutIndex])
+        if write.itemCount > 0 || !write.warnings.isEmpty {
+            try addCounts(db, id: id, items: write.itemCount, warnings: write.warnings)
+        }
     }
 
     static func addCounts(_ db: Database, id: String, items: Int, warnings: [String: Int]) throws {
