@@ -46,6 +46,16 @@ public func ingestFeed(
     }
 }
 
+/// Reads a feed a caller holds (``FeedInput/bytes(_:name:baseURL:)``) or receives in chunks, as
+/// ``ingestFeed(at:imageRoot:allowPrivateNetwork:logger:onItem:)`` reads a file: parsed on one task while this one
+/// finishes the items, in feed order.
+/// - Throws: `LayoutError.feedUnreadable` / `.feedInvalid` when the feed cannot be read or parsed at all.
+public func ingestFeed(
+    _ input: FeedInput, imageRoot: String? = nil, onItem: (FeedItem) throws -> Void
+) async throws -> IngestSummary {
+    try await ingestFeed(from: FeedSource(input, fetcher: nil), imageRoot: imageRoot, onItem: onItem)
+}
+
 private func ingestFeed(
     from source: sending FeedSource, imageRoot: String?, onItem: (FeedItem) throws -> Void
 ) async throws -> IngestSummary {

@@ -304,8 +304,8 @@ struct FeedSubscriptionTests {
                 let layout = try #require(version["layout"] as? String)
                 layouts.append(layout)
                 let expected = FeedItemChanges(
-                    old: try #require(FeedItemChanges.items(of: old, name: feedURL, base: feedURL)),
-                    new: try #require(FeedItemChanges.items(of: new, name: feedURL, base: feedURL)))
+                    old: try #require(await FeedItemChanges.items(of: old, name: feedURL, base: feedURL)),
+                    new: try #require(await FeedItemChanges.items(of: new, name: feedURL, base: feedURL)))
                 #expect(
                     version["changes"] as? [String: Int]
                         == ["added": expected.added, "removed": expected.removed, "changed": expected.changed],

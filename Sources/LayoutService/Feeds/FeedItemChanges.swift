@@ -1,5 +1,6 @@
 import ByteTools
 import FeedIngest
+import FeedLayout
 import LayoutPages
 
 /// What changed between two versions of a feed: items matched by their identity (their pages' `key`,
@@ -17,13 +18,15 @@ struct FeedItemChanges: Sendable, Equatable {
         var content: String
     }
 
-    /// The items of a feed, in feed order; `nil` when it cannot be read as a feed.
-    static func items(of feed: [UInt8], name: String, base: String?) -> [Item]? {
-        let reader = FeedReader(sourceName: name, baseURL: base, feedDirectory: nil)
+    /// The items of a feed, in feed order; `nil` when it cannot be read as a feed. Parsed on one task while another
+    /// finishes the items (`ingestFeed`), off the caller's actor: a large feed's takes a second or more.
+    static func items(of feed: [UInt8], name: String, base: String?) async -> [Item]? {
+        var items: [Item] = []
         do {
-            var items = try feed.withUnsafeBytes { try reader.consume($0) }
-            items += try reader.finish()
-            return items.map { Item(key: key(of: $0), content: contentDigest(of: $0)) }
+            _ = try await ingestFeed(.bytes(feed, name: name, baseURL: base)) { item in
+                items.append(Item(key: key(of: item), content: contentDigest(of: item)))
+            }
+            return items
         } catch {
             return nil
         }

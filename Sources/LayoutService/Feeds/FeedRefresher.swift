@@ -288,7 +288,7 @@ actor FeedRefresher: Service {
             }
             // Keys may depend on the base (an item known by its link): only the same base counts from the appendix.
             if let append, record.baseURL == base {
-                counted = memo.appending(
+                counted = await memo.appending(
                     append, of: feed, to: predecessor, subscription: subscription.id, name: subscription.feedURL,
                     base: base)
             }
@@ -298,9 +298,10 @@ actor FeedRefresher: Service {
         }
         let compareTime = lap()
         if counted == nil {
-            let newItems = FeedItemChanges.items(of: feed, name: subscription.feedURL, base: base) ?? []
-            let oldItems = oldFeed.flatMap {
-                FeedItemChanges.items(of: $0.bytes, name: subscription.feedURL, base: $0.base)
+            let newItems = await FeedItemChanges.items(of: feed, name: subscription.feedURL, base: base) ?? []
+            var oldItems: [FeedItemChanges.Item]?
+            if let oldFeed {
+                oldItems = await FeedItemChanges.items(of: oldFeed.bytes, name: subscription.feedURL, base: oldFeed.base)
             }
             counted = (FeedItemChanges(old: oldItems ?? [], new: newItems), FeedVersionMemo.Items(newItems))
         }

@@ -59,10 +59,10 @@ struct FeedVersionMemo {
     func appending(
         _ match: FeedAppend.Match, of feed: [UInt8], to predecessor: String, subscription: String, name: String,
         base: String?
-    ) -> (changes: FeedItemChanges, items: Items)? {
+    ) async -> (changes: FeedItemChanges, items: Items)? {
         guard let known = held[subscription], known.layoutId == predecessor, let start = match.firstAppendedStart,
             let appendix = FeedByteSplitter.resumedFeed(feed, atItemStart: start),
-            let appended = FeedItemChanges.items(of: appendix, name: name, base: base),
+            let appended = await FeedItemChanges.items(of: appendix, name: name, base: base),
             appended.count == match.appendedItems
         else { return nil }
         var items = known.items
