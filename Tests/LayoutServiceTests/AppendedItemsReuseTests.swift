@@ -215,8 +215,10 @@ struct AppendedItemsReuseTests {
 
     // MARK: The premise: a page with a cursor depends on nothing after it
 
-    /// A feed with sections every 7 items, spans and declared photo sizes (photos never fetched), and every 9th item
-    /// with warnings that name their line and column.
+    /// A feed with sections every 7 items, spans and declared photo sizes, and every 9th item with warnings that
+    /// name their line and column. The photos are never fetched: a loopback address is refused at once, with the
+    /// same warning in every run (a name that does not resolve got "Name or service not known" in one run and
+    /// "Temporary failure in name resolution" in the next, and the pages differed).
     static func sectionedFeed(items count: Int) -> String {
         var feed = """
             <?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" xmlns:fl="urn:feedlayout:1"><channel><title>t</title>
@@ -228,7 +230,7 @@ struct AppendedItemsReuseTests {
             feed += String(repeating: "word ", count: index % 17) + "</description>"
             feed += "<fl:section>section \(index / 7)</fl:section>"
             if index % 11 == 5 { feed += "<fl:span>2</fl:span>" }
-            feed += "<media:content url=\"https://photos.invalid/\(index % 5).jpg\" medium=\"image\" "
+            feed += "<media:content url=\"https://127.0.0.1/\(index % 5).jpg\" medium=\"image\" "
             feed += "width=\"\(400 + index % 7 * 50)\" height=\"\(300 + index % 11 * 40)\"/></item>\n"
         }
         return feed + "</channel></rss>\n"
