@@ -33,11 +33,11 @@ public enum FeedAppend {
 
     /// The shape of an XML feed whose items the scan follows to their parent's end tag, with at least one item;
     /// `nil` for any other (a JSON Feed, entities declared, markup the scan cannot follow).
-    public static func shape(of feed: [UInt8]) -> Shape? {
-        feed.withUnsafeBytes { bytes in
-            xmlItemsEnd(bytes).map {
-                Shape(length: feed.count, itemsEnd: $0.end, itemCount: $0.count, itemStarts: $0.starts)
-            }
+    public static func shape(of feed: [UInt8]) -> Shape? { feed.withUnsafeBytes { shape(of: $0) } }
+
+    private static func shape(of bytes: UnsafeRawBufferPointer) -> Shape? {
+        xmlItemsEnd(bytes).map {
+            Shape(length: bytes.count, itemsEnd: $0.end, itemCount: $0.count, itemStarts: $0.starts)
         }
     }
 
@@ -49,18 +49,21 @@ public enum FeedAppend {
         guard new.count > shape.length, shape.itemsEnd <= shape.length else { return (nil, SHA256.hexDigest(new)) }
         let inserted = shape.itemsEnd..<(shape.itemsEnd + new.count - shape.length)
         let digests = SHA256.hexDigests(new, omitting: inserted)
-        guard digests.omitting == digest,
-            let appended = new.withUnsafeBytes({ xmlItems($0, from: inserted.lowerBound, to: inserted.upperBound) })
-        else { return (nil, digests.whole) }
-        return (
-            Match(
-                cut: shape.itemsEnd, appendedItems: appended.starts.count, oldItemStarts: shape.itemStarts,
-                firstAppendedStart: appended.starts.first,
-                newShape: Shape(
-                    length: new.count, itemsEnd: appended.end, itemCount: shape.itemCount + appended.starts.count,
-                    itemStarts: shape.itemStarts.map { $0 + appended.starts })),
-            digests.whole
-        )
+        guard digests.omitting == digest else { return (nil, digests.whole) }
+        return (new.withUnsafeBytes { appended(to: shape, in: $0) }, digests.whole)
+    }
+
+    /// The match of an XML feed `new` whose bytes around the ones inserted after `shape`'s last item are known to be
+    /// that feed's, when the inserted bytes are whole items with only whitespace around them.
+    private static func appended(to shape: Shape, in new: UnsafeRawBufferPointer) -> Match? {
+        let inserted = shape.itemsEnd..<(shape.itemsEnd + new.count - shape.length)
+        guard let appended = xmlItems(new, from: inserted.lowerBound, to: inserted.upperBound) else { return nil }
+        return Match(
+            cut: shape.itemsEnd, appendedItems: appended.starts.count, oldItemStarts: shape.itemStarts,
+            firstAppendedStart: appended.starts.first,
+            newShape: Shape(
+                length: new.count, itemsEnd: appended.end, itemCount: shape.itemCount + appended.starts.count,
+                itemStarts: shape.itemStarts.map { $0 + appended.starts }))
     }
 
     /// How a new feed extends an old one.
@@ -91,13 +94,12 @@ public enum FeedAppend {
         return old.withUnsafeBytes { old -> Match? in
             new.withUnsafeBytes { new -> Match? in
                 guard let first = firstSignificantByte(old) else { return nil }
-                let isXML = old[first] == UInt8(ascii: "<")
                 let cut: Int?
-                var shape: (end: Int, count: Int, starts: [Int]?)?
+                var shape: Shape?
                 switch old[first] {
                 case UInt8(ascii: "<"):
-                    shape = xmlItemsEnd(old)
-                    cut = shape?.end
+                    shape = Self.shape(of: old)
+                    cut = shape?.itemsEnd
                 case UInt8(ascii: "{"): cut = JSONItems.end(oldBytes, from: first)
                 default: cut = nil
                 }
@@ -107,15 +109,7 @@ public enum FeedAppend {
                 guard memcmp(old.baseAddress!, new.baseAddress!, cut) == 0,
                     tail == 0 || memcmp(old.baseAddress! + cut, new.baseAddress! + limit, tail) == 0
                 else { return nil }
-                if isXML, let shape {
-                    guard let appended = xmlItems(new, from: cut, to: limit) else { return nil }
-                    return Match(
-                        cut: cut, appendedItems: appended.starts.count, oldItemStarts: shape.starts,
-                        firstAppendedStart: appended.starts.first,
-                        newShape: Shape(
-                            length: new.count, itemsEnd: appended.end, itemCount: shape.count + appended.starts.count,
-                            itemStarts: shape.starts.map { $0 + appended.starts }))
-                }
+                if let shape { return appended(to: shape, in: new) }
                 guard let count = JSONItems.entries(new, from: cut, to: limit) else { return nil }
                 return Match(cut: cut, appendedItems: count, oldItemStarts: nil, firstAppendedStart: nil, newShape: nil)
             }
