@@ -160,8 +160,8 @@ final class HTMLTextConverter {
         if !html.contains(where: { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: "&") }) {
             return Result(text: Self.collapseWhitespace(html), images: [])
         }
-        if !collectImages, let text = SimpleHTML.text(html, scratch: &simpleScratch) {
-            return Result(text: text, images: [])
+        if let simple = SimpleHTML.read(html, collectImages: collectImages, scratch: &simpleScratch) {
+            return simple
         }
         guard let context, !html.isEmpty else {
             return Result(text: Self.collapseWhitespace(html), images: [])
@@ -695,18 +695,36 @@ enum SimpleHTML {
         fileprivate var output: [UInt8] = []
         fileprivate var stack: [Kind] = []
         fileprivate var names: [UInt64] = []
+        /// The attributes of the `<img>` being read, when images are collected.
+        fileprivate var attributes: [AttributeSpan] = []
+    }
+
+    /// Where an attribute's name and value are in the input.
+    fileprivate struct AttributeSpan {
+        var name: Range<Int>
+        var value: Range<Int>?
     }
 
     static func text(_ html: [UInt8]) -> String? {
         var scratch = Scratch()
-        return html.withUnsafeBufferPointer { text($0, scratch: &scratch) }
+        return html.withUnsafeBufferPointer { read($0, collectImages: false, scratch: &scratch)?.text }
     }
 
-    static func text(_ html: UnsafeBufferPointer<UInt8>, scratch: inout Scratch) -> String? {
+    /// The text and, when asked, the images of `html`, as ``HTMLTextConverter/convert(_:collectImages:)-([UInt8],_)``
+    /// gives them; nil when the markup is not simple.
+    static func read(_ html: UnsafeBufferPointer<UInt8>, collectImages: Bool, scratch: inout Scratch)
+        -> HTMLTextConverter.Result?
+    {
         scratch.output.removeAll(keepingCapacity: true)
         scratch.stack.removeAll(keepingCapacity: true)
         scratch.names.removeAll(keepingCapacity: true)
-        return text(html, output: &scratch.output, stack: &scratch.stack, names: &scratch.names)
+        var images: [HTMLImageReference]? = collectImages ? [] : nil
+        guard
+            let text = text(
+                html, output: &scratch.output, stack: &scratch.stack, names: &scratch.names,
+                attributes: &scratch.attributes, images: &images)
+        else { return nil }
+        return HTMLTextConverter.Result(text: text, images: images ?? [])
     }
 
     /// - Parameters:
@@ -714,8 +732,11 @@ enum SimpleHTML {
     ///   - stack: open elements (empty at the start); `inlineDepth` counts those inside which only inline content
     ///     may follow.
     ///   - names: the open elements' packed names.
+    ///   - attributes: room for an `<img>`'s attributes.
+    ///   - images: the images so far, or nil when they are not collected.
     private static func text(
-        _ input: UnsafeBufferPointer<UInt8>, output: inout [UInt8], stack: inout [Kind], names: inout [UInt64]
+        _ input: UnsafeBufferPointer<UInt8>, output: inout [UInt8], stack: inout [Kind], names: inout [UInt64],
+        attributes: inout [AttributeSpan], images: inout [HTMLImageReference]?
     ) -> String? {
         output.reserveCapacity(input.count)
         var inlineDepth = 0
@@ -725,9 +746,12 @@ enum SimpleHTML {
             let byte = input[index]
             switch byte {
             case UInt8(ascii: "<"):
-                guard let tag = parseTag(input, from: index + 1) else { return nil }
+                attributes.removeAll(keepingCapacity: true)
+                guard let tag = parseTag(input, from: index + 1, attributes: &attributes, keepingImages: images != nil)
+                else { return nil }
                 index = tag.end
                 if tag.isEnd {
+                    if tag.kind == .image { continue }
                     // A "</p>" with no paragraph open (its paragraph was closed by the next "<p>"): the parser
                     // drops it. Unless text came before the first tag: the parser put that text in a paragraph
                     // of its own, which this closes.
@@ -744,7 +768,13 @@ enum SimpleHTML {
                     continue
                 }
                 switch tag.kind {
-                case .lineBreak, .image:
+                case .image:
+                    if images != nil {
+                        guard let values = imageAttributes(input, attributes) else { return nil }
+                        if let reference = HTMLTextConverter.imageReference(values) { images!.append(reference) }
+                    }
+                    output.append(0x20)
+                case .lineBreak:
                     output.append(0x20)
                 case .paragraph, .division:
                     // "<p>" closes a paragraph that is open with nothing inside it still open, as the parser's
@@ -841,8 +871,11 @@ enum SimpleHTML {
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
     private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
 
-    /// A start or end tag of a known element, from just after its `<`.
-    private static func parseTag(_ input: UnsafeBufferPointer<UInt8>, from start: Int) -> Tag? {
+    /// A start or end tag of a known element, from just after its `<`; an `<img>`'s attributes go to `attributes`
+    /// when `keepingImages`.
+    private static func parseTag(
+        _ input: UnsafeBufferPointer<UInt8>, from start: Int, attributes: inout [AttributeSpan], keepingImages: Bool
+    ) -> Tag? {
         var index = start
         let count = input.count
         let isEnd = index < count && input[index] == UInt8(ascii: "/")
@@ -858,8 +891,9 @@ enum SimpleHTML {
         }
         guard let kind = kind(of: name) else { return nil }
         if isEnd {
-            // Void elements have no end tag; the parser ignores "</br>" and "</img>".
-            guard kind != .lineBreak && kind != .image else { return nil }
+            // Void elements have no end tag: "</img>" (as XHTML rebuilt from XML events writes an empty `<img/>`) is
+            // ignored by the parser, and so here; "</br>" is left to the parser.
+            guard kind != .lineBreak else { return nil }
             while index < count, isSpace(input[index]) { index += 1 }
             guard index < count, input[index] == UInt8(ascii: ">") else { return nil }
             return Tag(name: name, kind: kind, isEnd: true, isSelfClosing: false, end: index + 1)
@@ -877,21 +911,28 @@ enum SimpleHTML {
             }
             // An attribute: a name separated from what came before, then maybe "= value".
             guard index > afterName, isLetter(input[index]) else { return nil }
+            let nameStart = index
             while index < count,
                 isLetter(input[index]) || isDigit(input[index]) || input[index] == UInt8(ascii: "-")
                     || input[index] == UInt8(ascii: "_") || input[index] == UInt8(ascii: ":")
             {
                 index += 1
             }
+            let keep = keepingImages && kind == .image
             var probe = index
             while probe < count, isSpace(input[probe]) { probe += 1 }
-            guard probe < count, input[probe] == UInt8(ascii: "=") else { continue }
+            guard probe < count, input[probe] == UInt8(ascii: "=") else {
+                if keep { attributes.append(AttributeSpan(name: nameStart..<index, value: nil)) }
+                continue
+            }
+            let nameEnd = index
             index = probe + 1
             while index < count, isSpace(input[index]) { index += 1 }
             guard index < count else { return nil }
             let quote = input[index]
             if quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") {
                 index += 1
+                let valueStart = index
                 // Eight bytes at a time up to the quote or a control character (a link's URL is most of a tag).
                 index = ByteWord.endOfUnmarkedWords(UnsafeRawPointer(input.baseAddress!), from: index, to: count) {
                     ByteWord.bytes(equalTo: quote, in: $0) | ByteWord.bytes(below: 0x20, in: $0)
@@ -902,6 +943,7 @@ enum SimpleHTML {
                     index += 1
                 }
                 guard index < count else { return nil }
+                if keep { attributes.append(AttributeSpan(name: nameStart..<nameEnd, value: valueStart..<index)) }
                 index += 1
             } else {
                 let valueStart = index
@@ -912,8 +954,50 @@ enum SimpleHTML {
                     index += 1
                 }
                 guard index > valueStart else { return nil }
+                // The parser reads an unquoted value up to a space or ">": "x/>" would be the value "x/".
+                guard index < count, isSpace(input[index]) || input[index] == UInt8(ascii: ">") else { return nil }
+                if keep { attributes.append(AttributeSpan(name: nameStart..<nameEnd, value: valueStart..<index)) }
             }
         }
+    }
+
+    /// An `<img>`'s attributes as libxml2 reports them: names lowercased, the first of a repeated name kept, values
+    /// with their references decoded. Nil when a value holds what only the parser should read (a control character,
+    /// invalid UTF-8, a reference other than the simple ones).
+    private static func imageAttributes(_ input: UnsafeBufferPointer<UInt8>, _ spans: [AttributeSpan])
+        -> [String: String]?
+    {
+        var attributes: [String: String] = [:]
+        var value: [UInt8] = []
+        for span in spans {
+            let name = String(decoding: input[span.name].lazy.map { $0 | (isLetter($0) ? 0x20 : 0) }, as: UTF8.self)
+            guard attributes[name] == nil else { continue }
+            value.removeAll(keepingCapacity: true)
+            if let range = span.value {
+                var index = range.lowerBound
+                while index < range.upperBound {
+                    let byte = input[index]
+                    if byte == UInt8(ascii: "&") {
+                        guard let end = appendReference(input, from: index, into: &value), end <= range.upperBound
+                        else { return nil }
+                        index = end
+                    } else if byte < 0x20 || byte == 0x7F {
+                        return nil
+                    } else if byte < 0x80 {
+                        value.append(byte)
+                        index += 1
+                    } else {
+                        guard let length = InputSanitizer.validSequenceLength(input, at: index, rejectingC1: true),
+                            index + length <= range.upperBound
+                        else { return nil }
+                        value.append(contentsOf: UnsafeBufferPointer(rebasing: input[index..<(index + length)]))
+                        index += length
+                    }
+                }
+            }
+            attributes[name] = String(decoding: value, as: UTF8.self)
+        }
+        return attributes
     }
 
     /// Decodes `&amp; &lt; &gt; &quot; &nbsp;` or a numeric reference to an ordinary character.

@@ -119,6 +119,42 @@ struct HTMLSAXAgreementTests {
         #expect(found.isEmpty, "\(found.count) disagreements, e.g. \(found.prefix(5))")
     }
 
+    /// `<img>` tags the libxml2-free path reads the images of (and near misses it must hand over): quoting,
+    /// references in values, repeated and uppercase names, lazy-load and `srcset` sources, tracking pixels, avatars.
+    @Test func generatedImages() {
+        var generator = SplitMix64(seed: 0x1A6E)
+        let attributes = [
+            " src=\"https://e.example/a.jpg\"", " src='/b.png'", " src=c.jpg", " SRC=\"/Upper.JPG\"",
+            " src=\"/q?a=1&amp;b=2\"", " src=\"/q?a=1&b=2\"", " src=\"/caf&#233;.jpg\"", " src=\"/x&bogus;.jpg\"",
+            " src=\"\"", " src=\" /padded.jpg \"", " src=\"data:image/gif;base64,R0l\"", " data-src=\"/lazy.jpg\"",
+            " data-lazy-src=/l2.jpg", " srcset=\"/s.jpg 1x, /l.jpg 2x\"", " data-srcset=\"/m.jpg 640w, /n.jpg 1280w\"",
+            " width=\"240\"", " height=\"160\"", " width=1", " height=\"2\"", " WIDTH=800", " width=\"12px\"",
+            " alt=\"a &quot;b&quot;\"", " alt=\"写真 &amp; 画\"", " alt", " class=\"avatar\"", " class=\"photo\"",
+            " src=\"https://www.gravatar.com/avatar/x\"", " src=\"/pixel.gif\"", " alt=\"tab\there\"",
+            " src=\"/n&nbsp;b.jpg\"", " width=240/", " title=\"a > b\"",
+        ]
+        func pick<T>(_ list: [T]) -> T { list[Int(generator.next() % UInt64(list.count))] }
+        var inputs: [[UInt8]] = []
+        for _ in 0..<3000 {
+            var text = ""
+            for _ in 0..<Int(generator.next() % 3 + 1) {
+                var tag = "<img"
+                for _ in 0..<Int(generator.next() % 5) { tag += pick(attributes) }
+                tag += pick([">", "/>", " />", "></img>", ">x</img>y", "></IMG >"])
+                let (open, close) = pick([("", ""), ("<p>", "</p>"), ("<a href=\"/p\">", "</a>"), ("", " caption")])
+                text += open + tag + close + " "
+            }
+            inputs.append(Array(text.utf8))
+        }
+        var scratch = SimpleHTML.Scratch()
+        let simple = inputs.filter { input in
+            input.withUnsafeBufferPointer { SimpleHTML.read($0, collectImages: true, scratch: &scratch) != nil }
+        }.count
+        #expect(simple > 1000, "\(simple) of \(inputs.count) inputs took the simple path")
+        let found = Self.disagreements(inputs)
+        #expect(found.isEmpty, "\(found.count) disagreements, e.g. \(found.prefix(5))")
+    }
+
     @Test func generatedTagSoup() {
         var generator = SplitMix64(seed: 0x5EED)
         let pieces = [
