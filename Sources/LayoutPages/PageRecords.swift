@@ -205,23 +205,29 @@ public enum Records {
         json.beginObject()
         json.key("frame")
         write(placed.annotationFrame, scale: scale, into: &json)
-        for (name, block) in [("title" as StaticString, item.title), ("text", item.text)] {
-            json.key(name)
-            guard let block else {
-                json.null()
-                continue
-            }
-            json.beginObject()
-            json.key("frame")
-            write(block.frame, scale: scale, into: &json)
-            json.field("text", block.text)
-            json.field("lines", block.measurement.lines)
-            json.field("truncated", block.measurement.truncated)
-            json.endObject()
-        }
+        // Two calls, not a loop over an array of the two: that array was built, copied into and freed per item.
+        writeBlock(item.title, as: "title", scale: scale, into: &json)
+        writeBlock(item.text, as: "text", scale: scale, into: &json)
         json.endObject()
         json.key("warnings")
         write(item.warnings, into: &json)
+        json.endObject()
+    }
+
+    private static func writeBlock(
+        _ block: MeasuredText?, as name: StaticString, scale: Double, into json: inout JSONWriter
+    ) {
+        json.key(name)
+        guard let block else {
+            json.null()
+            return
+        }
+        json.beginObject()
+        json.key("frame")
+        write(block.frame, scale: scale, into: &json)
+        json.field("text", block.text)
+        json.field("lines", block.measurement.lines)
+        json.field("truncated", block.measurement.truncated)
         json.endObject()
     }
 
