@@ -201,16 +201,25 @@ struct ItemFinisher {
         // Only the warnings change while finishing: kept apart, so that the builder is read in place rather
         // than copied (a copy retains and releases a dozen references).
         var warnings = ItemWarnings(list: builder.warnings, suppressed: builder.suppressedWarnings)
+        // With no image element at all, the photo will be looked for in the caption's HTML: the caption read for its
+        // text gives its images in the same pass, kept here, rather than a second conversion of the same markup.
+        let captionImagesNeeded = !builder.images.contains(where: isImage)
+        var convertedCaption: (field: ItemField, images: [HTMLImageReference])?
         func plain(_ field: ItemField) -> String? {
             guard let captured = builder.captured(field) else { return nil }
+            let collect = captionImagesNeeded && Self.htmlFields.contains(field)
+            func converted(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+                let result = converter.convert(bytes, collectImages: collect)
+                if collect { convertedCaption = (field, result.images) }
+                return result.text
+            }
             let text = builder.withBytes(of: captured) { bytes in
                 switch captured.kind {
                 case .plain: HTMLTextConverter.collapseWhitespace(bytes)
-                case .html, .xhtml: converter.convert(bytes, collectImages: false).text
+                case .html, .xhtml: converted(bytes)
                 case .maybeHTML:
                     HTMLTextConverter.looksLikeHTML(bytes)
-                        ? converter.convert(bytes, collectImages: false).text
-                        : HTMLTextConverter.collapseWhitespace(bytes)
+                        ? converted(bytes) : HTMLTextConverter.collapseWhitespace(bytes)
                 }
             }
             return text.isEmpty ? nil : text
@@ -282,7 +291,11 @@ struct ItemFinisher {
             var captionBase: String?
             for field in Self.htmlFields {
                 guard let captured = builder.captured(field), captured.kind != .plain else { continue }
-                captionImages = builder.withBytes(of: captured) { converter.convert($0, collectImages: true).images }
+                if let convertedCaption, convertedCaption.field == field {
+                    captionImages = convertedCaption.images
+                } else {
+                    captionImages = builder.withBytes(of: captured) { converter.convert($0, collectImages: true).images }
+                }
                 captionBase = builder.base(of: field)
                 if !captionImages.isEmpty { break }
             }
