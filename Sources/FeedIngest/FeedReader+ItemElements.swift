@@ -187,7 +187,7 @@ extension FeedReader {
         let mode = attributes.value(name: "mode")?.lowercased()
         let type = attributes.value(name: "type")?.lowercased() ?? ""
         let isBinaryType =
-            type.contains("/") && !type.hasPrefix("text/") && !type.hasSuffix("+xml") && !type.hasSuffix("/xml")
+            type.utf8.contains(UInt8(ascii: "/")) && !type.hasPrefix("text/") && !type.hasSuffix("+xml") && !type.hasSuffix("/xml")
         if mode == "base64" || (mode == nil && isBinaryType) { item!.base64Field = field }
         beginCapture(field, mode == "escaped" ? .html : textKind(attributes, default: .plain))
     }

@@ -345,10 +345,10 @@ final class HTMLTextConverter {
     static func imageReference(_ attributes: [String: String]) -> HTMLImageReference? {
         func usable(_ value: String?) -> String? {
             guard let value = value?.trimmingASCIIWhitespace(), !value.isEmpty else { return nil }
-            return value.lowercased().hasPrefix("data:") ? nil : value
+            // The byte test turns away most sources without lowercasing them; the Character test decides the rest.
+            return value.hasASCIIPrefixIgnoringCase("data:") && value.lowercased().hasPrefix("data:") ? nil : value
         }
-        let lazy = ["data-src", "data-lazy-src", "data-original", "data-orig-file", "data-lazy"]
-            .lazy.compactMap { usable(attributes[$0]) }.first
+        let lazy = lazyLoadAttributes.lazy.compactMap { usable(attributes[$0]) }.first
         let srcset = (attributes["data-srcset"] ?? attributes["srcset"]).flatMap(largestSrcsetCandidate)
         guard let source = lazy ?? usable(attributes["src"]) ?? srcset.flatMap({ usable($0) }) else {
             return nil
@@ -361,6 +361,9 @@ final class HTMLTextConverter {
         if isTrackerOrAvatar(source: source, className: attributes["class"] ?? "") { return nil }
         return HTMLImageReference(source: source, width: width, height: height, alt: attributes["alt"])
     }
+
+    /// Where lazy-loading scripts keep an `<img>`'s real source, in the order they are read.
+    private static let lazyLoadAttributes = ["data-src", "data-lazy-src", "data-original", "data-orig-file", "data-lazy"]
 
     /// Known tracking and decoration hosts and paths; avatars are a person, not the photo.
     static func isTrackerOrAvatar(source: String, className: String) -> Bool {
