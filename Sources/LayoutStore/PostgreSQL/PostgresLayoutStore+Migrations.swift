@@ -187,6 +187,16 @@ extension PostgresLayoutStore {
                 "ALTER TABLE feedlayout.probe ADD COLUMN fresh_until DOUBLE PRECISION",
             ]
         ),
+        Migration(
+            9,
+            [
+                // A feed's chunks are kept as they came, not compressed: compressing each feed (pglz) was a fifth of
+                // the server's CPU for a layout, the SQLite store keeps its feeds uncompressed too, and a feed is
+                // read back whole only when a layout restarts or a new version compares with it. Chunks stored
+                // before stay compressed.
+                "ALTER TABLE feedlayout.feed_chunk ALTER COLUMN bytes SET STORAGE EXTERNAL"
+            ]
+        ),
     ] + subscriptionMigrations
 
     /// One step of the schema: statements, then, where SQL alone cannot say it, Swift over the same connection
