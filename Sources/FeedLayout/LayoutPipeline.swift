@@ -338,11 +338,16 @@ public struct LayoutPipeline: Sendable {
                     return done
                 }
             }
+            // Items are moved, not copied, from the tasks' lists into feed order: a copy of a prepared item retains
+            // and releases every string and array in it.
             var results = [PreparedItem?](repeating: nil, count: items.count)
-            for await done in group {
-                for (position, prepared) in done { results[position] = prepared }
+            for await var done in group {
+                while let (position, prepared) = done.popLast() { results[position] = consume prepared }
             }
-            return results.map { $0! }
+            var ordered: [PreparedItem] = []
+            ordered.reserveCapacity(results.count)
+            for position in results.indices { ordered.append(results[position].take()!) }
+            return ordered
         }
     }
 }
