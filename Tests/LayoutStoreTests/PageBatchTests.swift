@@ -6,8 +6,8 @@ import Testing
 @testable import LayoutStore
 
 /// ``LayoutStore/storePages(_:layoutId:)`` on SQLite and on a throwaway PostgreSQL cluster: pages stored in batches
-/// (two layouts of breakpoints interleaved, a page stored twice) leave the store exactly as storing them one by one
-/// does: the same pages, pins, parts' progress, counts and size.
+/// (two layouts of breakpoints interleaved, a page stored twice, across batches and within one) leave the store
+/// exactly as storing them one by one does: the same pages, pins, parts' progress, counts and size.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct PageBatchTests {
     static let oneByOne = String(repeating: "c", count: 32)
@@ -57,7 +57,8 @@ struct PageBatchTests {
         try await store.storePages(Array(writes[0..<3]), layoutId: batched)
         // Page 1 of layout 0 again, with new ones after it.
         try await store.storePages([writes[2]] + Array(writes[3..<6]), layoutId: batched)
-        try await store.storePages(Array(writes[6...]), layoutId: batched)
+        // And a page twice in one batch.
+        try await store.storePages(Array(writes[6...]) + [writes[6]], layoutId: batched)
 
         let expected = try #require(try await store.layout(oneByOne))
         let actual = try #require(try await store.layout(batched))

@@ -350,7 +350,9 @@ final class PostgresLayoutStore: LayoutStore {
         var frames = (x: [Int](), y: [Int](), width: [Int](), height: [Int]())
         var records = (page: [Int](), offset: [Int](), length: [Int]())
         var addsCounts = false
-        for write in writes {
+        var seen = Set<[Int]>()
+        // A page twice in one batch is stored once, as the second of two single stores adds nothing.
+        for write in writes where seen.insert([write.layoutIndex, write.pageIndex]).inserted {
             pages.layout.append(write.layoutIndex)
             pages.page.append(write.pageIndex)
             pages.gzip.append(ByteBuffer(bytes: write.gzip))
