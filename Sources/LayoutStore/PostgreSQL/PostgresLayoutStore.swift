@@ -344,42 +344,19 @@ final class PostgresLayoutStore: LayoutStore {
     /// answer was lost, adds nothing). A statement per page was most of what the PostgreSQL server did for a
     /// layout: parsing and planning this statement, and a commit, 2,000 times for 20 feeds of 5,000 pins.
     private func storeBatch(_ writes: ArraySlice<PageWrite>, layoutId id: String) async throws {
-        var pages = (layout: [Int](), page: [Int](), gzip: [ByteBuffer](), cursor: [String](), warnings: [String]())
-        var (heights, itemCounts, storedBytes) = ([Double](), [Int](), [Int]())
-        var pins = (layout: [Int](), page: [Int](), item: [Int](), column: [Int](), span: [Int]())
-        var frames = (x: [Int](), y: [Int](), width: [Int](), height: [Int]())
-        var records = (page: [Int](), offset: [Int](), length: [Int]())
-        var addsCounts = false
-        var seen = Set<[Int]>()
         // A page twice in one batch is stored once, as the second of two single stores adds nothing.
-        for write in writes where seen.insert([write.layoutIndex, write.pageIndex]).inserted {
-            pages.layout.append(write.layoutIndex)
-            pages.page.append(write.pageIndex)
-            pages.gzip.append(ByteBuffer(bytes: write.gzip))
-            // No NULL inside a bound array: a page without a cursor (the last) sends "", which no cursor is.
-            pages.cursor.append(write.cursor ?? "")
-            pages.warnings.append(PageCounts.json(write.warnings))
-            heights.append(write.contentHeight)
-            itemCounts.append(write.itemCount)
-            storedBytes.append(LayoutListing.bytes(of: write))
-            addsCounts = addsCounts || write.itemCount > 0 || !write.warnings.isEmpty
-            for pin in write.pins {
-                pins.layout.append(write.layoutIndex)
-                pins.page.append(write.pageIndex)
-                pins.item.append(pin.itemIndex)
-                pins.column.append(pin.column)
-                pins.span.append(pin.columnSpan)
-                frames.x.append(pin.x)
-                frames.y.append(pin.y)
-                frames.width.append(pin.width)
-                frames.height.append(pin.height)
-                records.page.append(pin.pageIndex)
-                records.offset.append(pin.jsonOffset)
-                records.length.append(pin.jsonLength)
-            }
+        var pages: [PageWrite] = []
+        for write in writes
+        where !pages.contains(where: { $0.layoutIndex == write.layoutIndex && $0.pageIndex == write.pageIndex }) {
+            pages.append(write)
         }
+        // Each pin with the page it comes with, which decides whether it goes in.
+        let pins = pages.flatMap { page in
+            page.pins.map { (layoutIndex: page.layoutIndex, page: page.pageIndex, pin: $0) }
+        }
+        let addsCounts = pages.contains { $0.itemCount > 0 || !$0.warnings.isEmpty }
         let held = try await operation {
-            [client, logger, owner, pages, heights, itemCounts, storedBytes, pins, frames, records, addsCounts] in
+            [client, logger, owner, pages, pins, addsCounts] in
             for try await counts in try await client.query(
                 """
                 WITH held AS (
@@ -387,9 +364,13 @@ final class PostgresLayoutStore: LayoutStore {
                 ), input AS (
                     SELECT layout_index, page_index, gzip, NULLIF(cursor, '') AS cursor, warnings, content_height,
                         item_count, stored_bytes, ordinal
-                    FROM UNNEST(\(pages.layout)::int8[], \(pages.page)::int8[], \(pages.gzip)::bytea[],
-                        \(pages.cursor)::text[], \(pages.warnings)::text[], \(heights)::float8[], \(itemCounts)::int8[],
-                        \(storedBytes)::int8[]) WITH ORDINALITY
+                    FROM UNNEST(
+                        \(pages.map(\.layoutIndex))::int8[], \(pages.map(\.pageIndex))::int8[],
+                        \(pages.map { ByteBuffer(bytes: $0.gzip) })::bytea[],
+                        -- No NULL inside a bound array: the last page, without a cursor, sends '' (no cursor is).
+                        \(pages.map { $0.cursor ?? "" })::text[], \(pages.map { PageCounts.json($0.warnings) })::text[],
+                        \(pages.map(\.contentHeight))::float8[], \(pages.map(\.itemCount))::int8[],
+                        \(pages.map(LayoutListing.bytes(of:)))::int8[]) WITH ORDINALITY
                         AS u(layout_index, page_index, gzip, cursor, warnings, content_height, item_count, stored_bytes,
                             ordinal)
                 ), page AS (
@@ -406,10 +387,13 @@ final class PostgresLayoutStore: LayoutStore {
                     SELECT \(id), p.layout_index, p.item_index, p.column_index, p.column_span, p.x, p.y, p.width,
                         p.height, p.page_index, p.json_offset, p.json_length
                     FROM UNNEST(
-                        \(pins.layout)::int8[], \(pins.page)::int8[], \(pins.item)::int8[], \(pins.column)::int8[],
-                        \(pins.span)::int8[], \(frames.x)::int8[], \(frames.y)::int8[], \(frames.width)::int8[],
-                        \(frames.height)::int8[], \(records.page)::int8[], \(records.offset)::int8[],
-                        \(records.length)::int8[])
+                        \(pins.map(\.layoutIndex))::int8[], \(pins.map(\.page))::int8[],
+                        \(pins.map(\.pin.itemIndex))::int8[], \(pins.map(\.pin.column))::int8[],
+                        \(pins.map(\.pin.columnSpan))::int8[], \(pins.map(\.pin.x))::int8[],
+                        \(pins.map(\.pin.y))::int8[], \(pins.map(\.pin.width))::int8[],
+                        \(pins.map(\.pin.height))::int8[],
+                        \(pins.map(\.pin.pageIndex))::int8[], \(pins.map(\.pin.jsonOffset))::int8[],
+                        \(pins.map(\.pin.jsonLength))::int8[])
                         AS p(layout_index, write_page, item_index, column_index, column_span, x, y, width, height,
                             page_index, json_offset, json_length)
                     JOIN page ON page.layout_index = p.layout_index AND page.page_index = p.write_page
