@@ -31,9 +31,8 @@ public struct LayoutListing: Sendable, Equatable {
     /// Where the listing goes on after this layout.
     public var cursor: LayoutListCursor { LayoutListCursor(createdMicroseconds: createdMicroseconds, id: id) }
 
-    /// The bytes a pin is counted as: its row (twelve integers) and its key in the index, about what SQLite and
-    /// PostgreSQL take for one.
-    public static let pinRecordBytes = 64
+    /// The bytes a pin is counted as: its record in its page's pin block.
+    public static let pinRecordBytes = PinBlock.recordBytes
 
     /// The bytes a stored page adds to its layout's ``bytes``.
     public static func bytes(of page: PageWrite) -> Int {

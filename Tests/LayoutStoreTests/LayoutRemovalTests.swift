@@ -131,7 +131,7 @@ struct LayoutRemovalTests {
             let store = try await PostgresProbeCacheTests.openStore(cluster)
             defer { store.close() }
             try await Self.removeListAndSize(store)
-            for table in ["page", "pin", "part", "feed_chunk"] {
+            for table in ["page", "pin_block", "part", "feed_chunk"] {
                 #expect(
                     try await PostgresFeedChunkTests.query(
                         cluster,
@@ -161,7 +161,7 @@ struct LayoutRemovalTests {
         #expect(FileManager.default.fileExists(atPath: path + ".feeds/" + id))
         try await store.database.write { db in try db.execute(sql: "DROP TRIGGER refuse") }
         #expect(try await store.removeLayout(id))
-        #expect(try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM pin") } == 0)
+        #expect(try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM pin_block") } == 0)
     }
 
     @Test func postgresRemovalIsOneTransaction() async throws {
@@ -183,7 +183,7 @@ struct LayoutRemovalTests {
             #expect(try await store.feed(of: id) == Array("<rss/>".utf8))
             _ = try await PostgresFeedChunkTests.query(cluster, "DROP TRIGGER refuse ON feedlayout.layout")
             #expect(try await store.removeLayout(id))
-            #expect(try await PostgresFeedChunkTests.query(cluster, "SELECT count(*) FROM feedlayout.pin") == 0)
+            #expect(try await PostgresFeedChunkTests.query(cluster, "SELECT count(*) FROM feedlayout.pin_block") == 0)
         }
     }
 
@@ -199,7 +199,7 @@ struct LayoutRemovalTests {
             try await Self.makeLayout(store, id: kept)
             // The removal's transaction, without what follows it.
             try await store.database.write { db in
-                for table in ["pin", "page", "part"] {
+                for table in ["pin_block", "page", "part"] {
                     try db.execute(sql: "DELETE FROM \(table) WHERE layoutId = ?", arguments: [removed])
                 }
                 try db.execute(sql: "DELETE FROM layout WHERE id = ?", arguments: [removed])
@@ -238,6 +238,18 @@ struct LayoutRemovalTests {
                 try db.execute(sql: "ALTER TABLE layout DROP COLUMN lastReadAt")
                 try db.execute(sql: "ALTER TABLE part DROP COLUMN storedBytes")
                 try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'sizes-and-reads'")
+                // Pins were a row each then (the "pin-blocks" migration comes after).
+                try db.execute(
+                    sql: """
+                        CREATE TABLE pin (layoutId TEXT, layoutIndex INTEGER, itemIndex INTEGER, columnIndex INTEGER,
+                            columnSpan INTEGER, x INTEGER, y INTEGER, width INTEGER, height INTEGER, pageIndex INTEGER,
+                            jsonOffset INTEGER, jsonLength INTEGER);
+                        INSERT INTO pin SELECT layoutId, layoutIndex, pageIndex * 3 + value, 0, 1, 0, 0, 10, 10,
+                            pageIndex, 0, 1
+                        FROM pin_block, (SELECT 0 AS value UNION ALL SELECT 1 UNION ALL SELECT 2);
+                        DROP TABLE pin_block;
+                        DELETE FROM grdb_migrations WHERE identifier = 'pin-blocks';
+                        """)
             }
         }
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
@@ -255,5 +267,6 @@ struct LayoutRemovalTests {
         #expect(listed.bytes == Self.expectedBytes(id: id, pages: 2, feed: 777))
         #expect(listed.createdMicroseconds == 1_764_356_400_123_457)
         #expect(try await reopened?.listLayouts(after: listed.cursor, limit: 10).isEmpty == true)
+        #expect(try await reopened?.pins(id, layoutIndex: 0, from: 0).map(\.itemIndex) == Array(0..<6))
     }
 }

@@ -44,7 +44,7 @@ struct PostgresFeedChunkTests {
     }
 
     static func migrateWholeFeeds(_ cluster: some PostgresTestStore) async throws {
-        // The tables migrations 3, 5, 6, 7 and 8 change, as schema 2 left them (only the columns they use).
+        // The tables migrations 3, 5, 6, 7, 8 and 10 change, as schema 2 left them (only the columns they use).
         for statement in [
             "CREATE SCHEMA feedlayout",
             "CREATE TABLE feedlayout.migration (version BIGINT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())",
@@ -57,9 +57,13 @@ struct PostgresFeedChunkTests {
             "INSERT INTO feedlayout.page VALUES ('old', 0, '', '\\x0102030405'::bytea, 'fl4.abc')",
             "CREATE TABLE feedlayout.part (layout_id TEXT, layout_index BIGINT)",
             "INSERT INTO feedlayout.part VALUES ('old', 0)",
-            "CREATE TABLE feedlayout.pin (layout_id TEXT, layout_index BIGINT)",
+            """
+            CREATE TABLE feedlayout.pin (layout_id TEXT, layout_index BIGINT, item_index BIGINT, column_index BIGINT,
+                column_span BIGINT, x BIGINT, y BIGINT, width BIGINT, height BIGINT, page_index BIGINT,
+                json_offset BIGINT, json_length BIGINT)
+            """,
             "CREATE TABLE feedlayout.probe (source TEXT PRIMARY KEY)",
-            "INSERT INTO feedlayout.pin VALUES ('old', 0), ('old', 0)",
+            "INSERT INTO feedlayout.pin VALUES ('old', 0, 1, 1, 1, 200, 300, 180, -2, 0, 40, 25), ('old', 0, 0, 0, 2, 0, 9000000000, 360, 240, 0, 1, 38)",
         ] {
             _ = try await Self.query(cluster, statement)
         }
@@ -67,7 +71,14 @@ struct PostgresFeedChunkTests {
         defer { store.close() }
         #expect(try await store.feed(of: "old") == Array("<rss>old</rss>".utf8))
         // The layouts' steps (the subscriptions' are numbered from 101).
-        #expect(try await Self.query(cluster, "SELECT max(version) FROM feedlayout.migration WHERE version < 100") == 9)
+        #expect(try await Self.query(cluster, "SELECT max(version) FROM feedlayout.migration WHERE version < 100") == 10)
+        // Pins are a block per page (migration 10), in item order, each field as it was.
+        let pins = try await store.pins("old", layoutIndex: 0, from: 0)
+        #expect(pins.map(\.itemIndex) == [0, 1])
+        #expect(pins.map { [$0.column, $0.columnSpan, $0.x, $0.y, $0.width, $0.height, $0.pageIndex, $0.jsonOffset, $0.jsonLength] }
+            == [[0, 2, 0, 9_000_000_000, 360, 240, 0, 1, 38], [1, 1, 200, 300, 180, -2, 0, 40, 25]])
+        #expect(try await store.pins("old", layoutIndex: 0, from: 1).map(\.itemIndex) == [1])
+        #expect(try await Self.query(cluster, "SELECT count(*) FROM pg_tables WHERE schemaname = 'feedlayout' AND tablename = 'pin'") == 0)
         // Feed chunks stored from now on are not compressed (migration 9); the old one is read as before.
         #expect(
             try await Self.value(

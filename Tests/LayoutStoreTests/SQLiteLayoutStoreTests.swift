@@ -146,6 +146,45 @@ import Testing
         #expect(try LayoutOptionValues(named: named).options() == Self.expectedOptions)
     }
 
+    /// A store that kept a row per pin gets a block per page, each pin as it was, found from any item on.
+    @Test func pinRowsBecomeOneBlockPerPage() async throws {
+        let path = try Self.temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        do {
+            let store = try SQLiteLayoutStore(path: path)
+            try await store.database.write { db in
+                try db.execute(
+                    sql: """
+                        DROP TABLE pin_block;
+                        CREATE TABLE pin (layoutId TEXT, layoutIndex INTEGER, itemIndex INTEGER, columnIndex INTEGER,
+                            columnSpan INTEGER, x INTEGER, y INTEGER, width INTEGER, height INTEGER, pageIndex INTEGER,
+                            jsonOffset INTEGER, jsonLength INTEGER);
+                        INSERT INTO layout (id, status, options, feedName, createdAt) VALUES ('old', 'done', '{}', 'f', 0);
+                        DELETE FROM grdb_migrations WHERE identifier = 'pin-blocks';
+                        """)
+                // Two parts, two pages in the first, rows out of order.
+                for (part, item, page) in [(0, 3, 1), (0, 0, 0), (1, 0, 0), (0, 2, 1), (0, 1, 0)] {
+                    try db.execute(
+                        sql: "INSERT INTO pin VALUES ('old', ?, ?, ?, 1, ?, ?, 100, ?, ?, ?, ?)",
+                        arguments: [part, item, item % 2, item * 10 + part, 9_000_000_000 + item, 50 + item, page, item * 7, 30])
+                }
+            }
+        }
+        let store = try await Self.reopen(path)
+        let pins = try await store.pins("old", layoutIndex: 0, from: 0)
+        #expect(pins.map(\.itemIndex) == [0, 1, 2, 3])
+        #expect(pins.map(\.pageIndex) == [0, 0, 1, 1])
+        #expect(pins.map(\.y) == [9_000_000_000, 9_000_000_001, 9_000_000_002, 9_000_000_003])
+        #expect(pins.map { [$0.column, $0.columnSpan, $0.x, $0.width, $0.height, $0.jsonOffset, $0.jsonLength] }
+            == (0..<4).map { [$0 % 2, 1, $0 * 10, 100, 50 + $0, $0 * 7, 30] })
+        #expect(try await store.pins("old", layoutIndex: 0, from: 2).map(\.itemIndex) == [2, 3])
+        #expect(try await store.pins("old", layoutIndex: 0, from: 3).map(\.itemIndex) == [3])
+        #expect(try await store.pins("old", layoutIndex: 0, from: 4).isEmpty)
+        #expect(try await store.pins("old", layoutIndex: 1, from: 0).map(\.x) == [1])
+        let tables = try await store.database.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") }
+        #expect(!tables.contains("pin"))
+    }
+
     /// Arguments as the service stored them, and what they become.
     static let oldArguments = #"["--breakpoints=375:2,768:3","--fallback-font=DejaVu Serif","--fallback-font=Noto Sans CJK JP","--line-height=1.4x","--page-size=20","--placeholders","--row-gap=12.5"]"#
     static let convertedOptions =

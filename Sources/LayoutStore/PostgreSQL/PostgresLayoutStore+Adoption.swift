@@ -53,21 +53,20 @@ extension PostgresLayoutStore {
                     """, logger: logger)
                 try await connection.query(
                     """
-                    INSERT INTO feedlayout.pin (layout_id, layout_index, item_index, column_index, column_span, x, y,
-                        width, height, page_index, json_offset, json_length)
-                    SELECT \(id), layout_index, item_index, column_index, column_span, x, y, width, height,
-                        page_index, json_offset, json_length
-                    FROM feedlayout.pin
+                    INSERT INTO feedlayout.pin_block (layout_id, layout_index, page_index, item_end, pins)
+                    SELECT \(id), layout_index, page_index, item_end, pins FROM feedlayout.pin_block
                     WHERE layout_id = \(source) AND layout_index = 0 AND page_index < \(pageCount)
                     """, logger: logger)
                 var items = 0
                 var pageBytes = 0
                 var pageWarnings: [String] = []
-                for try await count in try await connection.query(
-                    "SELECT count(*) FROM feedlayout.pin WHERE layout_id = \(id) AND layout_index = 0",
-                    logger: logger
+                for try await bytes in try await connection.query(
+                    """
+                    SELECT coalesce(sum(length(pins)), 0)::int8 FROM feedlayout.pin_block
+                    WHERE layout_id = \(id) AND layout_index = 0
+                    """, logger: logger
                 ).decode(Int.self) {
-                    items = count
+                    items = bytes / PinBlock.recordBytes
                 }
                 for try await row in try await connection.query(
                     """

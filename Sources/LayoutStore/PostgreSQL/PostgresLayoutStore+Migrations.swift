@@ -197,6 +197,41 @@ extension PostgresLayoutStore {
                 "ALTER TABLE feedlayout.feed_chunk ALTER COLUMN bytes SET STORAGE EXTERNAL"
             ]
         ),
+        Migration(
+            10,
+            [
+                // A page's pins in one row (PinBlock: records of int8send/int4send fields) instead of a row each:
+                // 100,000 rows, their index entries and foreign-key checks were a large share of the server's work
+                // for 20 feeds of 5,000 pins. item_end (the item after the page's last pin) finds the pages that
+                // hold pins from an item on.
+                """
+                CREATE TABLE feedlayout.pin_block (
+                    layout_id TEXT NOT NULL REFERENCES feedlayout.layout(id) ON DELETE CASCADE,
+                    layout_index BIGINT NOT NULL,
+                    page_index BIGINT NOT NULL,
+                    item_end BIGINT NOT NULL,
+                    pins BYTEA NOT NULL,
+                    PRIMARY KEY (layout_id, layout_index, page_index)
+                )
+                """,
+                """
+                INSERT INTO feedlayout.pin_block (layout_id, layout_index, page_index, item_end, pins)
+                SELECT layout_id, layout_index, page_index, max(item_index) + 1,
+                    string_agg(
+                        int8send(item_index) || int4send(column_index::int4) || int4send(column_span::int4)
+                            || int8send(x) || int8send(y) || int8send(width) || int8send(height)
+                            || int8send(page_index) || int4send(json_offset::int4) || int4send(json_length::int4),
+                        ''::bytea ORDER BY item_index)
+                FROM feedlayout.pin GROUP BY layout_id, layout_index, page_index
+                """,
+                "DROP TABLE feedlayout.pin",
+                // A page's block (50 pins: 3,200 bytes) stays in its row as it is: past the default 2 kB, the
+                // server tried to compress every block and moved it to the TOAST table.
+                "ALTER TABLE feedlayout.pin_block SET (toast_tuple_target = 8160)",
+                // Pages are gzip already: the server's own compression of each (tried on every page) gains nothing.
+                "ALTER TABLE feedlayout.page ALTER COLUMN gzip SET STORAGE EXTERNAL",
+            ]
+        ),
     ] + subscriptionMigrations
 
     /// One step of the schema: statements, then, where SQL alone cannot say it, Swift over the same connection

@@ -35,13 +35,15 @@ extension SQLiteLayoutStore {
                     """, arguments: [id, source, pageCount])
             try db.execute(
                 sql: """
-                    INSERT INTO pin (layoutId, layoutIndex, itemIndex, columnIndex, columnSpan, x, y, width, height,
-                        pageIndex, jsonOffset, jsonLength)
-                    SELECT ?, layoutIndex, itemIndex, columnIndex, columnSpan, x, y, width, height, pageIndex,
-                        jsonOffset, jsonLength
-                    FROM pin WHERE layoutId = ? AND layoutIndex = 0 AND pageIndex < ?
+                    INSERT INTO pin_block (layoutId, layoutIndex, pageIndex, itemEnd, pins)
+                    SELECT ?, layoutIndex, pageIndex, itemEnd, pins FROM pin_block
+                    WHERE layoutId = ? AND layoutIndex = 0 AND pageIndex < ?
                     """, arguments: [id, source, pageCount])
-            let items = db.changesCount
+            let pinBytes =
+                try Int.fetchOne(
+                    db, sql: "SELECT coalesce(sum(length(pins)), 0) FROM pin_block WHERE layoutId = ? AND layoutIndex = 0",
+                    arguments: [id]) ?? 0
+            let items = pinBytes / PinBlock.recordBytes
             let pageBytes = try Int.fetchOne(
                 db,
                 sql: """

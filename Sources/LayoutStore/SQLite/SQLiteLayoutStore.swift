@@ -232,6 +232,47 @@ final class SQLiteLayoutStore: LayoutStore {
                     ALTER TABLE page ADD COLUMN contentHeight REAL;
                     """)
         }
+        migrator.registerMigration("pin-blocks") { db in
+            // A page's pins in one row (PinBlock) instead of a row each; itemEnd (the item after its last pin)
+            // finds the pages that hold pins from an item on.
+            try db.execute(
+                sql: """
+                    CREATE TABLE pin_block (
+                        layoutId TEXT NOT NULL REFERENCES layout(id) ON DELETE CASCADE,
+                        layoutIndex INTEGER NOT NULL,
+                        pageIndex INTEGER NOT NULL,
+                        itemEnd INTEGER NOT NULL,
+                        pins BLOB NOT NULL,
+                        PRIMARY KEY (layoutId, layoutIndex, pageIndex)
+                    )
+                    """)
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT layoutId, layoutIndex, itemIndex, columnIndex, columnSpan, x, y, width, height, pageIndex,
+                        jsonOffset, jsonLength
+                    FROM pin ORDER BY layoutId, layoutIndex, pageIndex, itemIndex
+                    """)
+            var page: (id: String, layoutIndex: Int, pageIndex: Int)?
+            var pins: [PinRecord] = []
+            func flush() throws {
+                guard let page, let last = pins.last else { return }
+                try db.execute(
+                    sql: "INSERT INTO pin_block (layoutId, layoutIndex, pageIndex, itemEnd, pins) VALUES (?, ?, ?, ?, ?)",
+                    arguments: [page.id, page.layoutIndex, page.pageIndex, last.itemIndex + 1, Data(PinBlock.encode(pins))])
+                pins.removeAll(keepingCapacity: true)
+            }
+            while let row = try rows.next() {
+                let key = (id: row["layoutId"] as String, layoutIndex: row["layoutIndex"] as Int, pageIndex: row["pageIndex"] as Int)
+                if let current = page, current != key {
+                    try flush()
+                }
+                page = key
+                pins.append(Self.pinRecord(row))
+            }
+            try flush()
+            try db.execute(sql: "DROP TABLE pin")
+        }
         return migrator
     }
 
@@ -365,18 +406,15 @@ final class SQLiteLayoutStore: LayoutStore {
                 write.contentHeight,
             ])
         }
-        let insertPin = try db.cachedStatement(
-            sql: """
-                INSERT OR REPLACE INTO pin
-                (layoutId, layoutIndex, itemIndex, columnIndex, columnSpan, x, y, width, height, pageIndex,
-                 jsonOffset, jsonLength)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-        for pin in write.pins {
-            try insertPin.execute(arguments: [
-                id, write.layoutIndex, pin.itemIndex, pin.column, pin.columnSpan, pin.x, pin.y, pin.width,
-                pin.height, pin.pageIndex, pin.jsonOffset, pin.jsonLength,
-            ])
+        if let last = write.pins.last {
+            try PinBlock.encode(write.pins).withBlob { pins in
+                try db.cachedStatement(
+                    sql: """
+                        INSERT OR REPLACE INTO pin_block (layoutId, layoutIndex, pageIndex, itemEnd, pins)
+                        VALUES (?, ?, ?, ?, ?)
+                        """
+                ).execute(arguments: [id, write.layoutIndex, write.pageIndex, last.itemIndex + 1, pins])
+            }
         }
         try db.cachedStatement(
             sql: """
@@ -478,19 +516,24 @@ final class SQLiteLayoutStore: LayoutStore {
 
     func pins(_ id: String, layoutIndex: Int, from itemIndex: Int) async throws -> [PinRecord] {
         try await reading { db in
-            try Row.fetchAll(
+            var pins: [PinRecord] = []
+            let blocks = try Data.fetchCursor(
                 db.cachedStatement(
                     sql: """
-                        SELECT itemIndex, columnIndex, columnSpan, x, y, width, height, pageIndex, jsonOffset, jsonLength
-                        FROM pin WHERE layoutId = ? AND layoutIndex = ? AND itemIndex >= ? ORDER BY itemIndex
-                        """), arguments: [id, layoutIndex, itemIndex]
-            ).map { row in
-                PinRecord(
-                    itemIndex: row["itemIndex"], column: row["columnIndex"], columnSpan: row["columnSpan"], x: row["x"],
-                    y: row["y"], width: row["width"], height: row["height"], pageIndex: row["pageIndex"],
-                    jsonOffset: row["jsonOffset"], jsonLength: row["jsonLength"])
-            }
+                        SELECT pins FROM pin_block WHERE layoutId = ? AND layoutIndex = ? AND itemEnd > ?
+                        ORDER BY pageIndex
+                        """), arguments: [id, layoutIndex, itemIndex])
+            while let block = try blocks.next() { PinBlock.decode(block, from: itemIndex, into: &pins) }
+            return pins
         }
+    }
+
+    /// A row of the pin table that pin blocks replaced (the "pin-blocks" migration).
+    private static func pinRecord(_ row: Row) -> PinRecord {
+        PinRecord(
+            itemIndex: row["itemIndex"], column: row["columnIndex"], columnSpan: row["columnSpan"], x: row["x"],
+            y: row["y"], width: row["width"], height: row["height"], pageIndex: row["pageIndex"],
+            jsonOffset: row["jsonOffset"], jsonLength: row["jsonLength"])
     }
 }
 
