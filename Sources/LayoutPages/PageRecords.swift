@@ -15,6 +15,16 @@ public enum Records {
     ///
     /// - Parameter feed: The feed the page belongs to, written as `feed` when one run lays out several feeds.
     public static func write(_ page: LayoutPage, feed: String? = nil, into json: inout JSONWriter) {
+        var itemRanges: [Range<Int>] = []
+        write(page, feed: feed, into: &json, itemRanges: &itemRanges)
+    }
+
+    /// A layout page, and where each of its items' JSON sits in the writer's bytes (appended to `itemRanges`, in
+    /// order): the service answers viewport queries with those slices. The ranges are exact for a one-line writer
+    /// (an indented one puts a line break before each item).
+    public static func write(
+        _ page: LayoutPage, feed: String? = nil, into json: inout JSONWriter, itemRanges: inout [Range<Int>]
+    ) {
         let grid = page.grid
         let scale = grid.scale
         json.beginObject()
@@ -44,7 +54,13 @@ public enum Records {
         }
         json.key("items")
         json.beginArray()
-        for item in page.items { write(item, scale: scale, into: &json) }
+        itemRanges.reserveCapacity(itemRanges.count + page.items.count)
+        for (position, item) in page.items.enumerated() {
+            // After the comma that separates it from the item before.
+            let start = json.position + (position > 0 ? 1 : 0)
+            write(item, scale: scale, into: &json)
+            itemRanges.append(start..<json.position)
+        }
         json.endArray()
         json.key("columnHeights")
         json.beginArray()

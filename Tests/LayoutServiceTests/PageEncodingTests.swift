@@ -36,10 +36,4 @@ import LayoutStore
         }
         #expect(Gzip.decompress(write.gzip) == write.json)
     }
-
-    @Test func rangesOfAnEmptyOrMissingArray() {
-        #expect(PageEncoding.itemRanges(in: Array(#"{"items":[],"x":1}"#.utf8)).isEmpty)
-        #expect(PageEncoding.itemRanges(in: Array(#"{"other":[1]}"#.utf8)).isEmpty)
-        #expect(PageEncoding.itemRanges(in: Array(#"{"items":[{"a":"]"},{"b":[1,{"c":2}]}]}"#.utf8)) == [10..<19, 20..<37])
-    }
 }
