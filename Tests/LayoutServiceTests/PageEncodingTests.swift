@@ -24,7 +24,9 @@ import LayoutStore
         var pages: [LayoutPage] = []
         _ = try await LayoutPipeline(options: LayoutOptions()).run(.bytes(Array(feed.utf8))) { pages.append($0) }
         let page = try #require(pages.first)
-        let write = PageEncoding.write(for: page)
+        let encoded = PageEncoding.write(for: page)
+        #expect(encoded.gzip.isEmpty)
+        let write = try #require(PageEncoding.compress([encoded]).first)
         let parsed = try JSONSerialization.jsonObject(with: Data(write.json)) as! [String: Any]
         let items = parsed["items"] as! [[String: Any]]
         #expect(write.pins.count == tricky.count)

@@ -206,6 +206,7 @@ actor LayoutRunner: Service {
                 resumedItems: resume == nil ? 0 : record.itemCount)
             // Pages are stored by a task of their own while the run goes on (``PageStoring``).
             let storing = PageStoring { [store, metrics, events] writes in
+                let writes = PageEncoding.compress(writes)
                 try await self.patiently { try await store.storePages(writes, layoutId: id) }
                 metrics.addItemsLaidOut(writes.reduce(0) { $0 + $1.itemCount })
                 await events.changed(id)
