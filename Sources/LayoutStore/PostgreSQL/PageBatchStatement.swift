@@ -48,12 +48,15 @@ struct PageBatchStatement: PostgresPreparedStatement {
             ) AS f
             WHERE part.layout_id = $1 AND part.layout_index = f.layout_index
         ), counted AS (
+            -- The counts merge (an SQL function, planned again at every call) only for pages with warnings.
             UPDATE feedlayout.layout SET item_count = item_count + (SELECT sum(item_count) FROM fresh),
-                warnings = feedlayout.add_counts(warnings, (
-                    SELECT coalesce(jsonb_object_agg(key, total), '{}'::jsonb)::text FROM (
-                        SELECT key, sum(value::bigint) AS total
-                        FROM fresh, jsonb_each_text(fresh.warnings::jsonb) GROUP BY key
-                    ) AS merged))
+                warnings = CASE WHEN EXISTS (SELECT 1 FROM fresh WHERE fresh.warnings <> '{}')
+                    THEN feedlayout.add_counts(warnings, (
+                        SELECT coalesce(jsonb_object_agg(key, total), '{}'::jsonb)::text FROM (
+                            SELECT key, sum(value::bigint) AS total
+                            FROM fresh, jsonb_each_text(fresh.warnings::jsonb) GROUP BY key
+                        ) AS merged))
+                    ELSE warnings END
             WHERE id = $1 AND EXISTS (SELECT 1 FROM fresh) AND $16
         )
         SELECT (SELECT count(*) FROM held),
