@@ -206,8 +206,16 @@ struct PageAssembler {
                     if isFinished { return }
                 }
             }
-            waiting.append(prepared)
-            try take(engine.place(engineItem(prepared)), onPage: onPage)
+            let cells = engine.place(engineItem(prepared))
+            if waiting.isEmpty, cells.count == 1 {
+                // The usual case (a waterfall places each item at once): the item goes straight to its page,
+                // not through `waiting`, which copied it twice more.
+                try take(cells, of: CollectionOfOne(prepared), onPage: onPage)
+            } else {
+                waiting.append(prepared)
+                try take(cells, of: waiting.prefix(cells.count), onPage: onPage)
+                waiting.removeFirst(min(cells.count, waiting.count))
+            }
             if engine.contentBottom > WaterfallLimits.maximumCoordinate {
                 throw LayoutError(
                     .feedInvalid,
@@ -224,7 +232,7 @@ struct PageAssembler {
     mutating func finish(onPage: (LayoutPage) throws -> Void) throws -> Int {
         try verifyResumedPrefix()
         guard !isFinished else { return pagesWritten }
-        try take(engine.breakRow(), onPage: onPage)
+        try takeWaiting(engine.breakRow(), onPage: onPage)
         if !isFinished, boundaryState.hasSections {
             waitingEvents.append(.end(engine.endSection(footer: options.sections.footerHeight)))
         }
@@ -240,7 +248,7 @@ struct PageAssembler {
     /// Ends the current section (with its footer) and starts the next (with its header). The open row, if any,
     /// is placed first: its cells belong to the section that ends.
     private mutating func changeSection(to key: String, hash: UInt64, onPage: (LayoutPage) throws -> Void) throws {
-        try take(engine.breakRow(), onPage: onPage)
+        try takeWaiting(engine.breakRow(), onPage: onPage)
         if isFinished { return }
         let sections = options.sections
         if engine.sectionIsOpen { waitingEvents.append(.end(engine.endSection(footer: sections.footerHeight))) }
@@ -266,9 +274,17 @@ struct PageAssembler {
             span: prepared.item.columnSpan)
     }
 
-    /// Takes a batch of cells from the engine (the oldest waiting items, in order): cuts the page before it if
-    /// the batch starts a new one, then adds it and moves the boundary past it.
-    private mutating func take(_ cells: [PlacedItem], onPage: (LayoutPage) throws -> Void) throws {
+    /// Takes a batch of cells for the oldest waiting items.
+    private mutating func takeWaiting(_ cells: [PlacedItem], onPage: (LayoutPage) throws -> Void) throws {
+        try take(cells, of: waiting.prefix(cells.count), onPage: onPage)
+        waiting.removeFirst(min(cells.count, waiting.count))
+    }
+
+    /// Takes a batch of cells from the engine, the cells of `items` in order: cuts the page before it if the
+    /// batch starts a new one, then adds it and moves the boundary past it.
+    private mutating func take(
+        _ cells: [PlacedItem], of items: some Collection<PreparedItem>, onPage: (LayoutPage) throws -> Void
+    ) throws {
         guard let first = cells.first else { return }
         if !pageItems.isEmpty, startsNewPage(top: scrollPosition(first.frame), adding: cells.count) {
             try emitPage(
@@ -287,12 +303,11 @@ struct PageAssembler {
         waitingEvents.removeAll()
         let state = engine.state
         let section = state.hasSections ? state.section.index : nil
-        for (prepared, placed) in zip(waiting.prefix(cells.count), cells) {
+        for (prepared, placed) in zip(items, cells) {
             pageItems.append(laidOut(prepared, placed, section: section))
             boundaryDigest.combine(prepared.item.id)
             boundaryDigest.combine(0)
         }
-        waiting.removeFirst(cells.count)
         boundaryState = state
         boundarySectionKey = sectionKey
     }
