@@ -196,32 +196,38 @@ struct PageAssembler {
     }
 
     /// Places a window of prepared items, writing every page that completes.
+    ///
+    /// Items are read where they are (through the window's buffer) rather than copied out one by one: a copy of a
+    /// prepared item retains and releases every string and array of its feed item, and moves its bytes.
     mutating func add(_ items: [PreparedItem], onPage: (LayoutPage) throws -> Void) throws {
         try verifyResumedPrefix()
-        for prepared in items where !isFinished {
-            if let key = prepared.item.layout.section {
-                let hash = Self.sectionHash(key)
-                if hash != sectionKey {
-                    try changeSection(to: key, hash: hash, onPage: onPage)
-                    if isFinished { return }
+        try items.withUnsafeBufferPointer { items in
+            guard let base = items.baseAddress else { return }
+            for position in items.indices where !isFinished {
+                let prepared = base + position
+                if let key = prepared.pointee.item.layout.section {
+                    let hash = Self.sectionHash(key)
+                    if hash != sectionKey {
+                        try changeSection(to: key, hash: hash, onPage: onPage)
+                        if isFinished { return }
+                    }
                 }
-            }
-            let cells = engine.place(engineItem(prepared))
-            if waiting.isEmpty, cells.count == 1 {
-                // The usual case (a waterfall places each item at once): the item goes straight to its page,
-                // not through `waiting`, which copied it twice more.
-                try take(cells, of: CollectionOfOne(prepared), onPage: onPage)
-            } else {
-                waiting.append(prepared)
-                try take(cells, of: waiting.prefix(cells.count), onPage: onPage)
-                waiting.removeFirst(min(cells.count, waiting.count))
-            }
-            if engine.contentBottom > WaterfallLimits.maximumCoordinate {
-                throw LayoutError(
-                    .feedInvalid,
-                    "item \(prepared.item.index) (\(prepared.item.id)) ends past device pixel "
-                        + "\(WaterfallLimits.maximumCoordinate), the largest position a JSON number holds exactly; "
-                        + "is an image's declared size absurd?")
+                let cells = engine.place(engineItem(prepared))
+                if waiting.isEmpty, cells.count == 1 {
+                    // The usual case (a waterfall places each item at once): the item goes straight to its page,
+                    // not through `waiting`.
+                    try take(cells, of: UnsafeBufferPointer(start: prepared, count: 1), onPage: onPage)
+                } else {
+                    waiting.append(prepared.pointee)
+                    try takeWaiting(cells, onPage: onPage)
+                }
+                if engine.contentBottom > WaterfallLimits.maximumCoordinate {
+                    throw LayoutError(
+                        .feedInvalid,
+                        "item \(prepared.pointee.item.index) (\(prepared.pointee.item.id)) ends past device pixel "
+                            + "\(WaterfallLimits.maximumCoordinate), the largest position a JSON number holds exactly; "
+                            + "is an image's declared size absurd?")
+                }
             }
         }
     }
@@ -261,29 +267,33 @@ struct PageAssembler {
     }
 
     /// What the engine needs of an item: on the horizontal axis the annotation gets its fixed band.
-    private func engineItem(_ prepared: PreparedItem) -> WaterfallItem {
+    private func engineItem(_ prepared: UnsafePointer<PreparedItem>) -> WaterfallItem {
         let annotationHeight: Int
         if let band = geometry.annotationBand {
             annotationHeight = band
         } else {
             let gap = grid.deviceLengthRoundingUp(options.annotation.titleTextGap)
-            annotationHeight = prepared.annotations[layoutIndex].deviceHeight(titleTextGap: gap)
+            annotationHeight = prepared.pointee.annotations[layoutIndex].deviceHeight(titleTextGap: gap)
         }
         return WaterfallItem(
-            photoSize: prepared.photo.size, annotationHeight: Double(annotationHeight) / grid.scale,
-            span: prepared.item.columnSpan)
+            photoSize: prepared.pointee.photo.size, annotationHeight: Double(annotationHeight) / grid.scale,
+            span: prepared.pointee.item.columnSpan)
     }
 
     /// Takes a batch of cells for the oldest waiting items.
     private mutating func takeWaiting(_ cells: [PlacedItem], onPage: (LayoutPage) throws -> Void) throws {
-        try take(cells, of: waiting.prefix(cells.count), onPage: onPage)
-        waiting.removeFirst(min(cells.count, waiting.count))
+        let count = min(cells.count, waiting.count)
+        let batch = waiting
+        try batch.withUnsafeBufferPointer { batch in
+            try take(cells, of: UnsafeBufferPointer(rebasing: batch.prefix(count)), onPage: onPage)
+        }
+        waiting.removeFirst(count)
     }
 
     /// Takes a batch of cells from the engine, the cells of `items` in order: cuts the page before it if the
     /// batch starts a new one, then adds it and moves the boundary past it.
     private mutating func take(
-        _ cells: [PlacedItem], of items: some Collection<PreparedItem>, onPage: (LayoutPage) throws -> Void
+        _ cells: [PlacedItem], of items: UnsafeBufferPointer<PreparedItem>, onPage: (LayoutPage) throws -> Void
     ) throws {
         guard let first = cells.first else { return }
         if !pageItems.isEmpty, startsNewPage(top: scrollPosition(first.frame), adding: cells.count) {
@@ -303,9 +313,11 @@ struct PageAssembler {
         waitingEvents.removeAll()
         let state = engine.state
         let section = state.hasSections ? state.section.index : nil
-        for (prepared, placed) in zip(items, cells) {
+        guard let base = items.baseAddress else { return }
+        for (position, placed) in cells.prefix(items.count).enumerated() {
+            let prepared = base + position
             pageItems.append(laidOut(prepared, placed, section: section))
-            boundaryDigest.combine(prepared.item.id)
+            boundaryDigest.combine(prepared.pointee.item.id)
             boundaryDigest.combine(0)
         }
         boundaryState = state
@@ -379,10 +391,10 @@ struct PageAssembler {
         prefixVerified = true
     }
 
-    private func laidOut(_ prepared: PreparedItem, _ placed: PlacedItem, section: Int?) -> LaidOutItem {
+    private func laidOut(_ prepared: UnsafePointer<PreparedItem>, _ placed: PlacedItem, section: Int?) -> LaidOutItem {
         let annotation = placed.annotationFrame
-        var title = prepared.annotations[layoutIndex].title
-        var text = prepared.annotations[layoutIndex].text
+        var title = prepared.pointee.annotations[layoutIndex].title
+        var text = prepared.pointee.annotations[layoutIndex].text
         var top = annotation.y
         if let height = title?.deviceHeight {
             title?.frame = DeviceRect(x: annotation.x, y: top, width: annotation.width, height: height)
@@ -393,7 +405,8 @@ struct PageAssembler {
             text?.frame = DeviceRect(x: annotation.x, y: top, width: annotation.width, height: height)
         }
         return LaidOutItem(
-            index: placed.index, id: prepared.item.id, link: prepared.item.link, placed: placed, photo: prepared.photo,
-            title: title, text: text, warnings: prepared.warnings, section: section)
+            index: placed.index, id: prepared.pointee.item.id, link: prepared.pointee.item.link, placed: placed,
+            photo: prepared.pointee.photo, title: title, text: text, warnings: prepared.pointee.warnings,
+            section: section)
     }
 }
