@@ -43,8 +43,34 @@ public final class GrowableBytes: @unchecked Sendable {
         guard let source = bytes.baseAddress else { return }
         let end = used + bytes.count
         if end > capacity { grow(toHold: end) }
-        UnsafeMutableRawPointer(start + used).copyMemory(from: source, byteCount: bytes.count)
+        Self.copy(to: UnsafeMutableRawPointer(start + used), from: source, count: bytes.count)
         used = end
+    }
+
+    /// Copies `count` bytes; up to 16 (a number, a key, a quote and a colon: most appends) without calling
+    /// `memmove`, whose call and size dispatch cost more than such a copy.
+    @inlinable @inline(__always)
+    public static func copy(to target: UnsafeMutableRawPointer, from source: UnsafeRawPointer, count: Int) {
+        switch count {
+        case 8...16:
+            let head = source.loadUnaligned(as: UInt64.self)
+            let tail = source.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            target.storeBytes(of: head, as: UInt64.self)
+            target.storeBytes(of: tail, toByteOffset: count - 8, as: UInt64.self)
+        case 4..<8:
+            let head = source.loadUnaligned(as: UInt32.self)
+            let tail = source.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+            target.storeBytes(of: head, as: UInt32.self)
+            target.storeBytes(of: tail, toByteOffset: count - 4, as: UInt32.self)
+        case 1..<4:
+            for offset in 0..<count {
+                target.storeBytes(of: source.load(fromByteOffset: offset, as: UInt8.self), toByteOffset: offset, as: UInt8.self)
+            }
+        case ...0:
+            return
+        default:
+            target.copyMemory(from: source, byteCount: count)
+        }
     }
 
     @inlinable

@@ -111,7 +111,7 @@ public struct JSONWriter: @unchecked Sendable {
         let length = name.utf8CodeUnitCount
         let target = storage.appendUninitialized(length + 3)
         target[0] = UInt8(ascii: "\"")
-        (target + 1).update(from: name.utf8Start, count: length)
+        GrowableBytes.copy(to: target + 1, from: name.utf8Start, count: length)
         target[length + 1] = UInt8(ascii: "\"")
         target[length + 2] = UInt8(ascii: ":")
         if indentWidth > 0 { append(UInt8(ascii: " ")) }

@@ -57,6 +57,19 @@ import Testing
         #expect(GrowableBytes(capacity: 0).withUnsafeBufferPointer { Array($0) }.isEmpty)
     }
 
+    /// Runs of every length, the short ones copied without memmove, arrive whole and touch nothing after them.
+    @Test func runsOfEveryLengthAreAppendedWhole() {
+        let source = (0..<64).map { UInt8(truncatingIfNeeded: $0 * 7 + 1) }
+        for length in 0...40 {
+            let bytes = GrowableBytes(capacity: 16)
+            bytes.append(0xEE)
+            source.withUnsafeBytes { bytes.append(UnsafeRawBufferPointer(rebasing: $0[3..<(3 + length)])) }
+            bytes.append(0xFF)
+            let written = bytes.withUnsafeBufferPointer { Array($0) }
+            #expect(written == [0xEE] + source[3..<(3 + length)] + [0xFF], "length \(length)")
+        }
+    }
+
     @Test func scalarsAreAppendedAsUTF8() {
         for scalar: UInt32 in [
             0x41, 0x7F, 0x80, 0xE9, 0x7FF, 0x800, 0x20AC, 0xFFFD, 0xFFFF, 0x10000, 0x1F600, 0x10FFFF,

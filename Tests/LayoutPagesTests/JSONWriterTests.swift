@@ -218,6 +218,17 @@ import WaterfallLayout
         #expect(hash.value == expected)
     }
 
+    /// A string is hashed as its UTF-8 bytes, one after another, whatever its storage.
+    @Test func aStringHashesAsItsBytes() {
+        for text in ["日本語 📷 café", String(repeating: "ab", count: 40), "x" + String(1234567), "tail"[...].uppercased()] {
+            var whole = StableHash()
+            whole.combine(text)
+            var bytes = StableHash()
+            for byte in Array(text.utf8) { bytes.combine(byte) }
+            #expect(whole.value == bytes.value, "\(text)")
+        }
+    }
+
     @Test func fingerprintChangesWithEveryLayoutOption() {
         let base = LayoutOptions()
         var changed: [LayoutOptions] = []
