@@ -39,14 +39,15 @@ package struct RunAssembler {
 
     package mutating func add(_ items: [PreparedItem], onPage: (LayoutPage) throws -> Void) throws {
         for index in assemblers.indices { try assemblers[index].add(items, onPage: onPage) }
-        for prepared in items {
+        // By position: `for prepared in items` copied each whole item (its strings and arrays retained).
+        for position in items.indices {
             summary.items += 1
-            if prepared.photo.sizeSource == .header { summary.imagesProbed += 1 }
-            if prepared.photo.isUnreadImage { summary.imageFailures += 1 }
-            for warning in prepared.warnings { summary.warningsByCode[warning.code, default: 0] += 1 }
-            summary.warnings += prepared.warnings.count
-            summary.stageTimes.probe += prepared.probeTime
-            summary.stageTimes.measure += prepared.measureTime
+            if items[position].photo.sizeSource == .header { summary.imagesProbed += 1 }
+            if items[position].photo.isUnreadImage { summary.imageFailures += 1 }
+            for warning in items[position].warnings { summary.warningsByCode[warning.code, default: 0] += 1 }
+            summary.warnings += items[position].warnings.count
+            summary.stageTimes.probe += items[position].probeTime
+            summary.stageTimes.measure += items[position].measureTime
         }
     }
 
@@ -197,37 +198,33 @@ struct PageAssembler {
 
     /// Places a window of prepared items, writing every page that completes.
     ///
-    /// Items are read where they are (through the window's buffer) rather than copied out one by one: a copy of a
+    /// Items are read where they are (`items[position]`'s fields) rather than copied out one by one: a copy of a
     /// prepared item retains and releases every string and array of its feed item, and moves its bytes.
     mutating func add(_ items: [PreparedItem], onPage: (LayoutPage) throws -> Void) throws {
         try verifyResumedPrefix()
-        try items.withUnsafeBufferPointer { items in
-            guard let base = items.baseAddress else { return }
-            for position in items.indices where !isFinished {
-                let prepared = base + position
-                if let key = prepared.pointee.item.layout.section {
-                    let hash = Self.sectionHash(key)
-                    if hash != sectionKey {
-                        try changeSection(to: key, hash: hash, onPage: onPage)
-                        if isFinished { return }
-                    }
+        for position in items.indices where !isFinished {
+            if let key = items[position].item.layout.section {
+                let hash = Self.sectionHash(key)
+                if hash != sectionKey {
+                    try changeSection(to: key, hash: hash, onPage: onPage)
+                    if isFinished { return }
                 }
-                let cells = engine.place(engineItem(prepared))
-                if waiting.isEmpty, cells.count == 1 {
-                    // The usual case (a waterfall places each item at once): the item goes straight to its page,
-                    // not through `waiting`.
-                    try take(cells, of: UnsafeBufferPointer(start: prepared, count: 1), onPage: onPage)
-                } else {
-                    waiting.append(prepared.pointee)
-                    try takeWaiting(cells, onPage: onPage)
-                }
-                if engine.contentBottom > WaterfallLimits.maximumCoordinate {
-                    throw LayoutError(
-                        .feedInvalid,
-                        "item \(prepared.pointee.item.index) (\(prepared.pointee.item.id)) ends past device pixel "
-                            + "\(WaterfallLimits.maximumCoordinate), the largest position a JSON number holds exactly; "
-                            + "is an image's declared size absurd?")
-                }
+            }
+            let cells = engine.place(engineItem(items, position))
+            if waiting.isEmpty, cells.count == 1 {
+                // The usual case (a waterfall places each item at once): the item goes straight to its page,
+                // not through `waiting`.
+                try take(cells, of: items, from: position, onPage: onPage)
+            } else {
+                waiting.append(items[position])
+                try takeWaiting(cells, onPage: onPage)
+            }
+            if engine.contentBottom > WaterfallLimits.maximumCoordinate {
+                throw LayoutError(
+                    .feedInvalid,
+                    "item \(items[position].item.index) (\(items[position].item.id)) ends past device pixel "
+                        + "\(WaterfallLimits.maximumCoordinate), the largest position a JSON number holds exactly; "
+                        + "is an image's declared size absurd?")
             }
         }
     }
@@ -267,33 +264,29 @@ struct PageAssembler {
     }
 
     /// What the engine needs of an item: on the horizontal axis the annotation gets its fixed band.
-    private func engineItem(_ prepared: UnsafePointer<PreparedItem>) -> WaterfallItem {
+    private func engineItem(_ items: [PreparedItem], _ position: Int) -> WaterfallItem {
         let annotationHeight: Int
         if let band = geometry.annotationBand {
             annotationHeight = band
         } else {
             let gap = grid.deviceLengthRoundingUp(options.annotation.titleTextGap)
-            annotationHeight = prepared.pointee.annotations[layoutIndex].deviceHeight(titleTextGap: gap)
+            annotationHeight = items[position].annotations[layoutIndex].deviceHeight(titleTextGap: gap)
         }
         return WaterfallItem(
-            photoSize: prepared.pointee.photo.size, annotationHeight: Double(annotationHeight) / grid.scale,
-            span: prepared.pointee.item.columnSpan)
+            photoSize: items[position].photo.size, annotationHeight: Double(annotationHeight) / grid.scale,
+            span: items[position].item.columnSpan)
     }
 
     /// Takes a batch of cells for the oldest waiting items.
     private mutating func takeWaiting(_ cells: [PlacedItem], onPage: (LayoutPage) throws -> Void) throws {
-        let count = min(cells.count, waiting.count)
-        let batch = waiting
-        try batch.withUnsafeBufferPointer { batch in
-            try take(cells, of: UnsafeBufferPointer(rebasing: batch.prefix(count)), onPage: onPage)
-        }
-        waiting.removeFirst(count)
+        try take(cells, of: waiting, from: 0, onPage: onPage)
+        waiting.removeFirst(min(cells.count, waiting.count))
     }
 
-    /// Takes a batch of cells from the engine, the cells of `items` in order: cuts the page before it if the
-    /// batch starts a new one, then adds it and moves the boundary past it.
+    /// Takes a batch of cells from the engine, the cells of `items` from `start` on, in order: cuts the page
+    /// before it if the batch starts a new one, then adds it and moves the boundary past it.
     private mutating func take(
-        _ cells: [PlacedItem], of items: UnsafeBufferPointer<PreparedItem>, onPage: (LayoutPage) throws -> Void
+        _ cells: [PlacedItem], of items: [PreparedItem], from start: Int, onPage: (LayoutPage) throws -> Void
     ) throws {
         guard let first = cells.first else { return }
         if !pageItems.isEmpty, startsNewPage(top: scrollPosition(first.frame), adding: cells.count) {
@@ -313,11 +306,9 @@ struct PageAssembler {
         waitingEvents.removeAll()
         let state = engine.state
         let section = state.hasSections ? state.section.index : nil
-        guard let base = items.baseAddress else { return }
-        for (position, placed) in cells.prefix(items.count).enumerated() {
-            let prepared = base + position
-            pageItems.append(laidOut(prepared, placed, section: section))
-            boundaryDigest.combine(prepared.pointee.item.id)
+        for (offset, placed) in cells.prefix(items.count - start).enumerated() {
+            pageItems.append(laidOut(items, start + offset, placed, section: section))
+            boundaryDigest.combine(items[start + offset].item.id)
             boundaryDigest.combine(0)
         }
         boundaryState = state
@@ -391,10 +382,10 @@ struct PageAssembler {
         prefixVerified = true
     }
 
-    private func laidOut(_ prepared: UnsafePointer<PreparedItem>, _ placed: PlacedItem, section: Int?) -> LaidOutItem {
+    private func laidOut(_ items: [PreparedItem], _ position: Int, _ placed: PlacedItem, section: Int?) -> LaidOutItem {
         let annotation = placed.annotationFrame
-        var title = prepared.pointee.annotations[layoutIndex].title
-        var text = prepared.pointee.annotations[layoutIndex].text
+        var title = items[position].annotations[layoutIndex].title
+        var text = items[position].annotations[layoutIndex].text
         var top = annotation.y
         if let height = title?.deviceHeight {
             title?.frame = DeviceRect(x: annotation.x, y: top, width: annotation.width, height: height)
@@ -405,8 +396,8 @@ struct PageAssembler {
             text?.frame = DeviceRect(x: annotation.x, y: top, width: annotation.width, height: height)
         }
         return LaidOutItem(
-            index: placed.index, id: prepared.pointee.item.id, link: prepared.pointee.item.link, placed: placed,
-            photo: prepared.pointee.photo, title: title, text: text, warnings: prepared.pointee.warnings,
+            index: placed.index, id: items[position].item.id, link: items[position].item.link, placed: placed,
+            photo: items[position].photo, title: title, text: text, warnings: items[position].warnings,
             section: section)
     }
 }
