@@ -55,11 +55,14 @@ public enum Records {
         json.key("items")
         json.beginArray()
         itemRanges.reserveCapacity(itemRanges.count + page.items.count)
-        for (position, item) in page.items.enumerated() {
-            // After the comma that separates it from the item before.
-            let start = json.position + (position > 0 ? 1 : 0)
-            write(item, scale: scale, into: &json)
-            itemRanges.append(start..<json.position)
+        // Read where they are: `for item in page.items` copied each item (its strings and arrays retained).
+        page.items.withUnsafeBufferPointer { items in
+            for position in items.indices {
+                // After the comma that separates it from the item before.
+                let start = json.position + (position > 0 ? 1 : 0)
+                write(items, position, scale: scale, into: &json)
+                itemRanges.append(start..<json.position)
+            }
         }
         json.endArray()
         json.key("columnHeights")
@@ -185,16 +188,19 @@ public enum Records {
         json.endArray()
     }
 
-    private static func write(_ item: LaidOutItem, scale: Double, into json: inout JSONWriter) {
-        let placed = item.placed
+    /// A page's item `position`, read where it is.
+    private static func write(
+        _ items: UnsafeBufferPointer<LaidOutItem>, _ position: Int, scale: Double, into json: inout JSONWriter
+    ) {
+        let placed = items[position].placed
         json.beginObject()
-        json.field("index", item.index)
-        json.field("id", item.id)
-        json.field("key", ItemKey.key(forID: item.id))
-        json.field("link", item.link)
+        json.field("index", items[position].index)
+        json.field("id", items[position].id)
+        json.field("key", ItemKey.key(forID: items[position].id))
+        json.field("link", items[position].link)
         json.field("column", placed.column)
         json.field("columnSpan", placed.columnSpan)
-        if let section = item.section { json.field("section", section) }
+        if let section = items[position].section { json.field("section", section) }
         json.key("frame")
         write(placed.frame, scale: scale, into: &json)
         json.key("photo")
@@ -203,30 +209,30 @@ public enum Records {
         write(placed.photoFrame, scale: scale, into: &json)
         json.key("slot")
         write(placed.photoSlot, scale: scale, into: &json)
-        json.field("url", item.photo.url)
-        json.field("width", item.photo.size.width)
-        json.field("height", item.photo.size.height)
-        json.field("sizeFrom", item.photo.sizeSource.rawValue)
-        if let info = item.photo.info {
+        json.field("url", items[position].photo.url)
+        json.field("width", items[position].photo.size.width)
+        json.field("height", items[position].photo.size.height)
+        json.field("sizeFrom", items[position].photo.sizeSource.rawValue)
+        if let info = items[position].photo.info {
             json.field("format", info.format.rawValue)
             json.field("orientation", info.orientation)
         }
-        if let placeholder = item.photo.placeholder {
+        if let placeholder = items[position].photo.placeholder {
             json.key("placeholder")
             writePlaceholder(placeholder, into: &json)
         }
-        if let alt = item.photo.alt { json.field("alt", alt) }
+        if let alt = items[position].photo.alt { json.field("alt", alt) }
         json.endObject()
         json.key("annotation")
         json.beginObject()
         json.key("frame")
         write(placed.annotationFrame, scale: scale, into: &json)
-        // Two calls, not a loop over an array of the two: that array was built, copied into and freed per item.
-        writeBlock(item.title, as: "title", scale: scale, into: &json)
-        writeBlock(item.text, as: "text", scale: scale, into: &json)
+        // Two calls, not a loop over an array of the two: that array was built, copied into and freed per items[position].
+        writeBlock(items[position].title, as: "title", scale: scale, into: &json)
+        writeBlock(items[position].text, as: "text", scale: scale, into: &json)
         json.endObject()
         json.key("warnings")
-        write(item.warnings, into: &json)
+        write(items[position].warnings, into: &json)
         json.endObject()
     }
 
