@@ -43,6 +43,18 @@ public final class GrowableBytes: @unchecked Sendable {
         guard let source = bytes.baseAddress else { return }
         let end = used + bytes.count
         if end > capacity { grow(toHold: end) }
+        UnsafeMutableRawPointer(start + used).copyMemory(from: source, byteCount: bytes.count)
+        used = end
+    }
+
+    /// ``append(_:)-(UnsafeRawBufferPointer)`` for runs that are mostly short (a number, a key), copied by
+    /// ``copy(to:from:count:)``. Only for such runs: the general append stays small enough to be inlined where it is
+    /// called (with this copy in it, it was not, and a captured field's appends cost more).
+    @inlinable
+    public func appendShort(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress else { return }
+        let end = used + bytes.count
+        if end > capacity { grow(toHold: end) }
         Self.copy(to: UnsafeMutableRawPointer(start + used), from: source, count: bytes.count)
         used = end
     }

@@ -77,8 +77,9 @@ public struct JSONWriter: @unchecked Sendable {
     @inline(__always)
     private func append(_ byte: UInt8) { storage.append(byte) }
 
+    /// Numbers and literals: a few bytes each.
     @inline(__always)
-    private func append(_ source: UnsafeRawBufferPointer) { storage.append(source) }
+    private func append(_ source: UnsafeRawBufferPointer) { storage.appendShort(source) }
 
     @inline(__always)
     private func append(_ source: UnsafeBufferPointer<UInt8>) { storage.append(contentsOf: source) }

@@ -61,12 +61,17 @@ import Testing
     @Test func runsOfEveryLengthAreAppendedWhole() {
         let source = (0..<64).map { UInt8(truncatingIfNeeded: $0 * 7 + 1) }
         for length in 0...40 {
-            let bytes = GrowableBytes(capacity: 16)
-            bytes.append(0xEE)
-            source.withUnsafeBytes { bytes.append(UnsafeRawBufferPointer(rebasing: $0[3..<(3 + length)])) }
-            bytes.append(0xFF)
-            let written = bytes.withUnsafeBufferPointer { Array($0) }
-            #expect(written == [0xEE] + source[3..<(3 + length)] + [0xFF], "length \(length)")
+            for short in [false, true] {
+                let bytes = GrowableBytes(capacity: 16)
+                bytes.append(0xEE)
+                source.withUnsafeBytes { source in
+                    let run = UnsafeRawBufferPointer(rebasing: source[3..<(3 + length)])
+                    if short { bytes.appendShort(run) } else { bytes.append(run) }
+                }
+                bytes.append(0xFF)
+                let written = bytes.withUnsafeBufferPointer { Array($0) }
+                #expect(written == [0xEE] + source[3..<(3 + length)] + [0xFF], "length \(length), short: \(short)")
+            }
         }
     }
 
