@@ -227,7 +227,7 @@ public enum Records {
         json.beginObject()
         json.key("frame")
         write(placed.annotationFrame, scale: scale, into: &json)
-        // Two calls, not a loop over an array of the two: that array was built, copied into and freed per items[position].
+        // Two calls, not a loop over an array of the two: that array was built, copied into and freed per item.
         writeBlock(items[position].title, as: "title", scale: scale, into: &json)
         writeBlock(items[position].text, as: "text", scale: scale, into: &json)
         json.endObject()

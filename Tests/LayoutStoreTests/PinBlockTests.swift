@@ -26,6 +26,10 @@ import Testing
         var fromItem: [PinRecord] = []
         PinBlock.decode(block, from: 41, into: &fromItem)
         #expect(fromItem.map(\.itemIndex) == [41, 42])
+        // Bytes that are not contiguous (copied first) decode the same.
+        var fromLazy: [PinRecord] = []
+        PinBlock.decode(block.lazy.map { $0 }, into: &fromLazy)
+        #expect(fromLazy.map(Self.fields) == pins.map(Self.fields))
         // Big-endian, as PostgreSQL's int8send writes it.
         #expect(Array(block.prefix(8)) == [0, 0, 0, 0, 0, 0, 0, 40])
     }
