@@ -43,7 +43,7 @@ public enum PinBlock {
     /// written by something else) end the block at the last whole one.
     public static func decode(_ bytes: some Collection<UInt8>, from itemIndex: Int = 0, into pins: inout [PinRecord]) {
         // In place when the bytes are contiguous (a row's `Data`, a `ByteBuffer`'s view); copied otherwise.
-        let decoded = bytes.withContiguousStorageIfAvailable { bytes in
+        let decoded: Void? = bytes.withContiguousStorageIfAvailable { bytes in
             decode(UnsafeRawBufferPointer(bytes), from: itemIndex, into: &pins)
         }
         if decoded == nil { Array(bytes).withUnsafeBytes { decode($0, from: itemIndex, into: &pins) } }
