@@ -1,3 +1,4 @@
+import ByteTools
 import FeedIngest
 import ImageProbe
 import LayoutPages
@@ -6,13 +7,9 @@ import Synchronization
 import TextMeasure
 import WaterfallLayout
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The images one run has probed, by source: a feed that shows the same photo many times (avatars, a photo in
-/// several items, a sample reused) reads it once; and the texts it has measured. Bounded; shared by the run's
-/// concurrent tasks.
+/// several items, a sample reused) reads it once. Bounded; shared by the run's concurrent tasks. (Texts are
+/// remembered by their measurer: ``MeasurementCache``.)
 final class RunProbeMemo: Sendable {
     private let results = Mutex<[ExactText: ProbeResult]>([:])
     private let limit: Int
@@ -48,64 +45,6 @@ final class RunProbeMemo: Sendable {
             if results.count < limit { results[key] = result }
         }
         return result
-    }
-
-    /// What measuring a text gave, by role, width, line limit and text: feeds repeat titles and captions
-    /// (a photographer's caption, a board's title), and measuring costs far more than a lookup. Bounded like the
-    /// probes; texts longer than `maximumTextBytes` are not kept.
-    private let measurements = Mutex<[MeasureKey: TextMeasurement]>([:])
-    private static let maximumTextBytes = 512
-    /// A measurement keeps its text's UTF-16: 2,048 of the longest kept texts stay under 4 MiB.
-    private static let measurementLimit = 2_048
-
-    struct MeasureKey: Hashable, Sendable {
-        var isTitle: Bool
-        var width: Double
-        var maxLines: Int?
-        var text: ExactText
-
-        init(isTitle: Bool, width: Double, maxLines: Int?, text: String) {
-            self.isTitle = isTitle
-            self.width = width
-            self.maxLines = maxLines
-            self.text = ExactText(text)
-        }
-    }
-
-    /// The measurement for a key, made by `measure` unless this run already has it.
-    func measurement(_ key: MeasureKey, measure: () -> TextMeasurement) -> TextMeasurement {
-        guard key.text.text.utf8.count <= Self.maximumTextBytes else { return measure() }
-        if let known = measurements.withLock({ $0[key] }) { return known }
-        let measurement = measure()
-        measurements.withLock { measurements in
-            if measurements.count < Self.measurementLimit { measurements[key] = measurement }
-        }
-        return measurement
-    }
-}
-
-/// A text as a key by its exact UTF-8, not by `String`'s canonical equivalence: a composed and a decomposed "é"
-/// are different file names and may measure differently, so they must not share a memo entry. Hashing the bytes
-/// also skips the normalization `String` hashing does for non-ASCII text (most of a CJK caption's lookup).
-struct ExactText: Hashable, Sendable {
-    let text: String
-
-    init(_ text: String) { self.text = text }
-
-    static func == (lhs: ExactText, rhs: ExactText) -> Bool {
-        // One memcmp: `utf8.elementsEqual` went byte by byte through the views, for every repeated photo's path.
-        var (left, right) = (lhs.text, rhs.text)
-        return left.withUTF8 { left in
-            right.withUTF8 { right in
-                left.count == right.count
-                    && (left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
-            }
-        }
-    }
-
-    func hash(into hasher: inout Hasher) {
-        var text = text
-        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }
 
@@ -196,8 +135,7 @@ struct ItemPreparer: Sendable {
     ) -> MeasuredText? {
         guard let text, !text.isEmpty, maxLines != 0 else { return nil }
         let measurer = isTitle ? titleMeasurer : textMeasurer
-        let key = RunProbeMemo.MeasureKey(isTitle: isTitle, width: width, maxLines: maxLines, text: text)
-        let measurement = memo.measurement(key) { measurer.measure(text, width: width, maxLines: maxLines) }
+        let measurement = measurer.measure(text, width: width, maxLines: maxLines)
         guard measurement.lines > 0 else { return nil }
         return MeasuredText(
             text: text, measurement: measurement, deviceHeight: grid.deviceLengthRoundingUp(measurement.height))

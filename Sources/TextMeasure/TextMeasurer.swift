@@ -25,6 +25,13 @@ public final class TextMeasurer: Sendable {
     private let segmentCache = Mutex(SegmentCache<SegmentMetrics>(limit: 16_384))
     /// Where truncated last lines were cut, by line content and available width.
     private let ellipsisCache = Mutex(BoundedCache<UTF16Key, EllipsisCut>(limit: 4_096))
+    /// Whole texts' measurements (this measurer's own, or shared with others of a catalog), under ``serial``.
+    private let measurements: MeasurementCache
+    /// This measurer's entries in ``measurements``: a number no other measurer of the process has.
+    private let serial: Int
+    private static let serials = Atomic<Int>(0)
+    /// What a measurer made without a shared cache keeps of whole measurements: a run's repeated titles and captions.
+    public static let ownMeasurementBytes = 4 << 20
     /// What a soft hyphen shows when a line breaks there: U+2010 when the font has it,
     /// else "-" (Blink's `HyphenString`).
     private let hyphen: String
@@ -36,15 +43,20 @@ public final class TextMeasurer: Sendable {
 
     /// Loads the style's font.
     ///
-    /// - Parameter style: The font, size, weight and line height.
+    /// - Parameters:
+    ///   - style: The font, size, weight and line height.
+    ///   - measurements: Where whole measurements are kept (``TextMeasurerCatalog`` shares one between its
+    ///     measurers); `nil` gives the measurer its own of ``ownMeasurementBytes``.
     /// - Throws: ``TextMeasureError`` when a font file (primary or fallback) cannot be read, a family is not
     ///   installed, or the size or line height is not a positive finite number.
-    public init(style: TextStyle) throws(TextMeasureError) {
+    public init(style: TextStyle, measurements: MeasurementCache? = nil) throws(TextMeasureError) {
         guard style.size.isFinite, style.size > 0 else {
             throw TextMeasureError(
                 code: .invalidStyle, message: "font size \(style.size) must be a positive number of pixels")
         }
         self.style = style
+        self.measurements = measurements ?? MeasurementCache(byteLimit: Self.ownMeasurementBytes)
+        serial = Self.serials.wrappingAdd(1, ordering: .relaxed).oldValue
         fontFaces = try style.resolvedFonts()
         let primary = try LoadedFont(
             path: fontFaces[0].path, faceIndex: fontFaces[0].faceIndex, size: style.size,
@@ -94,8 +106,16 @@ public final class TextMeasurer: Sendable {
     ///   - maxLines: At most this many lines; the last one then ends with "…". Nil or a
     ///     value below 1 means no limit.
     /// - Returns: Lines, height, widest line, whether it was truncated, and the line texts.
+    ///
+    /// A text measured before at the same width (in LayoutUnits) and line limit is answered from the measurer's
+    /// ``MeasurementCache``: the same measurement, without shaping it again.
     public func measure(_ text: String, width: Double, maxLines: Int? = nil) -> TextMeasurement {
-        measure(text, width: width, maxLines: maxLines, firstWindow: nil)
+        measurements.measurement(
+            measurer: serial, available: Self.layoutUnits(floorOf: max(0, width.isFinite ? width : 0)),
+            lineLimit: maxLines.flatMap { $0 >= 1 ? $0 : nil } ?? 0, text: text
+        ) {
+            measure(text, width: width, maxLines: maxLines, firstWindow: nil)
+        }
     }
 
     /// ``measure(_:width:maxLines:)`` with the first window of break opportunities chosen: `nil` for the usual one,

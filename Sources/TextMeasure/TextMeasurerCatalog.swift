@@ -8,16 +8,24 @@ import Synchronization
 public final class TextMeasurerCatalog: Sendable {
     private let measurers = Mutex<[TextStyle: TextMeasurer]>([:])
     private let limit: Int
+    /// Whole measurements of every measurer here, under one bound: a feed laid out again (a subscription's next
+    /// version) is measured from it, whatever the number of styles.
+    private let measurements: MeasurementCache
 
-    /// - Parameter limit: The most styles kept; past it, the catalog starts again from empty (a server sees a
-    ///   handful of styles, so this only bounds what a stream of odd options can make it hold).
-    public init(limit: Int = 64) { self.limit = max(1, limit) }
+    /// - Parameters:
+    ///   - limit: The most styles kept; past it, the catalog starts again from empty (a server sees a handful of
+    ///     styles, so this only bounds what a stream of odd options can make it hold).
+    ///   - measurementBytes: What the measurers' shared ``MeasurementCache`` may hold.
+    public init(limit: Int = 64, measurementBytes: Int = 32 << 20) {
+        self.limit = max(1, limit)
+        measurements = MeasurementCache(byteLimit: measurementBytes)
+    }
 
     /// The measurer for a style, made on first use.
     /// - Throws: ``TextMeasureError`` as ``TextMeasurer/init(style:)`` does.
     public func measurer(for style: TextStyle) throws(TextMeasureError) -> TextMeasurer {
         if let known = measurers.withLock({ $0[style] }) { return known }
-        let made = try TextMeasurer(style: style)
+        let made = try TextMeasurer(style: style, measurements: measurements)
         return measurers.withLock { measurers in
             if let raced = measurers[style] { return raced }
             if measurers.count >= limit { measurers.removeAll() }

@@ -138,3 +138,17 @@ import Testing
         #expect(Base64.decodeLeniently(Array("Zm9v!".utf8)) == nil, "outside both alphabets")
     }
 }
+
+@Suite struct ExactTextTests {
+    @Test func keysTellCanonicallyEquivalentTextsApart() {
+        let composed = "caf\u{E9}.jpg"
+        let decomposed = "cafe\u{301}.jpg"
+        #expect(composed == decomposed, "String calls them equal")
+        #expect(ExactText(composed) != ExactText(decomposed))
+        #expect(ExactText(composed) == ExactText("caf\u{E9}" + ".jpg"))
+        #expect(ExactText(composed).hashValue == ExactText("caf\u{E9}" + ".jpg").hashValue)
+        var keys: Set<ExactText> = [ExactText(composed)]
+        #expect(keys.insert(ExactText(decomposed)).inserted)
+        #expect(!keys.insert(ExactText("caf\u{E9}.jpg")).inserted)
+    }
+}

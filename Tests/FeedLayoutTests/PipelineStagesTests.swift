@@ -118,42 +118,4 @@ import TextMeasure
         // summary of a partial run.
         await #expect(throws: CancellationError.self) { _ = try await run.value }
     }
-
-    @Test func theMemoGivesWhatMeasuringGives() async throws {
-        let options = Self.options(concurrency: 2)
-        let preparer = try ItemPreparer(options: options)
-        let memo = RunProbeMemo()
-        let text = "A very long caption that wraps over several lines of the column and is cut"
-        let key = RunProbeMemo.MeasureKey(isTitle: false, width: 236, maxLines: 2, text: text)
-        let measured = preparer.textMeasurer.measure(text, width: 236, maxLines: 2)
-        var calls = 0
-        let first = memo.measurement(key) {
-            calls += 1
-            return preparer.textMeasurer.measure(text, width: 236, maxLines: 2)
-        }
-        let second = memo.measurement(key) {
-            calls += 1
-            return preparer.textMeasurer.measure(text, width: 236, maxLines: 2)
-        }
-        #expect(calls == 1)
-        #expect(first == measured && second == measured)
-        // Another width is another measurement.
-        let narrower = memo.measurement(RunProbeMemo.MeasureKey(isTitle: false, width: 120, maxLines: 2, text: text)) {
-            calls += 1
-            return preparer.textMeasurer.measure(text, width: 120, maxLines: 2)
-        }
-        #expect(calls == 2)
-        #expect(narrower.lines > measured.lines || narrower.truncated)
-    }
-
-    @Test func memoKeysTellCanonicallyEquivalentTextsApart() {
-        let composed = "caf\u{E9}.jpg"
-        let decomposed = "cafe\u{301}.jpg"
-        #expect(composed == decomposed, "String calls them equal")
-        #expect(ExactText(composed) != ExactText(decomposed))
-        #expect(ExactText(composed) == ExactText("caf\u{E9}" + ".jpg"))
-        #expect(ExactText(composed).hashValue == ExactText("caf\u{E9}" + ".jpg").hashValue)
-        var memo: Set<ExactText> = [ExactText(composed)]
-        #expect(memo.insert(ExactText(decomposed)).inserted)
-    }
 }

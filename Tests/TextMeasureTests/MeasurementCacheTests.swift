@@ -1,0 +1,79 @@
+import Testing
+
+@testable import TextMeasure
+
+@Suite("Whole measurements are remembered by their measurer")
+struct MeasurementCacheTests {
+    static let caption = "A very long caption that wraps over several lines of the column and is cut at the second"
+
+    static func measurer(size: Double = 14, cache: MeasurementCache) throws -> TextMeasurer {
+        try TextMeasurer(style: TextStyle(font: DejaVuSans.path, size: size), measurements: cache)
+    }
+
+    @Test func aRememberedMeasurementIsWhatMeasuringGives() throws {
+        let cache = MeasurementCache(byteLimit: 1 << 20)
+        let measurer = try Self.measurer(cache: cache)
+        // The uncached path (a first window chosen) measures every time.
+        let measured = measurer.measure(Self.caption, width: 236, maxLines: 2, firstWindow: nil)
+        let first = measurer.measure(Self.caption, width: 236, maxLines: 2)
+        let held = cache.heldBytes
+        #expect(held > 0)
+        let second = measurer.measure(Self.caption, width: 236, maxLines: 2)
+        #expect(cache.heldBytes == held, "the second measurement is the remembered one")
+        #expect(first == measured && second == measured)
+        #expect(second.lineTexts == measured.lineTexts)
+        // Another width, another line limit: other entries, measured for themselves.
+        let narrower = measurer.measure(Self.caption, width: 120, maxLines: 2)
+        let unlimited = measurer.measure(Self.caption, width: 236)
+        #expect(cache.heldBytes > held)
+        #expect(narrower == measurer.measure(Self.caption, width: 120, maxLines: 2, firstWindow: nil))
+        #expect(unlimited == measurer.measure(Self.caption, width: 236, maxLines: nil, firstWindow: nil))
+        #expect(narrower.truncated && !unlimited.truncated)
+        // Widths that floor to the same LayoutUnit are one entry: the measurement depends on nothing finer.
+        let heldBefore = cache.heldBytes
+        _ = measurer.measure(Self.caption, width: 236.001, maxLines: 2)
+        #expect(cache.heldBytes == heldBefore)
+    }
+
+    @Test func measurersSharingACacheKeepTheirOwnEntries() throws {
+        let cache = MeasurementCache(byteLimit: 1 << 20)
+        let small = try Self.measurer(size: 10, cache: cache)
+        let large = try Self.measurer(size: 20, cache: cache)
+        let fromSmall = small.measure(Self.caption, width: 200)
+        let fromLarge = large.measure(Self.caption, width: 200)
+        #expect(fromLarge == large.measure(Self.caption, width: 200, maxLines: nil, firstWindow: nil))
+        #expect(fromSmall.lines < fromLarge.lines)
+    }
+
+    @Test func canonicallyEquivalentTextsAreNotOneEntry() throws {
+        let cache = MeasurementCache(byteLimit: 1 << 20)
+        let measurer = try Self.measurer(cache: cache)
+        _ = measurer.measure("caf\u{E9} au lait", width: 300)
+        let held = cache.heldBytes
+        _ = measurer.measure("cafe\u{301} au lait", width: 300)
+        #expect(cache.heldBytes > held)
+    }
+
+    @Test func theCacheStaysWithinItsBound() throws {
+        let limit = 64 * 1024
+        let cache = MeasurementCache(byteLimit: limit)
+        let measurer = try Self.measurer(cache: cache)
+        let longestEntry = 3 * 200 + 160
+        for index in 0..<2_000 {
+            _ = measurer.measure("caption number \(index) of a feed that never repeats itself", width: 236, maxLines: 2)
+            #expect(cache.heldBytes <= limit + longestEntry)
+        }
+        // What was measured last is still there.
+        let held = cache.heldBytes
+        _ = measurer.measure("caption number 1999 of a feed that never repeats itself", width: 236, maxLines: 2)
+        #expect(cache.heldBytes == held)
+        // A text past the longest kept is measured and not kept.
+        let long = String(repeating: "word ", count: MeasurementCache.maximumTextBytes / 5 + 1)
+        _ = measurer.measure(long, width: 236, maxLines: 2)
+        #expect(cache.heldBytes == held)
+        // A cache of no bytes keeps nothing.
+        let none = MeasurementCache(byteLimit: 0)
+        _ = try Self.measurer(cache: none).measure(Self.caption, width: 236)
+        #expect(none.heldBytes == 0)
+    }
+}
