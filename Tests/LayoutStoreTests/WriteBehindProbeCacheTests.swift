@@ -14,11 +14,17 @@ import Testing
     final class CountingStorage: ProbeCacheStorage {
         let stored = Mutex<[String: CachedProbe]>([:])
         let writes = Mutex<[Int]>([])
+        /// The sources each read asked for.
+        let reads = Mutex<[[String]]>([])
 
-        func entry(for source: String) async throws(ProbeCacheError) -> CachedProbe? { stored.withLock { $0[source] } }
+        func entry(for source: String) async throws(ProbeCacheError) -> CachedProbe? {
+            reads.withLock { $0.append([source]) }
+            return stored.withLock { $0[source] }
+        }
 
         func entries(for sources: [String]) async throws(ProbeCacheError) -> [String: CachedProbe] {
-            stored.withLock { stored in stored.filter { sources.contains($0.key) } }
+            reads.withLock { $0.append(sources) }
+            return stored.withLock { stored in stored.filter { sources.contains($0.key) } }
         }
 
         func store(_ entries: [(source: String, entry: CachedProbe)]) async throws(ProbeCacheError) {
@@ -64,5 +70,31 @@ import Testing
         // One write, with the later entry for the source.
         #expect(base.writes.withLock { $0 } == [1])
         #expect(try await base.entry(for: "a")?.info.width == 2)
+    }
+
+    @Test func entriesReadOnceAreAnsweredFromMemory() async throws {
+        let base = CountingStorage()
+        let sources = (0..<30).map { "https://photos.example/\($0).png" }
+        try await base.store(sources.enumerated().map { (source: $1, entry: Self.entry(width: $0 + 1)) })
+        let cache = WriteBehindProbeCache(
+            base: base, logger: Logger(label: "test"), batchSize: 100, delay: .seconds(60), recentLimit: 10)
+        let first = try await cache.entries(for: Array(sources[0..<8]) + ["https://photos.example/missing.png"])
+        #expect(first.count == 8)
+        // The second time only the source the store did not have is asked for again.
+        let second = try await cache.entries(for: Array(sources[0..<8]) + ["https://photos.example/missing.png"])
+        #expect(second == first)
+        #expect(base.reads.withLock { $0.last } == ["https://photos.example/missing.png"])
+        #expect(try await cache.entry(for: sources[3])?.info.width == 4)
+        #expect(base.reads.withLock { $0.count } == 2)
+        // An entry this instance stores replaces the one it read.
+        try await cache.store([(source: sources[3], entry: Self.entry(width: 400))])
+        #expect(try await cache.entries(for: [sources[3]])[sources[3]]?.info.width == 400)
+        #expect(base.reads.withLock { $0.count } == 2)
+        // Memory holds two generations of at most ten: reading 22 more sources pushes the first ones out.
+        _ = try await cache.entries(for: Array(sources[8..<30]))
+        let reads = base.reads.withLock { $0.count }
+        _ = try await cache.entries(for: [sources[0]])
+        #expect(base.reads.withLock { $0.count } == reads + 1)
+        #expect(base.reads.withLock { $0.last } == [sources[0]])
     }
 }
