@@ -30,7 +30,8 @@ public final class TextMeasurer: Sendable {
     /// This measurer's entries in ``measurements``: a number no other measurer of the process has.
     private let serial: Int
     private static let serials = Atomic<Int>(0)
-    /// What a measurer made without a shared cache keeps of whole measurements: a run's repeated titles and captions.
+    /// What a measurer made without a shared cache keeps of whole measurements: a run's repeated titles and captions
+    /// (its first ones; it does not evict).
     public static let ownMeasurementBytes = 4 << 20
     /// What a soft hyphen shows when a line breaks there: U+2010 when the font has it,
     /// else "-" (Blink's `HyphenString`).
@@ -55,7 +56,7 @@ public final class TextMeasurer: Sendable {
                 code: .invalidStyle, message: "font size \(style.size) must be a positive number of pixels")
         }
         self.style = style
-        self.measurements = measurements ?? MeasurementCache(byteLimit: Self.ownMeasurementBytes)
+        self.measurements = measurements ?? MeasurementCache(byteLimit: Self.ownMeasurementBytes, evicts: false)
         serial = Self.serials.wrappingAdd(1, ordering: .relaxed).oldValue
         fontFaces = try style.resolvedFonts()
         let primary = try LoadedFont(

@@ -15,10 +15,11 @@ public final class TextMeasurerCatalog: Sendable {
     /// - Parameters:
     ///   - limit: The most styles kept; past it, the catalog starts again from empty (a server sees a handful of
     ///     styles, so this only bounds what a stream of odd options can make it hold).
-    ///   - measurementBytes: What the measurers' shared ``MeasurementCache`` may hold.
+    ///   - measurementBytes: What the measurers' shared ``MeasurementCache`` may hold. It keeps texts of up to
+    ///     8 KiB: a server lays the same feeds out again, long captions included.
     public init(limit: Int = 64, measurementBytes: Int = 32 << 20) {
         self.limit = max(1, limit)
-        measurements = MeasurementCache(byteLimit: measurementBytes)
+        measurements = MeasurementCache(byteLimit: measurementBytes, maximumTextBytes: 8_192)
     }
 
     /// The measurer for a style, made on first use.

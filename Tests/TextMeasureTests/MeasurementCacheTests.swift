@@ -68,12 +68,33 @@ struct MeasurementCacheTests {
         _ = measurer.measure("caption number 1999 of a feed that never repeats itself", width: 236, maxLines: 2)
         #expect(cache.heldBytes == held)
         // A text past the longest kept is measured and not kept.
-        let long = String(repeating: "word ", count: MeasurementCache.maximumTextBytes / 5 + 1)
+        let long = String(repeating: "word ", count: cache.maximumTextBytes / 5 + 1)
         _ = measurer.measure(long, width: 236, maxLines: 2)
         #expect(cache.heldBytes == held)
         // A cache of no bytes keeps nothing.
         let none = MeasurementCache(byteLimit: 0)
         _ = try Self.measurer(cache: none).measure(Self.caption, width: 236)
         #expect(none.heldBytes == 0)
+    }
+
+    @Test func aCacheThatDoesNotEvictKeepsItsFirstEntries() throws {
+        let limit = 16 * 1024
+        let cache = MeasurementCache(byteLimit: limit, evicts: false)
+        let measurer = try Self.measurer(cache: cache)
+        _ = measurer.measure("the first caption, which the feed repeats", width: 236)
+        for index in 0..<500 {
+            _ = measurer.measure("caption number \(index) of a feed that never repeats itself", width: 236)
+            #expect(cache.heldBytes <= limit)
+        }
+        let held = cache.heldBytes
+        #expect(held > limit / 2)
+        // Full: the first entry is still answered, and nothing new is kept.
+        _ = measurer.measure("the first caption, which the feed repeats", width: 236)
+        _ = measurer.measure("a caption seen once the cache was full", width: 236)
+        #expect(cache.heldBytes == held)
+        #expect(
+            measurer.measure("the first caption, which the feed repeats", width: 236)
+                == measurer.measure(
+                    "the first caption, which the feed repeats", width: 236, maxLines: nil, firstWindow: nil))
     }
 }
