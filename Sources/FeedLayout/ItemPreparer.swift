@@ -21,25 +21,23 @@ final class RunProbeMemo: Sendable {
         self.statistics = statistics
     }
 
-    /// Cache entries read for a window's URLs before its items are prepared (``prefetch(_:prober:)``), each taken
-    /// by the probe that uses it.
-    private let prefetched = Mutex<[String: CachedProbe?]>([:])
-
-    /// Reads the cache's entries for the URLs among `sources` this run has not probed yet, at once: the probes
-    /// of a window's photos then cost one cache read, not one each. What an earlier window read and did not use
-    /// (a photo not probed after all) is dropped.
-    func prefetch(_ sources: [String], prober: CachingImageProber) async {
+    /// Reads the cache's entries for the URLs among `sources` this run has not probed yet, at once: the probes of a
+    /// window's photos then cost one cache read, not one each. The window carries them to its probes
+    /// (``probe(_:withPlaceholder:prober:cached:)``), so the next window's read can overlap this one's probes.
+    func cachedEntries(for sources: [String], prober: CachingImageProber) async -> [String: CachedProbe?] {
         let unknown = results.withLock { results in sources.filter { results[ExactText($0)] == nil } }
-        let entries = unknown.isEmpty ? [:] : await prober.remoteEntries(for: Array(Set(unknown)))
-        prefetched.withLock { $0 = entries }
+        return unknown.isEmpty ? [:] : await prober.remoteEntries(for: Array(Set(unknown)))
     }
 
     /// The result for a source, probed by `prober` unless this run already has it.
-    func probe(_ source: String, withPlaceholder: Bool, prober: CachingImageProber) async -> ProbeResult {
+    /// - Parameter cached: The cache entries read for the source's window (``cachedEntries(for:prober:)``); a
+    ///   source not among them is looked up by the probe.
+    func probe(
+        _ source: String, withPlaceholder: Bool, prober: CachingImageProber, cached: [String: CachedProbe?]
+    ) async -> ProbeResult {
         let key = ExactText(source)
         if let known = results.withLock({ $0[key] }) { return known }
-        let entry = prefetched.withLock { $0.removeValue(forKey: source) }
-        let result = await prober.probe(source, withPlaceholder: withPlaceholder, prefetched: entry)
+        let result = await prober.probe(source, withPlaceholder: withPlaceholder, prefetched: cached[source])
         statistics?.record(fromCache: result.fromCache)
         results.withLock { results in
             if results.count < limit { results[key] = result }
@@ -95,13 +93,18 @@ struct ItemPreparer: Sendable {
     /// and caption at the content width each layout gives it: once per distinct width, so breakpoints that share
     /// a content width share the work.
     ///
-    /// - Parameter prober: The run's prober: it owns the HTTP client, which lives as long as the run.
-    func prepare(_ item: FeedItem, prober: CachingImageProber, memo: RunProbeMemo) async -> PreparedItem {
+    /// - Parameters:
+    ///   - prober: The run's prober: it owns the HTTP client, which lives as long as the run.
+    ///   - cached: The probe cache's entries read for the item's window (``RunProbeMemo/cachedEntries(for:prober:)``).
+    func prepare(
+        _ item: FeedItem, prober: CachingImageProber, memo: RunProbeMemo, cached: [String: CachedProbe?] = [:]
+    ) async -> PreparedItem {
         var warnings = item.warnings
         let clock = ContinuousClock()
         let started = clock.now
         let photo = await resolvePhoto(
-            item.image, fallbacks: item.imageFallbacks, prober: prober, memo: memo, warnings: &warnings)
+            item.image, fallbacks: item.imageFallbacks, prober: prober, memo: memo, cached: cached,
+            warnings: &warnings)
         let probed = clock.now
         let span = item.columnSpan
         var byWidth: [(width: Int, annotation: PreparedAnnotation)] = []
@@ -151,7 +154,7 @@ struct ItemPreparer: Sendable {
     /// no verdict on the image, so it does not send the layout to the next one.
     private func resolvePhoto(
         _ image: FeedImage?, fallbacks: [FeedImage], prober: CachingImageProber, memo: RunProbeMemo,
-        warnings: inout [FeedWarning]
+        cached: [String: CachedProbe?], warnings: inout [FeedWarning]
     ) async -> ResolvedPhoto {
         let fallback = Size(width: options.fallbackAspectRatio, height: 1)
         guard let image else {
@@ -159,7 +162,7 @@ struct ItemPreparer: Sendable {
                 FeedWarning(code: "noImage", message: "the item has no image; using the fallback aspect ratio"))
             return ResolvedPhoto(url: nil, size: fallback, sizeSource: .fallback, info: nil)
         }
-        switch await probe(image, prober: prober, memo: memo, warnings: &warnings) {
+        switch await probe(image, prober: prober, memo: memo, cached: cached, warnings: &warnings) {
         case .some(.success(let photo)):
             return photo
         case .some(.failure(let error)) where Self.condemnsTheImage(error):
@@ -167,7 +170,7 @@ struct ItemPreparer: Sendable {
                 var candidateWarnings: [FeedWarning] = []
                 guard
                     case .some(.success(let photo)) = await probe(
-                        candidate, prober: prober, memo: memo, warnings: &candidateWarnings)
+                        candidate, prober: prober, memo: memo, cached: cached, warnings: &candidateWarnings)
                 else { continue }
                 warnings += candidateWarnings
                 warnings.append(
@@ -198,11 +201,12 @@ struct ItemPreparer: Sendable {
     /// Reads an image's header: the photo it makes, or why not (also as a warning); nil when it cannot be read at
     /// all (a local reference outside the allowed folders, which already carries the reader's warning).
     private func probe(
-        _ image: FeedImage, prober: CachingImageProber, memo: RunProbeMemo, warnings: inout [FeedWarning]
+        _ image: FeedImage, prober: CachingImageProber, memo: RunProbeMemo, cached: [String: CachedProbe?],
+        warnings: inout [FeedWarning]
     ) async -> Result<ResolvedPhoto, ImageProbeError>? {
         // A local reference the feed reader accepted has a path; a remote one is probed at its URL.
         guard let source = image.localPath ?? (ImageProber.isRemote(image.url) ? image.url : nil) else { return nil }
-        let result = await memo.probe(source, withPlaceholder: options.placeholders, prober: prober)
+        let result = await memo.probe(source, withPlaceholder: options.placeholders, prober: prober, cached: cached)
         switch result.info {
         case .success(let info):
             for warning in info.warnings {

@@ -244,11 +244,12 @@ public struct LayoutPipeline: Sendable {
     /// Runs the stages ahead of placement over a feed and hands each prepared window to `body`, in feed order,
     /// until the feed ends or `body` returns `false`.
     ///
-    /// Three stages: parsing and preparing (probing and measuring, itself concurrent) are child tasks of this
-    /// one, `body` (placing and writing) runs here; bounded buffers between them keep memory at a few windows. On
-    /// two cores parsing overlaps the rest. Being children, the stages stop when this task is cancelled, and when
-    /// `body` stops early (`--max-pages`, the end of a prepared range) or fails, cancelling them stops them at
-    /// their next window.
+    /// Four stages: parsing, finishing (HTML to text, URLs, dates, and the probe cache's entries for the window's
+    /// photos) and preparing (probing and measuring, itself concurrent) are child tasks of this one; `body` (placing
+    /// and writing) runs here. Bounded buffers between them keep memory at a few windows. On two cores parsing
+    /// overlaps the rest, and finishing the next window overlaps preparing this one. Being children, the stages stop
+    /// when this task is cancelled, and when `body` stops early (`--max-pages`, the end of a prepared range) or
+    /// fails, cancelling them stops them at their next window.
     ///
     /// - Parameters:
     ///   - skippingBefore: Items before this index are neither probed nor measured.
@@ -259,6 +260,7 @@ public struct LayoutPipeline: Sendable {
         _ source: sending FeedSource, prober: CachingImageProber, memo: RunProbeMemo, skippingBefore: Int,
         finishingSkipped: Bool = true, clock: ContinuousClock, _ body: (PreparedWindow) async throws -> Bool
     ) async throws -> FeedParsingStage.Outcome {
+        let finished = AsyncThrowingChannel<FinishedWindow, any Error>()
         let prepared = AsyncThrowingChannel<PreparedWindow, any Error>()
         let (preparer, concurrency) = (preparer, options.probeConcurrency)
         let ((), parse) = try await FeedParsingStage.withParsing(
@@ -266,9 +268,13 @@ public struct LayoutPipeline: Sendable {
         ) { parsed, finishing in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
+                    await Self.finish(
+                        from: parsed, into: finished, finishing: finishing, skippingBefore: skippingBefore,
+                        finishingSkipped: finishingSkipped, prober: prober, memo: memo)
+                }
+                group.addTask {
                     await Self.prepare(
-                        from: parsed, into: prepared, finishing: finishing, skippingBefore: skippingBefore,
-                        finishingSkipped: finishingSkipped, preparer: preparer, prober: prober, memo: memo,
+                        from: finished, into: prepared, preparer: preparer, prober: prober, memo: memo,
                         concurrency: concurrency)
                 }
                 // Whatever ends `body`, the stages ahead stop at their next window.
@@ -289,25 +295,34 @@ public struct LayoutPipeline: Sendable {
         var skippedCount: Int
     }
 
-    /// The preparing stage: finishes the items of each window (HTML to text, URLs, dates), probes and measures them,
-    /// in order, and sends the window on. Cancelling the task stops it at its next window.
-    static func prepare(
+    /// A window on its way to preparing: its items finished, with the probe cache's entries for their photos.
+    struct FinishedWindow: Sendable {
+        var skipped: [FeedItem]
+        var items: [FeedItem]
+        var skippedCount: Int
+        var cachedProbes: [String: CachedProbe?]
+    }
+
+    /// The finishing stage: finishes the items of each window (HTML to text, URLs, dates), reads the probe cache's
+    /// entries for the photos of those to prepare, in order, and sends the window on. Cancelling the task stops it
+    /// at its next window.
+    static func finish(
         from input: AsyncThrowingChannel<FeedParsingStage.Window, any Error>,
-        into output: AsyncThrowingChannel<PreparedWindow, any Error>, finishing: FeedItemFinisher.Settings,
-        skippingBefore resumeIndex: Int, finishingSkipped: Bool, preparer: ItemPreparer, prober: CachingImageProber,
-        memo: RunProbeMemo, concurrency: Int
+        into output: AsyncThrowingChannel<FinishedWindow, any Error>, finishing: FeedItemFinisher.Settings,
+        skippingBefore resumeIndex: Int, finishingSkipped: Bool, prober: CachingImageProber, memo: RunProbeMemo
     ) async {
         let finisher = FeedItemFinisher(finishing)
         do {
-            // The buffer lets parsing run up to eight windows ahead of preparing.
+            // The buffer lets parsing run up to eight windows ahead of finishing.
             for try await window in input.buffer(policy: .bounded(8)) {
                 let skipCount = min(window.items.count, max(0, resumeIndex - window.firstPosition))
                 // A record depends only on its item, so items nobody looks at need not be finished.
                 let skipped = finishingSkipped ? window.items[..<skipCount].map(finisher.finish) : []
-                let items = await prepare(
-                    window.items[skipCount...].map(finisher.finish), preparer: preparer, prober: prober, memo: memo,
-                    concurrency: concurrency)
-                await output.send(PreparedWindow(skipped: skipped, items: items, skippedCount: skipCount))
+                let items = window.items[skipCount...].map(finisher.finish)
+                let cachedProbes = await cachedProbes(of: items, prober: prober, memo: memo)
+                await output.send(
+                    FinishedWindow(
+                        skipped: skipped, items: items, skippedCount: skipCount, cachedProbes: cachedProbes))
                 if Task.isCancelled { return }
             }
             output.finish()
@@ -316,24 +331,59 @@ public struct LayoutPipeline: Sendable {
         }
     }
 
+    /// The preparing stage: probes and measures the items of each window, in order, and sends the window on.
+    /// Cancelling the task stops it at its next window.
+    static func prepare(
+        from input: AsyncThrowingChannel<FinishedWindow, any Error>,
+        into output: AsyncThrowingChannel<PreparedWindow, any Error>, preparer: ItemPreparer,
+        prober: CachingImageProber, memo: RunProbeMemo, concurrency: Int
+    ) async {
+        do {
+            // Finishing runs up to two windows ahead.
+            for try await window in input.buffer(policy: .bounded(2)) {
+                let items = await prepare(
+                    window.items, preparer: preparer, prober: prober, memo: memo, cached: window.cachedProbes,
+                    concurrency: concurrency)
+                await output.send(
+                    PreparedWindow(skipped: window.skipped, items: items, skippedCount: window.skippedCount))
+                if Task.isCancelled { return }
+            }
+            output.finish()
+        } catch {
+            output.fail(error)
+        }
+    }
+
+    /// The probe cache's entries for the photo URLs of `items`, read at once (a file's probe does not go through
+    /// the cache).
+    private static func cachedProbes(
+        of items: [FeedItem], prober: CachingImageProber, memo: RunProbeMemo
+    ) async -> [String: CachedProbe?] {
+        await memo.cachedEntries(
+            for: items.compactMap { item in item.image.flatMap { $0.localPath == nil ? $0.url : nil } },
+            prober: prober)
+    }
+
     /// Probes and measures a window of items with up to `concurrency` tasks, keeping feed order. Each task takes
     /// the next unprepared item until none is left, so a slow (remote) probe holds up one task, not the window,
     /// and a window costs a few tasks, not one per item.
+    /// - Parameter cached: The probe cache's entries for the window's photos; `nil` reads them here.
     private static func prepare(
         _ items: [FeedItem], preparer: ItemPreparer, prober: CachingImageProber, memo: RunProbeMemo,
-        concurrency: Int
+        cached: [String: CachedProbe?]? = nil, concurrency: Int
     ) async -> [PreparedItem] {
         guard !items.isEmpty else { return [] }
-        // One probe cache read for the window's photo URLs (a file's probe does not go through the cache).
-        await memo.prefetch(
-            items.compactMap { item in item.image.flatMap { $0.localPath == nil ? $0.url : nil } }, prober: prober)
+        let entries: [String: CachedProbe?]
+        if let cached { entries = cached } else { entries = await cachedProbes(of: items, prober: prober, memo: memo) }
         let next = PipelineCounter()
         return await withTaskGroup(of: [(Int, PreparedItem)].self) { group in
             for _ in 0..<min(concurrency, items.count) {
                 group.addTask {
                     var done: [(Int, PreparedItem)] = []
                     while let position = next.take(below: items.count) {
-                        done.append((position, await preparer.prepare(items[position], prober: prober, memo: memo)))
+                        let prepared = await preparer.prepare(
+                            items[position], prober: prober, memo: memo, cached: entries)
+                        done.append((position, prepared))
                     }
                     return done
                 }
