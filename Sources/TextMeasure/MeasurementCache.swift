@@ -72,8 +72,9 @@ public final class MeasurementCache: Sendable {
     /// An entry's cost besides its text: the dictionary slot, the measurement's fields and its arrays' headers.
     private static let entryOverhead = 160
 
-    /// Hashed once, when made: a lookup that misses the newer generation probes the older one and the insert
-    /// that follows probes the newer again, and hashing a caption's bytes three times cost more than the lookups.
+    /// Hashed once, when made: a lookup that misses the newer generation probes the older one and the insert that
+    /// follows probes the newer again, so a new text's bytes were hashed three or four times (this made `layout` of
+    /// 100,000 distinct captions slower than without the cache).
     struct Key: Hashable, Sendable {
         let measurer: Int
         let available: Int
