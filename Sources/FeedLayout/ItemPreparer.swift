@@ -97,7 +97,7 @@ struct ItemPreparer: Sendable {
     ///   - prober: The run's prober: it owns the HTTP client, which lives as long as the run.
     ///   - cached: The probe cache's entries read for the item's window (``RunProbeMemo/cachedEntries(for:prober:)``).
     func prepare(
-        _ item: FeedItem, prober: CachingImageProber, memo: RunProbeMemo, cached: [String: CachedProbe?] = [:]
+        _ item: FeedItem, prober: CachingImageProber, memo: RunProbeMemo, cached: [String: CachedProbe?]
     ) async -> PreparedItem {
         var warnings = item.warnings
         let clock = ContinuousClock()

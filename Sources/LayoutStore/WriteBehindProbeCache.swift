@@ -44,7 +44,6 @@ public final class WriteBehindProbeCache: ProbeCacheStorage, Service {
         }
 
         /// Keeps an entry read from the store unless this instance knows a newer one; returns the one kept.
-        @discardableResult
         mutating func rememberIfUnknown(_ entry: CachedProbe, for source: String, limit: Int) -> CachedProbe {
             if let known = known(source) { return known }
             if limit > 0 { remember(entry, for: source, limit: limit) }
@@ -76,9 +75,9 @@ public final class WriteBehindProbeCache: ProbeCacheStorage, Service {
 
     public func entry(for source: String) async throws(ProbeCacheError) -> CachedProbe? {
         if let known = state.withLock({ $0.known(source) }) { return known }
-        let read = try await base.entry(for: source)
-        if let read { state.withLock { $0.rememberIfUnknown(read, for: source, limit: recentLimit) } }
-        return read
+        guard let read = try await base.entry(for: source) else { return nil }
+        // Stored meanwhile by this instance: that entry is the newer one.
+        return state.withLock { $0.rememberIfUnknown(read, for: source, limit: recentLimit) }
     }
 
     public func entries(for sources: [String]) async throws(ProbeCacheError) -> [String: CachedProbe] {

@@ -97,4 +97,46 @@ struct MeasurementCacheTests {
                 == measurer.measure(
                     "the first caption, which the feed repeats", width: 236, maxLines: nil, firstWindow: nil))
     }
+
+    /// How many times the cache calls `measure` over a sequence of lookups: what the heldBytes checks above cannot
+    /// tell (a miss that replaces an equal entry holds the same bytes).
+    static func measuringCalls(_ cache: MeasurementCache, _ texts: [String]) -> Int {
+        var calls = 0
+        for text in texts {
+            _ = cache.measurement(measurer: 1, available: 236 * 64, lineLimit: 2, text: text) {
+                calls += 1
+                return TextMeasurement(lines: 1, height: 16, width: 10, truncated: false, lineTexts: [text])
+            }
+        }
+        return calls
+    }
+
+    @Test func aKnownTextIsNotMeasuredAgain() {
+        let cache = MeasurementCache(byteLimit: 1 << 20)
+        #expect(Self.measuringCalls(cache, ["a caption", "a caption", "another", "a caption"]) == 2)
+        // Another measurer, width or line limit is another entry.
+        var calls = 0
+        _ = cache.measurement(measurer: 2, available: 236 * 64, lineLimit: 2, text: "a caption") {
+            calls += 1
+            return TextMeasurement(lines: 1, height: 16, width: 10, truncated: false, lineTexts: [])
+        }
+        #expect(calls == 1)
+    }
+
+    @Test func evictionKeepsWhatWasUsedLatelyAndACacheThatDoesNotEvictKeepsItsFirst() {
+        let texts = (0..<400).map { "caption number \($0) of a feed that never repeats itself" }
+        // Evicting: the last texts are still there, the first ones were dropped.
+        let evicting = MeasurementCache(byteLimit: 16 * 1024)
+        _ = Self.measuringCalls(evicting, texts)
+        #expect(Self.measuringCalls(evicting, Array(texts.suffix(20))) == 0)
+        #expect(Self.measuringCalls(evicting, Array(texts.prefix(20))) == 20)
+        // Not evicting: the first texts stay, the last ones were never kept.
+        let keeping = MeasurementCache(byteLimit: 16 * 1024, evicts: false)
+        _ = Self.measuringCalls(keeping, texts)
+        #expect(Self.measuringCalls(keeping, Array(texts.prefix(20))) == 0)
+        #expect(Self.measuringCalls(keeping, Array(texts.suffix(20))) == 20)
+        // Too long to keep: measured every time.
+        let long = String(repeating: "word ", count: keeping.maximumTextBytes / 5 + 1)
+        #expect(Self.measuringCalls(MeasurementCache(byteLimit: 1 << 20), [long, long]) == 2)
+    }
 }
