@@ -85,10 +85,7 @@ public struct RemoteImageProber: Sendable {
     public func download(url: String) async throws(ImageProbeError) -> [UInt8] {
         do {
             let (body, resource) = try await fetcher.streamBody(url)
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(resource.totalSize ?? 64 * 1024)
-            for try await chunk in body { bytes += chunk }
-            return bytes
+            return try await body.collected(capacity: resource.totalSize ?? 64 * 1024)
         } catch let error as RemoteFetchError {
             throw Self.imageProbeError(error)
         } catch {

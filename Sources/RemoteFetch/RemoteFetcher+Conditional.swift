@@ -69,9 +69,7 @@ extension RemoteFetcher {
             let body = RemoteBody(
                 body: response.body, url: url, maximumBytes: cap, deadline: nil, configuration: configuration,
                 lease: lease)
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(resource.totalSize ?? 0)
-            for try await chunk in body { bytes += chunk }
+            let bytes = try await body.collected(capacity: resource.totalSize ?? 0)
             var fetched = resource
             fetched.bytesReceived = bytes.count
             return ConditionalFetch(status: status, headers: fields, resource: fetched, body: bytes)

@@ -615,20 +615,10 @@ public struct RemoteBody: AsyncSequence, Sendable {
             do {
                 guard let chunk = try await base.next() else { return nil }
                 if let deadline, NIODeadline.now() > deadline {
-                    throw RemoteFetchError(
-                        code: .timeout, url: url,
-                        reason:
-                            "the download took longer than \(configuration.totalTimeout) in all; try again later or raise the timeout"
-                    )
+                    throw RemoteBody.totalTimeout(url, configuration: configuration)
                 }
                 received += chunk.readableBytes
-                if received > maximumBytes {
-                    throw RemoteFetchError(
-                        code: .tooLarge, url: url,
-                        reason:
-                            "the body is larger than the byte cap of \(maximumBytes) bytes; raise the cap if the resource is trusted"
-                    )
-                }
+                if received > maximumBytes { throw RemoteBody.tooLarge(url, maximumBytes: maximumBytes) }
                 return Array(chunk.readableBytesView)
             } catch let error as RemoteFetchError {
                 throw error
@@ -636,6 +626,19 @@ public struct RemoteBody: AsyncSequence, Sendable {
                 throw RemoteFetcher.mapError(error, url: url, configuration: configuration)
             }
         }
+    }
+
+    static func totalTimeout(_ url: String, configuration: RemoteFetchConfiguration) -> RemoteFetchError {
+        RemoteFetchError(
+            code: .timeout, url: url,
+            reason:
+                "the download took longer than \(configuration.totalTimeout) in all; try again later or raise the timeout")
+    }
+
+    static func tooLarge(_ url: String, maximumBytes: Int) -> RemoteFetchError {
+        RemoteFetchError(
+            code: .tooLarge, url: url,
+            reason: "the body is larger than the byte cap of \(maximumBytes) bytes; raise the cap if the resource is trusted")
     }
 
     /// Starts iterating.

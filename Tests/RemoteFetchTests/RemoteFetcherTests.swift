@@ -1,6 +1,7 @@
 import FeedLayoutTestSupport
 import Logging
 import NIOCore
+import Synchronization
 import Testing
 
 @testable import RemoteFetch
@@ -381,6 +382,92 @@ struct RemoteFetcherTests {
         }
     }
 
+    // MARK: Whole bodies (`RemoteBody.collected`)
+
+    /// A body collected whole is the server's bytes, with or without a Content-Length, over a reservation larger
+    /// than the huge-page threshold; `admit` sees the growing count, chunk by chunk, up to the whole.
+    @Test func aCollectedBodyIsTheServersBytes() async throws {
+        try await TestHTTPServer.with { server in
+            let body = Self.bytes(3 * 1024 * 1024 + 17)
+            server.serve("/sized.xml", .init(body: body, chunkSize: 64 * 1024))
+            server.serve("/unsized.xml", .init(body: body, chunkSize: 64 * 1024, sendsContentLength: false))
+            try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
+                for (path, capacity) in [("/sized.xml", body.count), ("/unsized.xml", 0), ("/sized.xml", 32 << 20)] {
+                    let (stream, _) = try await fetcher.streamBody(server.url(path), boundedInTotal: false)
+                    let admitted = AdmittedCounts()
+                    let collected = try await stream.collected(capacity: capacity) { admitted.add($0) }
+                    #expect(collected == body, "\(path), reserving \(capacity)")
+                    let counts = admitted.counts
+                    #expect(counts.count > 1 && counts == counts.sorted() && counts.last == body.count)
+                }
+                let conditional = try await fetcher.fetchConditionally(server.url("/unsized.xml"), validator: nil)
+                #expect(conditional.body == body && conditional.resource.bytesReceived == body.count)
+            }
+        }
+    }
+
+    @Test func aCollectedBodyStopsAtTheByteCapAndAtWhatAdmitRefuses() async throws {
+        try await TestHTTPServer.with { server in
+            // As in theByteCapStopsHugeBodies: the server holds what is past the cap until the fetch has failed.
+            let cap = 1024 * 1024
+            let gate = ResponseGate(holdingAt: .afterBodyBytes(cap + 64 * 1024))
+            server.serve(
+                "/big-unsized",
+                .init(body: Self.bytes(3 * cap), honoursRange: false, sendsContentLength: false, gate: gate))
+            server.serve("/small", .init(body: Self.bytes(200_000), chunkSize: 16 * 1024))
+            try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
+                let (stream, _) = try await fetcher.streamBody(server.url("/big-unsized"), maximumBytes: cap)
+                let error = await #expect(throws: RemoteFetchError.self) {
+                    _ = try await stream.collected(capacity: 0)
+                }
+                #expect(error?.code == .tooLarge)
+                #expect(error?.message.hasPrefix(server.url("/big-unsized")) == true)
+                // What `admit` throws ends the collection as it is.
+                struct OverBudget: Error {}
+                let (small, _) = try await fetcher.streamBody(server.url("/small"))
+                await #expect(throws: OverBudget.self) {
+                    _ = try await small.collected(capacity: 0) { if $0 > 50_000 { throw OverBudget() } }
+                }
+            }
+            gate.open()
+        }
+    }
+
+    @Test func aCollectedBodyWhoseServerFallsSilentFailsAfterTheReadTimeout() async throws {
+        try await TestHTTPServer.with { server in
+            // As in aBodyWhoseServerFallsSilentFailsAfterTheReadTimeout: only the read timeout can end it.
+            let gate = ResponseGate(holdingAt: .afterBodyBytes(1024))
+            server.serve("/stalls.xml", .init(body: Self.bytes(4096), chunkSize: 512, gate: gate))
+            var configuration = patient
+            configuration.readTimeout = .milliseconds(500)
+            try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
+                let error = await #expect(throws: RemoteFetchError.self) {
+                    _ = try await fetcher.fetchConditionally(server.url("/stalls.xml"), validator: nil)
+                }
+                #expect(error?.code == .timeout)
+                #expect(error?.message.contains("the server sent nothing for 0.5 seconds") == true, "\(String(describing: error))")
+            }
+            gate.open()
+        }
+    }
+
+    /// The time `admit` takes (an upload budget waiting for room) is not the server's silence.
+    @Test func aSlowAdmitIsNotAReadTimeout() async throws {
+        try await TestHTTPServer.with { server in
+            let body = Self.bytes(4 * 512)
+            server.serve("/paced.xml", .init(body: body, chunkDelay: .milliseconds(20), chunkSize: 512))
+            var configuration = patient
+            configuration.readTimeout = .seconds(1)
+            try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
+                let (stream, _) = try await fetcher.streamBody(server.url("/paced.xml"), boundedInTotal: false)
+                let collected = try await stream.collected(capacity: 0) { _ in
+                    try await Task.sleep(for: .milliseconds(1500))
+                }
+                #expect(collected == body)
+            }
+        }
+    }
+
     @Test func aConditionalRequestSeesNotModified() async throws {
         try await TestHTTPServer.with { server in
             server.serve("/tagged", .init(body: Self.bytes(1000), entityTag: "\"v1\""))
@@ -476,4 +563,11 @@ struct NetworkAddressPolicyTests {
         #expect(RemoteFetcher.contentRange("bytes 5-9/*")?.total == nil)
         #expect(RemoteFetcher.contentRange("items 1-2/3") == nil)
     }
+}
+
+/// The counts `RemoteBody.collected` admitted, in order.
+private final class AdmittedCounts: Sendable {
+    private let held = Mutex<[Int]>([])
+    func add(_ count: Int) { held.withLock { $0.append(count) } }
+    var counts: [Int] { held.withLock { $0 } }
 }

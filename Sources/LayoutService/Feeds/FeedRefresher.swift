@@ -180,13 +180,15 @@ actor FeedRefresher: Service {
                 .compactMap { $0 }.max()
             subscription.nextFetch = fetchedAt.addingTimeInterval(Double(schedule.afterSuccess(hint: hint, id: id)))
             // Tested against the newest version's shape when held: an append is found in the same pass as the digest.
+            let digestStarted = timer.now
             let known = memo.match(feed, subscription: id, newest: subscription.newestLayout)
             let digest = known?.digest ?? SHA256.hexDigest(feed)
+            let digestTime = timer.now - digestStarted
             if digest != subscription.feedDigest {
                 do {
                     subscription.pending = try await startVersion(
                         subscription, feed: feed, digest: digest, append: known?.match, base: resource.finalURL,
-                        fetchedAt: fetchedAt, fetchTime: fetchTime)
+                        fetchedAt: fetchedAt, fetchTime: fetchTime, digestTime: digestTime)
                     subscription.feedDigest = digest
                     result = .newVersion
                 } catch {
@@ -263,7 +265,7 @@ actor FeedRefresher: Service {
     /// - Parameter known: How `feed` extends the newest version's, when the memo found it so.
     private func startVersion(
         _ subscription: FeedSubscription, feed: [UInt8], digest: String, append known: FeedAppend.Match?, base: String,
-        fetchedAt: Date, fetchTime: Duration
+        fetchedAt: Date, fetchTime: Duration, digestTime: Duration
     ) async throws -> FeedVersion {
         // Where a new version's time goes before its layout runs, for the log: comparing with the version before
         // (reading its feed back and FeedAppend, unless the memo knew), counting what changed, storing and queueing
@@ -323,7 +325,8 @@ actor FeedRefresher: Service {
                 "subscription": "\(subscription.id)", "layout": "\(layoutId)", "items": "\(itemCount)",
                 "counted": "\(items.fromAppendix ? "the appended items" : "both feeds")",
                 "compared": "\(known != nil ? "with the held shape" : oldFeed != nil ? "with the stored feed" : "-")",
-                "fetch_ms": "\(Int((fetchTime / .milliseconds(1)).rounded()))", "compare_ms": "\(compareTime)",
+                "fetch_ms": "\(Int((fetchTime / .milliseconds(1)).rounded()))",
+                "digest_ms": "\(Int((digestTime / .milliseconds(1)).rounded()))", "compare_ms": "\(compareTime)",
                 "count_ms": "\(countTime)", "start_ms": "\(startTime)",
             ])
         return FeedVersion(

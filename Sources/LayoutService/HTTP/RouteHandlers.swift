@@ -115,15 +115,10 @@ final class RouteHandlers: Sendable {
             do {
                 let (body, resource) = try await resources.fetcher.streamBody(
                     url, maximumBytes: settings.maximumFeedBytes, boundedInTotal: false)
-                var bytes: [UInt8] = []
                 // Room for the announced size at once: growing by doubling copied a large feed several times over.
                 let announced = min(resource.totalSize ?? 0, settings.maximumFeedBytes)
                 try await reservation.growOrRefuse(to: announced)
-                bytes.reserveCapacity(announced)
-                for try await chunk in body {
-                    try await reservation.growOrRefuse(to: bytes.count + chunk.count)
-                    bytes += chunk
-                }
+                let bytes = try await body.collected(capacity: announced) { try await reservation.growOrRefuse(to: $0) }
                 return (bytes, url, resource.finalURL)
             } catch let error as RemoteFetchError {
                 switch error.code {
