@@ -61,6 +61,22 @@ import Testing
         }
     }
 
+    /// A stopped service closes its store, and the lock goes with the close, not with the last reference: a service
+    /// started again in the same process gets in at once, and the old instance's end does not undo the new one's lock.
+    @Test func closingLetsTheLockGoAndTheOldInstanceEndingKeepsTheNewOnesLock() throws {
+        let path = try Self.temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        var first: SQLiteLayoutStore? = try SQLiteLayoutStore(path: path)
+        #expect(throws: StoreError.self, "held while open") { _ = try SQLiteLayoutStore(path: path) }
+        first?.close()
+        first?.close()
+        let second = try SQLiteLayoutStore(path: path)
+        first = nil
+        let error = #expect(throws: StoreError.self, "still held by the second") { _ = try SQLiteLayoutStore(path: path) }
+        #expect(error?.message.contains("another process is using this store") == true)
+        withExtendedLifetime(second) {}
+    }
+
     @Test func aStoreMadeBeforeFeedFilesStillReadsItsFeedsFromTheTable() async throws {
         let path = try Self.temporaryStorePath()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LayoutPages
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -17,8 +18,9 @@ final class SQLiteLayoutStore: LayoutStore {
     /// The store's database; the probe cache shares it (one writer for the whole file).
     let database: DatabasePool
     let feeds: FeedFiles
-    /// The lock file that keeps a second process off the same store (its descriptor stays open for our life).
-    private let lockDescriptor: Int32
+    /// The lock file that keeps a second process off the same store: its descriptor, open until ``close()`` or
+    /// the end of this instance, whichever comes first (`-1` once closed).
+    private let lockDescriptor: Mutex<Int32>
     /// Layouts that failed on a full disk before their failure could be written.
     private let unrecordedFailures = UnrecordedFailures()
 
@@ -52,7 +54,7 @@ final class SQLiteLayoutStore: LayoutStore {
         let pid = "\(getpid())\n"
         _ = ftruncate(descriptor, 0)
         _ = pid.withCString { pwrite(descriptor, $0, strlen($0), 0) }
-        lockDescriptor = descriptor
+        lockDescriptor = Mutex(descriptor)
         var configuration = Configuration()
         // A store that another program holds locked (a backup, a sqlite3 shell) is refused after a short wait
         // with a message, instead of hanging the start.
@@ -85,7 +87,16 @@ final class SQLiteLayoutStore: LayoutStore {
         feeds.removeStray(keeping: Set(layoutIDs))
     }
 
-    deinit { Glibc.close(lockDescriptor) }
+    deinit { releaseLock() }
+
+    /// Lets the store's lock go, once.
+    private func releaseLock() {
+        lockDescriptor.withLock { descriptor in
+            guard descriptor >= 0 else { return }
+            Glibc.close(descriptor)
+            descriptor = -1
+        }
+    }
 
     /// A read, with GRDB's errors turned into the store's own (``storeError(_:)``).
     func reading<Value: Sendable>(_ body: @escaping @Sendable (Database) throws -> Value) async throws -> Value {
@@ -482,7 +493,10 @@ final class SQLiteLayoutStore: LayoutStore {
 
     func watchChanges(_ changed: @escaping @Sendable (String?) async -> Void) async {}
 
-    func close() {}
+    /// Lets the lock go when the service stops, not when the last reference to this instance does: that can
+    /// outlive the service for a while (GRDB's queues finishing up, a task ending), and a service started again in
+    /// the same process (a test's restart) was refused as "another process" meanwhile.
+    func close() { releaseLock() }
 
     // MARK: Pages and pins
 
