@@ -2,13 +2,8 @@
 #pragma once
 #include <zlib.h>
 
-/// deflateInit2 is a macro Swift cannot call: this starts a deflate stream that writes the gzip format
-/// (window bits 15 + 16), at the given level.
-static inline int fl_deflate_init_gzip(z_streamp stream, int level) {
-    return deflateInit2(stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-}
-
-/// inflateInit2 likewise, reading the gzip format only.
+/// inflateInit2 is a macro Swift cannot call: this starts an inflate stream that reads the gzip format only
+/// (window bits 15 + 16). (Pages are compressed by libdeflate: CLibDeflate.)
 static inline int fl_inflate_init_gzip(z_streamp stream) {
     return inflateInit2(stream, 15 + 16);
 }
