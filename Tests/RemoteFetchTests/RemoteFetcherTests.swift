@@ -343,8 +343,10 @@ struct RemoteFetcherTests {
     }
 
     /// The read timeout bounds only the waits for the server: a caller that takes longer than it between chunks
-    /// (a feed whose photos are being probed) still reads the whole body, though the client stops reading meanwhile.
-    @Test func aCallerSlowerThanTheReadTimeoutStillReadsTheWholeBody() async throws {
+    /// (a feed whose photos are being probed; a whole body's `admit`, an upload budget waiting for room) still
+    /// reads the whole body, though the client stops reading meanwhile.
+    @Test(arguments: [BodyReading.streamed, .collected])
+    func aCallerSlowerThanTheReadTimeoutStillReadsTheWholeBody(reading: BodyReading) async throws {
         try await TestHTTPServer.with { server in
             let body = Self.bytes(4 * 512)
             server.serve("/paced.xml", .init(body: body, chunkDelay: .milliseconds(20), chunkSize: 512))
@@ -352,17 +354,14 @@ struct RemoteFetcherTests {
             configuration.readTimeout = .seconds(1)
             try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
                 let (stream, _) = try await fetcher.streamBody(server.url("/paced.xml"), boundedInTotal: false)
-                var received: [UInt8] = []
-                for try await chunk in stream {
-                    received += chunk
-                    try await Task.sleep(for: .milliseconds(1500))
-                }
+                let received = try await reading.read(stream) { try await Task.sleep(for: .milliseconds(1500)) }
                 #expect(received == body)
             }
         }
     }
 
-    @Test func aBodyWhoseServerFallsSilentFailsAfterTheReadTimeout() async throws {
+    @Test(arguments: [BodyReading.streamed, .collected])
+    func aBodyWhoseServerFallsSilentFailsAfterTheReadTimeout(reading: BodyReading) async throws {
         try await TestHTTPServer.with { server in
             // The rest of the body is held until the fetch has failed, and the other timeouts are an hour: only the
             // read timeout can end the loop (not timed: the suites share two cores, and a busy pool delays any timer).
@@ -373,7 +372,7 @@ struct RemoteFetcherTests {
             try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
                 let (stream, _) = try await fetcher.streamBody(server.url("/stalls.xml"), boundedInTotal: false)
                 let error = await #expect(throws: RemoteFetchError.self) {
-                    for try await _ in stream {}
+                    _ = try await reading.read(stream) {}
                 }
                 #expect(error?.code == .timeout)
                 #expect(error?.message.contains("the server sent nothing for 0.5 seconds") == true, "\(String(describing: error))")
@@ -430,41 +429,6 @@ struct RemoteFetcherTests {
                 }
             }
             gate.open()
-        }
-    }
-
-    @Test func aCollectedBodyWhoseServerFallsSilentFailsAfterTheReadTimeout() async throws {
-        try await TestHTTPServer.with { server in
-            // As in aBodyWhoseServerFallsSilentFailsAfterTheReadTimeout: only the read timeout can end it.
-            let gate = ResponseGate(holdingAt: .afterBodyBytes(1024))
-            server.serve("/stalls.xml", .init(body: Self.bytes(4096), chunkSize: 512, gate: gate))
-            var configuration = patient
-            configuration.readTimeout = .milliseconds(500)
-            try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
-                let error = await #expect(throws: RemoteFetchError.self) {
-                    _ = try await fetcher.fetchConditionally(server.url("/stalls.xml"), validator: nil)
-                }
-                #expect(error?.code == .timeout)
-                #expect(error?.message.contains("the server sent nothing for 0.5 seconds") == true, "\(String(describing: error))")
-            }
-            gate.open()
-        }
-    }
-
-    /// The time `admit` takes (an upload budget waiting for room) is not the server's silence.
-    @Test func aSlowAdmitIsNotAReadTimeout() async throws {
-        try await TestHTTPServer.with { server in
-            let body = Self.bytes(4 * 512)
-            server.serve("/paced.xml", .init(body: body, chunkDelay: .milliseconds(20), chunkSize: 512))
-            var configuration = patient
-            configuration.readTimeout = .seconds(1)
-            try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
-                let (stream, _) = try await fetcher.streamBody(server.url("/paced.xml"), boundedInTotal: false)
-                let collected = try await stream.collected(capacity: 0) { _ in
-                    try await Task.sleep(for: .milliseconds(1500))
-                }
-                #expect(collected == body)
-            }
         }
     }
 
@@ -570,4 +534,25 @@ private final class AdmittedCounts: Sendable {
     private let held = Mutex<[Int]>([])
     func add(_ count: Int) { held.withLock { $0.append(count) } }
     var counts: [Int] { held.withLock { $0 } }
+}
+
+/// The two ways a body is read: chunk by chunk by the caller (a prefix, a streamed feed), or whole
+/// (`RemoteBody.collected`: a subscription's feed, a feed posted as a URL, an image to decode).
+enum BodyReading: Sendable, CaseIterable {
+    case streamed, collected
+
+    /// Reads `body` whole; `pause` runs after each chunk (streamed) or as each chunk is admitted (collected).
+    func read(_ body: RemoteBody, pausing pause: @escaping @Sendable () async throws -> Void) async throws -> [UInt8] {
+        switch self {
+        case .streamed:
+            var received: [UInt8] = []
+            for try await chunk in body {
+                received += chunk
+                try await pause()
+            }
+            return received
+        case .collected:
+            return try await body.collected(capacity: 0) { _ in try await pause() }
+        }
+    }
 }
