@@ -7,12 +7,26 @@ import Foundation
 /// Every page is stored in one transaction with its pins and the layout's running counts, so a reader sees a page
 /// whole or not at all, and a process killed at any moment leaves pages that are a prefix of the layout: whoever
 /// resumes it starts from the last stored page's cursor.
+/// What a new layout's feed shares with a stored layout's: its first `prefixLength` bytes are the first bytes of
+/// `layoutId`'s feed.
+public struct LayoutFeedPrefix: Sendable, Equatable {
+    public var layoutId: String
+    public var prefixLength: Int
+
+    public init(layoutId: String, prefixLength: Int) {
+        self.layoutId = layoutId
+        self.prefixLength = prefixLength
+    }
+}
+
 public protocol LayoutStore: Sendable {
     /// Stores a new layout, unless one with this id exists. `options` is the layout's named options as their stored
     /// JSON; the store keeps the text as it is.
     /// - Returns: Whether it was new (the caller then starts computing it).
+    /// - Parameter sharing: A stored layout whose feed's first bytes begin this feed (a new version with items
+    ///   appended): a store may keep only the rest (the SQLite store writes a delta; PostgreSQL keeps it whole).
     func insertLayout(
-        id: String, options: String, feedName: String, baseURL: String?, feed: [UInt8],
+        id: String, options: String, feedName: String, baseURL: String?, feed: [UInt8], sharing: LayoutFeedPrefix?,
         parts: [(width: Double, columns: Int)]
     ) async throws -> Bool
 
@@ -240,5 +254,16 @@ public struct PageWrite: Sendable {
         self.pins = pins
         self.itemCount = itemCount
         self.warnings = warnings
+    }
+}
+
+extension LayoutStore {
+    /// Stores a new layout whose feed shares nothing with a stored one.
+    public func insertLayout(
+        id: String, options: String, feedName: String, baseURL: String?, feed: [UInt8],
+        parts: [(width: Double, columns: Int)]
+    ) async throws -> Bool {
+        try await insertLayout(
+            id: id, options: options, feedName: feedName, baseURL: baseURL, feed: feed, sharing: nil, parts: parts)
     }
 }

@@ -18,6 +18,101 @@ import Testing
             id: id, options: "{}", feedName: "feed.xml", baseURL: nil, feed: feed, parts: [(width: 320, columns: 2)])
     }
 
+    private static func insert(
+        _ store: SQLiteLayoutStore, id: String, feed: [UInt8], sharing: LayoutFeedPrefix
+    ) async throws -> Bool {
+        try await store.insertLayout(
+            id: id, options: "{}", feedName: "feed.xml", baseURL: nil, feed: feed, sharing: sharing,
+            parts: [(width: 320, columns: 2)])
+    }
+
+    private static func files(_ path: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: path + ".feeds").sorted()
+    }
+
+    /// Versions of a feed with items appended: the first is stored whole, each later one as a delta of that first
+    /// (the root), even when its predecessor is itself a delta; each reads back whole. The root outlives its own
+    /// layout while deltas name it, and goes with the last of them.
+    @Test func appendedVersionsAreDeltasOfOneRootThatStaysWhileTheyNeedIt() async throws {
+        let path = try Self.temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let head = (0..<2_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+        let v1 = head + Array("</channel>".utf8)
+        let v2 = head + Array("<item>2</item></channel>".utf8)
+        let v3 = head + Array("<item>2</item><item>3</item></channel>".utf8)
+        let store = try SQLiteLayoutStore(path: path)
+        #expect(try await Self.insert(store, id: "v1", feed: v1))
+        #expect(try await Self.insert(store, id: "v2", feed: v2, sharing: LayoutFeedPrefix(layoutId: "v1", prefixLength: head.count)))
+        // v3 extends v2 past v2's cut: its delta names v1, the root, with the same prefix.
+        #expect(try await Self.insert(store, id: "v3", feed: v3, sharing: LayoutFeedPrefix(layoutId: "v2", prefixLength: head.count + 14)))
+        #expect(try Self.files(path) == ["v1", "v2.delta", "v3.delta"])
+        let delta3 = try #require(FileManager.default.contents(atPath: path + ".feeds/v3.delta"))
+        #expect(delta3.count < 200, "the appended bytes and a header line, not the feed")
+        #expect(delta3.starts(with: Data("feedlayout-feed-delta 1 v1 \(head.count) \(v1.count)\n".utf8)))
+        #expect(try await store.feed(of: "v1") == v1)
+        #expect(try await store.feed(of: "v2") == v2)
+        #expect(try await store.feed(of: "v3") == v3)
+
+        // The root's layout goes: its bytes stay for the deltas, under a name no layout has.
+        #expect(try await store.removeLayout("v1"))
+        #expect(try Self.files(path) == ["v1.base", "v2.delta", "v3.delta"])
+        #expect(try await store.feed(of: "v1") == nil)
+        #expect(try await store.feed(of: "v3") == v3)
+        // A later version may still share them.
+        let v4 = v3.dropLast(10) + Array("<item>4</item></channel>".utf8)
+        #expect(try await Self.insert(store, id: "v4", feed: Array(v4), sharing: LayoutFeedPrefix(layoutId: "v3", prefixLength: v3.count - 10)))
+        #expect(try Self.files(path) == ["v1.base", "v2.delta", "v3.delta", "v4.delta"])
+        #expect(try await store.feed(of: "v4") == Array(v4))
+        // A restart keeps what rows and deltas need.
+        let reopened = try await Self.reopen(path, closing: store)
+        #expect(try Self.files(path) == ["v1.base", "v2.delta", "v3.delta", "v4.delta"])
+        for id in ["v2", "v3"] { #expect(try await reopened.removeLayout(id)) }
+        #expect(try Self.files(path) == ["v1.base", "v4.delta"])
+        #expect(try await reopened.feed(of: "v4") == Array(v4))
+        #expect(try await reopened.removeLayout("v4"))
+        #expect(try Self.files(path) == [], "the last delta takes its root with it")
+    }
+
+    /// A delta is written only when it pays: a feed that shares less than three quarters of its bytes, or whose
+    /// predecessor's feed is not there, is stored whole.
+    @Test func aFeedThatSharesLittleOrNothingThereIsStoredWhole() async throws {
+        let path = try Self.temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let store = try SQLiteLayoutStore(path: path)
+        let v1 = Array(repeating: UInt8(ascii: "a"), count: 1000)
+        let v2 = v1 + Array(repeating: UInt8(ascii: "b"), count: 400)
+        #expect(try await Self.insert(store, id: "v1", feed: v1))
+        #expect(try await Self.insert(store, id: "v2", feed: v2, sharing: LayoutFeedPrefix(layoutId: "v1", prefixLength: 1000)))
+        #expect(try await Self.insert(store, id: "v3", feed: v2 + [1], sharing: LayoutFeedPrefix(layoutId: "gone", prefixLength: 1000)))
+        #expect(try Self.files(path) == ["v1", "v2", "v3"])
+        #expect(try await store.feed(of: "v3") == v2 + [1])
+    }
+
+    /// What a crash during removals leaves: a delta whose row went is removed at the next start, and a root whose
+    /// row went while a delta still names it is kept for that delta.
+    @Test func aRestartKeepsTheRootsThatDeltasNameAndNothingElse() async throws {
+        let path = try Self.temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let head = Array(repeating: UInt8(ascii: "x"), count: 100_000)
+        do {
+            let store = try SQLiteLayoutStore(path: path)
+            #expect(try await Self.insert(store, id: "r", feed: head))
+            #expect(try await Self.insert(store, id: "d", feed: head + [1], sharing: LayoutFeedPrefix(layoutId: "r", prefixLength: head.count)))
+            #expect(try await Self.insert(store, id: "e", feed: head + [2], sharing: LayoutFeedPrefix(layoutId: "r", prefixLength: head.count)))
+            // Rows removed, files left, as a kill between the two steps leaves them.
+            try await store.database.write { db in
+                for id in ["r", "e"] {
+                    try db.execute(sql: "DELETE FROM part WHERE layoutId = ?", arguments: [id])
+                    try db.execute(sql: "DELETE FROM layout WHERE id = ?", arguments: [id])
+                }
+            }
+            store.close()
+        }
+        let store = try await Self.reopen(path)
+        #expect(try Self.files(path) == ["d.delta", "r.base"])
+        #expect(try await store.feed(of: "d") == head + [1])
+    }
+
     @Test func aPostedFeedIsAFileReadBackWhole() async throws {
         let path = try Self.temporaryStorePath()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
@@ -49,6 +144,11 @@ import Testing
 
     /// Opens the store again once the previous instance has let its lock go: the last reference to it can outlive
     /// its scope for a moment (GRDB's queues finishing up).
+    private static func reopen(_ path: String, closing open: SQLiteLayoutStore) async throws -> SQLiteLayoutStore {
+        open.close()
+        return try await reopen(path)
+    }
+
     private static func reopen(_ path: String) async throws -> SQLiteLayoutStore {
         let deadline = ContinuousClock.now + .seconds(30)
         while true {

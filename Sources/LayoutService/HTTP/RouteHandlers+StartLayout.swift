@@ -62,9 +62,13 @@ extension RouteHandlers {
         let parts = zip(options.pipeline.options.layouts, options.pipeline.grids).map { layout, grid in
             (width: layout.waterfall.containerWidth, columns: grid.columnCount)
         }
+        // A feed that is its predecessor's with items appended shares that one's bytes up to the cut.
+        let sharing = predecessor.flatMap { predecessor in
+            append.map { LayoutFeedPrefix(layoutId: predecessor, prefixLength: $0.cut) }
+        }
         let isNew = try await store.insertLayout(
             id: id, options: LayoutOptionValues.storedJSON(options.named), feedName: name, baseURL: base, feed: feed,
-            parts: parts)
+            sharing: sharing, parts: parts)
         if isNew {
             logger.info("layout posted", metadata: ["layout": "\(id)", "feed": "\(name)", "bytes": "\(feed.count)"])
             beforeQueueing(id)

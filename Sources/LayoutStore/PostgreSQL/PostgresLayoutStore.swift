@@ -156,8 +156,9 @@ final class PostgresLayoutStore: LayoutStore {
 
     // MARK: Layouts
 
+    /// `sharing` is not used: the feed's chunks are stored whole (sharing them between versions is not built here).
     func insertLayout(
-        id: String, options: String, feedName: String, baseURL: String?, feed: [UInt8],
+        id: String, options: String, feedName: String, baseURL: String?, feed: [UInt8], sharing: LayoutFeedPrefix?,
         parts: [(width: Double, columns: Int)]
     ) async throws -> Bool {
         let widths = parts.map(\.width)

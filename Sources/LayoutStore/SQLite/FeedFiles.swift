@@ -16,6 +16,14 @@ import LocalFileAccess
 /// A feed file is complete before its layout's row exists: it is written under a temporary name, flushed to disk,
 /// and renamed into place, and only then is the row committed. A crash in between leaves a file no row names, which
 /// the next start removes.
+///
+/// A new version of a subscribed feed that is its predecessor's with items appended is stored as a delta
+/// (`ID.delta`): a header line naming a full feed file (its root) and how many of the root's bytes begin this feed,
+/// then the rest of this feed's bytes. Writing a 224 MB feed and waiting for its flush took 230–630 ms of such a
+/// version's time; its delta is the appended items. A delta names a full file, never another delta, so a read is one
+/// root and one tail. A root stays while any delta names it: removing its layout renames it `ID.base` (no row names
+/// it; each delta's row counts its whole feed, so the store's size is never under-counted), and removing the last
+/// delta that names it takes it away.
 struct FeedFiles: Sendable {
     let folder: String
 
@@ -28,7 +36,13 @@ struct FeedFiles: Sendable {
         }
     }
 
+    /// A layout's whole feed file.
     func path(of id: String) -> String { folder + "/" + id }
+    private func deltaPath(of id: String) -> String { folder + "/" + id + Self.deltaSuffix }
+    private func basePath(of id: String) -> String { folder + "/" + id + Self.baseSuffix }
+    private static let deltaSuffix = ".delta"
+    private static let baseSuffix = ".base"
+    private static let partialSuffix = ".partial"
 
     /// The blocking file work (a write waits for the disk's flush) runs on threads of its own: not on a request's
     /// or a layout's, and not on NIO's shared blocking pool, where it held up the address lookups of the photo
@@ -42,22 +56,56 @@ struct FeedFiles: Sendable {
         }
     }
 
+    // MARK: Writing
+
     /// Writes a layout's feed, durably (flushed, then renamed into place). Two requests posting the same feed write
     /// the same bytes under the same name, each through a temporary file of its own.
-    func write(_ bytes: [UInt8], id: String) throws(StoreError) {
-        let target = path(of: id)
-        let temporary = target + ".\(getpid()).\(UInt64.random(in: 0...UInt64.max)).partial"
+    /// - Parameter shared: The stored feed whose first bytes begin this one: the feed is written as a delta of that
+    ///   feed's root when the root is there and the delta is at most a quarter of the feed; otherwise whole.
+    func write(_ bytes: [UInt8], id: String, sharing shared: LayoutFeedPrefix? = nil) throws(StoreError) {
+        if let shared, let header = deltaHeader(for: bytes.count, sharing: shared), header.layoutId != id {
+            let line = Array(header.line.utf8)
+            let tail = bytes[header.prefixLength...]
+            try write([line, Array(tail)], to: deltaPath(of: id))
+            return
+        }
+        try write([bytes], to: path(of: id))
+    }
+
+    /// The delta header for a feed of `count` bytes whose first `shared.prefixLength` are `shared.layoutId`'s, when a
+    /// delta is worth it.
+    private func deltaHeader(for count: Int, sharing shared: LayoutFeedPrefix) -> DeltaHeader? {
+        var root = DeltaHeader(layoutId: shared.layoutId, prefixLength: shared.prefixLength, rootSize: 0)
+        if let named = try? readDeltaHeader(of: shared.layoutId) {
+            // The predecessor is itself a delta: its first bytes are its root's, and so are this feed's.
+            guard shared.prefixLength >= named.prefixLength else { return nil }
+            root = named
+        }
+        guard let size = fileSize(path(of: root.layoutId)) ?? fileSize(basePath(of: root.layoutId)),
+            root.prefixLength <= size, root.prefixLength > 0, (count - root.prefixLength) * 4 <= count
+        else { return nil }
+        root.rootSize = size
+        return root
+    }
+
+    /// Writes `pieces` one after another to `target`, durably: a temporary file, flushed, renamed into place, and the
+    /// rename flushed.
+    private func write(_ pieces: [[UInt8]], to target: String) throws(StoreError) {
+        let temporary = target + ".\(getpid()).\(UInt64.random(in: 0...UInt64.max))" + Self.partialSuffix
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw failure("cannot create", temporary) }
-        var written = 0
-        let complete = bytes.withUnsafeBytes { buffer -> Bool in
-            while written < buffer.count {
-                let count = Glibc.write(descriptor, buffer.baseAddress! + written, buffer.count - written)
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { return false }
-                written += count
+        var complete = true
+        for piece in pieces where complete {
+            var written = 0
+            complete = piece.withUnsafeBytes { buffer -> Bool in
+                while written < buffer.count {
+                    let count = Glibc.write(descriptor, buffer.baseAddress! + written, buffer.count - written)
+                    if count < 0 && errno == EINTR { continue }
+                    guard count > 0 else { return false }
+                    written += count
+                }
+                return true
             }
-            return true
         }
         guard complete, fsync(descriptor) == 0 else {
             let error = failure("cannot write", temporary)
@@ -83,9 +131,25 @@ struct FeedFiles: Sendable {
         }
     }
 
+    // MARK: Reading
+
     /// A layout's feed, or `nil` when there is no file for it.
     func read(id: String) throws(StoreError) -> [UInt8]? {
-        let file = path(of: id)
+        if let whole = try readWhole(path(of: id)) { return whole }
+        guard let header = try readDeltaHeader(of: id) else { return nil }
+        let rootFile = fileSize(path(of: header.layoutId)) != nil ? path(of: header.layoutId) : basePath(of: header.layoutId)
+        guard let root = try readWhole(rootFile), let delta = try readWhole(deltaPath(of: id)), root.count == header.rootSize
+        else {
+            throw StoreError(.ioFailed, "\(deltaPath(of: id)): the stored feed names \(header.layoutId), which is missing or not the file it was")
+        }
+        var feed = [UInt8]()
+        feed.reserveCapacity(header.prefixLength + delta.count - header.lineLength)
+        feed += root[..<header.prefixLength]
+        feed += delta[header.lineLength...]
+        return feed
+    }
+
+    private func readWhole(_ file: String) throws(StoreError) -> [UInt8]? {
         let descriptor = open(file, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             if errno == ENOENT { return nil }
@@ -102,9 +166,109 @@ struct FeedFiles: Sendable {
         return bytes
     }
 
-    /// Removes what a crash left: feed files no layout names, and unfinished temporary files.
+    /// A delta's first line: `feedlayout-feed-delta 1 ROOT PREFIX ROOTSIZE`.
+    struct DeltaHeader: Equatable {
+        var layoutId: String
+        var prefixLength: Int
+        var rootSize: Int
+
+        var line: String { "\(DeltaHeader.magic) 1 \(layoutId) \(prefixLength) \(rootSize)\n" }
+        var lineLength: Int { line.utf8.count }
+        static let magic = "feedlayout-feed-delta"
+
+        init(layoutId: String, prefixLength: Int, rootSize: Int) {
+            self.layoutId = layoutId
+            self.prefixLength = prefixLength
+            self.rootSize = rootSize
+        }
+
+        init?(line: Substring) {
+            let fields = line.split(separator: " ")
+            guard fields.count == 5, fields[0] == Self.magic, fields[1] == "1", let prefix = Int(fields[3]),
+                let size = Int(fields[4]), !fields[2].contains("/")
+            else { return nil }
+            self.init(layoutId: String(fields[2]), prefixLength: prefix, rootSize: size)
+        }
+    }
+
+    /// The header of `id`'s delta, or `nil` when it has none.
+    func readDeltaHeader(of id: String) throws(StoreError) -> DeltaHeader? {
+        let file = deltaPath(of: id)
+        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw failure("cannot open", file)
+        }
+        defer { Glibc.close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        guard count > 0, let end = buffer[..<count].firstIndex(of: UInt8(ascii: "\n")),
+            let header = DeltaHeader(line: Substring(decoding: buffer[..<end], as: UTF8.self))
+        else { throw StoreError(.ioFailed, "\(file): not a stored feed delta") }
+        return header
+    }
+
+    private func fileSize(_ file: String) -> Int? {
+        var info = stat()
+        return stat(file, &info) == 0 ? Int(info.st_size) : nil
+    }
+
+    // MARK: Removing
+
+    /// Removes a layout's feed (holding the store's writer, once no row names the layout). A root that deltas still
+    /// name is kept as `ID.base`; a delta's root kept so goes with the last delta that named it.
+    func remove(id: String) {
+        let deltas = deltaHeaders()
+        if fileSize(path(of: id)) != nil {
+            if deltas.values.contains(where: { $0.layoutId == id }) {
+                _ = rename(path(of: id), basePath(of: id))
+            } else {
+                _ = unlink(path(of: id))
+            }
+        }
+        if let header = deltas[id] {
+            _ = unlink(deltaPath(of: id))
+            if !deltas.contains(where: { $0.key != id && $0.value.layoutId == header.layoutId }) {
+                _ = unlink(basePath(of: header.layoutId))
+            }
+        }
+    }
+
+    /// Whether a layout's feed is in place: its whole file, or its delta and the delta's root.
+    func exists(id: String) -> Bool {
+        if access(path(of: id), F_OK) == 0 { return true }
+        guard let header = try? readDeltaHeader(of: id) else { return false }
+        return access(path(of: header.layoutId), F_OK) == 0 || access(basePath(of: header.layoutId), F_OK) == 0
+    }
+
+    /// The headers of every delta, by layout.
+    private func deltaHeaders() -> [String: DeltaHeader] {
+        var headers: [String: DeltaHeader] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        where name.hasSuffix(Self.deltaSuffix) {
+            let id = String(name.dropLast(Self.deltaSuffix.count))
+            if let header = try? readDeltaHeader(of: id) { headers[id] = header }
+        }
+        return headers
+    }
+
+    /// Removes what a crash left: feed files no layout names (a root that a kept delta names is kept, as
+    /// `ID.base`), and unfinished temporary files.
     func removeStray(keeping ids: Set<String>) {
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !ids.contains(name) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        for name in names where name.hasSuffix(Self.partialSuffix) { unlink(path(of: name)) }
+        for name in names where name.hasSuffix(Self.deltaSuffix) && !ids.contains(String(name.dropLast(Self.deltaSuffix.count))) {
+            unlink(path(of: name))
+        }
+        let roots = Set(deltaHeaders().values.map(\.layoutId))
+        for name in names where !name.hasSuffix(Self.partialSuffix) && !name.hasSuffix(Self.deltaSuffix) {
+            let id = name.hasSuffix(Self.baseSuffix) ? String(name.dropLast(Self.baseSuffix.count)) : name
+            if name == id && ids.contains(id) { continue }
+            if roots.contains(id) {
+                // A root whose layout went (a crash between its row and its file): kept for the deltas.
+                if name == id { _ = rename(path(of: id), basePath(of: id)) }
+                continue
+            }
             unlink(path(of: name))
         }
     }
@@ -116,18 +280,5 @@ struct FeedFiles: Sendable {
             return StoreError(.storageFull, "\(file): \(what) the stored feed: the disk under the store is full")
         }
         return StoreError(.ioFailed, "\(file): \(what) the stored feed: \(String(cString: strerror(code)))")
-    }
-}
-
-extension FeedFiles {
-    /// Removes a layout's feed file, if there is one. A removal that fails or that a crash loses leaves a file no
-    /// row names, which ``removeStray(keeping:)`` removes at the next start.
-    func remove(id: String) {
-        _ = unlink(path(of: id))
-    }
-
-    /// Whether a layout's feed file is in place.
-    func exists(id: String) -> Bool {
-        access(path(of: id), F_OK) == 0
     }
 }

@@ -290,7 +290,7 @@ final class SQLiteLayoutStore: LayoutStore {
     // MARK: Layouts
 
     func insertLayout(
-        id: String, options: String, feedName: String, baseURL: String?, feed: [UInt8],
+        id: String, options: String, feedName: String, baseURL: String?, feed: [UInt8], sharing: LayoutFeedPrefix?,
         parts: [(width: Double, columns: Int)]
     ) async throws -> Bool {
         let exists = try await reading { db in
@@ -303,7 +303,7 @@ final class SQLiteLayoutStore: LayoutStore {
         let feeds = self.feeds
         do {
             for _ in 0..<3 {
-                try await FeedFiles.onQueue { try feeds.write(feed, id: id) }
+                try await FeedFiles.onQueue { try feeds.write(feed, id: id, sharing: sharing) }
                 if let isNew = try await insertLayoutRow(
                     id: id, options: options, feedName: feedName, baseURL: baseURL, feedBytes: feed.count, parts: parts)
                 {
@@ -317,7 +317,7 @@ final class SQLiteLayoutStore: LayoutStore {
             let named = (try? await reading { db in
                 try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM layout WHERE id = ?"), arguments: [id]) ?? false
             }) ?? true
-            if !named { unlink(feeds.path(of: id)) }
+            if !named { feeds.remove(id: id) }
             throw error
         }
         throw StoreError(.ioFailed, "\(path): the feed of layout \(id) was removed three times while it was stored")
