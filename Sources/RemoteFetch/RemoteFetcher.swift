@@ -614,11 +614,10 @@ public struct RemoteBody: AsyncSequence, Sendable {
         public mutating func next() async throws -> [UInt8]? {
             do {
                 guard let chunk = try await base.next() else { return nil }
-                if let deadline, NIODeadline.now() > deadline {
-                    throw RemoteBody.totalTimeout(url, configuration: configuration)
-                }
                 received += chunk.readableBytes
-                if received > maximumBytes { throw RemoteBody.tooLarge(url, maximumBytes: maximumBytes) }
+                try RemoteBody.check(
+                    received: received, url: url, maximumBytes: maximumBytes, deadline: deadline,
+                    configuration: configuration)
                 return Array(chunk.readableBytesView)
             } catch let error as RemoteFetchError {
                 throw error
@@ -628,17 +627,25 @@ public struct RemoteBody: AsyncSequence, Sendable {
         }
     }
 
-    static func totalTimeout(_ url: String, configuration: RemoteFetchConfiguration) -> RemoteFetchError {
-        RemoteFetchError(
-            code: .timeout, url: url,
-            reason:
-                "the download took longer than \(configuration.totalTimeout) in all; try again later or raise the timeout")
-    }
-
-    static func tooLarge(_ url: String, maximumBytes: Int) -> RemoteFetchError {
-        RemoteFetchError(
-            code: .tooLarge, url: url,
-            reason: "the body is larger than the byte cap of \(maximumBytes) bytes; raise the cap if the resource is trusted")
+    /// What every chunk of a body passes, however the body is read (``AsyncIterator``, ``collected(capacity:admit:)``):
+    /// the total timeout of a bounded body, and the byte cap over the `received` bytes so far.
+    static func check(
+        received: Int, url: String, maximumBytes: Int, deadline: NIODeadline?, configuration: RemoteFetchConfiguration
+    ) throws(RemoteFetchError) {
+        if let deadline, NIODeadline.now() > deadline {
+            throw RemoteFetchError(
+                code: .timeout, url: url,
+                reason:
+                    "the download took longer than \(configuration.totalTimeout) in all; try again later or raise the timeout"
+            )
+        }
+        if received > maximumBytes {
+            throw RemoteFetchError(
+                code: .tooLarge, url: url,
+                reason:
+                    "the body is larger than the byte cap of \(maximumBytes) bytes; raise the cap if the resource is trusted"
+            )
+        }
     }
 
     /// Starts iterating.

@@ -1,8 +1,13 @@
 import FeedLayoutTestSupport
+import Foundation
 import Logging
 import NIOCore
 import Synchronization
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @testable import RemoteFetch
 
@@ -432,6 +437,21 @@ struct RemoteFetcherTests {
         }
     }
 
+    /// A connection the server resets in the middle of a body ends a collection with the fetch error that names the
+    /// URL, as it ends a streamed read: never with the connection's own error type.
+    @Test(arguments: [BodyReading.streamed, .collected])
+    func aBodyCutByTheServerIsAFetchError(reading: BodyReading) async throws {
+        let server = try ResettingServer(declaring: 1_000_000, sending: 100_000)
+        try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
+            let url = "http://127.0.0.1:\(server.port)/cut.xml"
+            let (stream, _) = try await fetcher.streamBody(url, boundedInTotal: false)
+            let error = await #expect(throws: RemoteFetchError.self) {
+                _ = try await reading.read(stream) {}
+            }
+            #expect(error?.message.hasPrefix(url) == true, "\(String(describing: error))")
+        }
+    }
+
     @Test func aConditionalRequestSeesNotModified() async throws {
         try await TestHTTPServer.with { server in
             server.serve("/tagged", .init(body: Self.bytes(1000), entityTag: "\"v1\""))
@@ -554,5 +574,47 @@ enum BodyReading: Sendable, CaseIterable {
         case .collected:
             return try await body.collected(capacity: 0) { _ in try await pause() }
         }
+    }
+}
+
+/// A server of one answer on 127.0.0.1: a 200 that declares `declared` bytes, `sent` of them, then a reset
+/// (`SO_LINGER` 0), as a peer that crashes mid-body does.
+private final class ResettingServer: Sendable {
+    let port: Int
+
+    init(declaring declared: Int, sending sent: Int) throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        guard listener >= 0, bound == 0, named == 0, listen(listener, 1) == 0 else {
+            close(listener)
+            throw RemoteFetchError(code: .connection, url: "-", reason: "the test server could not listen")
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let answer = Array("HTTP/1.1 200 OK\r\nContent-Length: \(declared)\r\n\r\n".utf8) + [UInt8](repeating: 120, count: sent)
+        Thread {
+            let connection = accept(listener, nil, nil)
+            close(listener)
+            guard connection >= 0 else { return }
+            var request: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !request.suffix(4).elementsEqual(Array("\r\n\r\n".utf8)) {
+                let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+                guard count > 0 else { break }
+                request += buffer[..<count]
+            }
+            _ = answer.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            setsockopt(connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            close(connection)
+        }.start()
     }
 }

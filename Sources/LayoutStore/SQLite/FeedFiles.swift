@@ -19,7 +19,7 @@ import LocalFileAccess
 ///
 /// A new version of a subscribed feed that is its predecessor's with items appended is stored as a delta
 /// (`ID.delta`): a header line naming a full feed file (its root) and how many of the root's bytes begin this feed,
-/// then the rest of this feed's bytes. Writing a 224 MB feed and waiting for its flush took 230–630 ms of such a
+/// then the rest of this feed's bytes. Writing a 224 MB feed and waiting for its flush took 230–670 ms of such a
 /// version's time; its delta is the appended items. A delta names a full file, never another delta, so a read is one
 /// root and one tail. A root stays while any delta names it: removing its layout renames it `ID.base` (no row names
 /// it; each delta's row counts its whole feed, so the store's size is never under-counted), and removing the last
@@ -40,6 +40,10 @@ struct FeedFiles: Sendable {
     func path(of id: String) -> String { folder + "/" + id }
     private func deltaPath(of id: String) -> String { folder + "/" + id + Self.deltaSuffix }
     private func basePath(of id: String) -> String { folder + "/" + id + Self.baseSuffix }
+    /// Where a root's bytes are: its layout's whole file, or `ID.base` once its layout went.
+    private func rootPath(of id: String) -> String? {
+        [path(of: id), basePath(of: id)].first { access($0, F_OK) == 0 }
+    }
     private static let deltaSuffix = ".delta"
     private static let baseSuffix = ".base"
     private static let partialSuffix = ".partial"
@@ -81,8 +85,8 @@ struct FeedFiles: Sendable {
             guard shared.prefixLength >= named.prefixLength else { return nil }
             root = named
         }
-        guard let size = fileSize(path(of: root.layoutId)) ?? fileSize(basePath(of: root.layoutId)),
-            root.prefixLength <= size, root.prefixLength > 0, (count - root.prefixLength) * 4 <= count
+        guard let size = rootPath(of: root.layoutId).flatMap(fileSize), root.prefixLength <= size,
+            root.prefixLength > 0, (count - root.prefixLength) * 4 <= count
         else { return nil }
         root.rootSize = size
         return root
@@ -137,14 +141,13 @@ struct FeedFiles: Sendable {
     func read(id: String) throws(StoreError) -> [UInt8]? {
         if let whole = try readWhole(path(of: id)) { return whole }
         guard let header = try readDeltaHeader(of: id) else { return nil }
-        let rootFile = fileSize(path(of: header.layoutId)) != nil ? path(of: header.layoutId) : basePath(of: header.layoutId)
-        guard let root = try readWhole(rootFile), let delta = try readWhole(deltaPath(of: id)), root.count == header.rootSize
+        // Only the root's shared bytes are read, straight into the feed, then the delta's own after its header line.
+        guard let rootFile = rootPath(of: header.layoutId), fileSize(rootFile) == header.rootSize,
+            var feed = try readPrefix(rootFile, count: header.prefixLength, reserving: fileSize(deltaPath(of: id)) ?? 0),
+            let delta = try readWhole(deltaPath(of: id))
         else {
             throw StoreError(.ioFailed, "\(deltaPath(of: id)): the stored feed names \(header.layoutId), which is missing or not the file it was")
         }
-        var feed = [UInt8]()
-        feed.reserveCapacity(header.prefixLength + delta.count - header.lineLength)
-        feed += root[..<header.prefixLength]
         feed += delta[header.lineLength...]
         return feed
     }
@@ -164,6 +167,35 @@ struct FeedFiles: Sendable {
         }
         _ = posix_fadvise(descriptor, 0, 0, Int32(POSIX_FADV_DONTNEED))
         return bytes
+    }
+
+    /// The first `count` bytes of `file` (`nil` when it is shorter or missing), in an array with room for `extra`
+    /// bytes more.
+    private func readPrefix(_ file: String, count: Int, reserving extra: Int) throws(StoreError) -> [UInt8]? {
+        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw failure("cannot open", file)
+        }
+        defer {
+            _ = posix_fadvise(descriptor, 0, 0, Int32(POSIX_FADV_DONTNEED))
+            Glibc.close(descriptor)
+        }
+        var failed: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: count + extra) { buffer, initialized in
+            while initialized < count {
+                let read = pread(descriptor, buffer.baseAddress! + initialized, count - initialized, off_t(initialized))
+                if read < 0 && errno == EINTR { continue }
+                if read < 0 { failed = errno }
+                guard read > 0 else { return }
+                initialized += read
+            }
+        }
+        if failed != 0 {
+            errno = failed
+            throw failure("cannot read", file)
+        }
+        return bytes.count == count ? bytes : nil
     }
 
     /// A delta's first line: `feedlayout-feed-delta 1 ROOT PREFIX ROOTSIZE`.
@@ -218,17 +250,20 @@ struct FeedFiles: Sendable {
     /// Removes a layout's feed (holding the store's writer, once no row names the layout). A root that deltas still
     /// name is kept as `ID.base`; a delta's root kept so goes with the last delta that named it.
     func remove(id: String) {
-        let deltas = deltaHeaders()
-        if fileSize(path(of: id)) != nil {
-            if deltas.values.contains(where: { $0.layoutId == id }) {
+        // The deltas' headers are read only when an answer depends on them: whether a whole file is a root, and
+        // whether a root already without its layout is named by another delta.
+        if access(path(of: id), F_OK) == 0 {
+            if deltaHeaders().values.contains(where: { $0.layoutId == id }) {
                 _ = rename(path(of: id), basePath(of: id))
             } else {
                 _ = unlink(path(of: id))
             }
         }
-        if let header = deltas[id] {
+        if let header = try? readDeltaHeader(of: id) {
             _ = unlink(deltaPath(of: id))
-            if !deltas.contains(where: { $0.key != id && $0.value.layoutId == header.layoutId }) {
+            if access(basePath(of: header.layoutId), F_OK) == 0,
+                !deltaHeaders().values.contains(where: { $0.layoutId == header.layoutId })
+            {
                 _ = unlink(basePath(of: header.layoutId))
             }
         }
@@ -238,7 +273,7 @@ struct FeedFiles: Sendable {
     func exists(id: String) -> Bool {
         if access(path(of: id), F_OK) == 0 { return true }
         guard let header = try? readDeltaHeader(of: id) else { return false }
-        return access(path(of: header.layoutId), F_OK) == 0 || access(basePath(of: header.layoutId), F_OK) == 0
+        return rootPath(of: header.layoutId) != nil
     }
 
     /// The headers of every delta, by layout.
@@ -256,20 +291,24 @@ struct FeedFiles: Sendable {
     /// `ID.base`), and unfinished temporary files.
     func removeStray(keeping ids: Set<String>) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        for name in names where name.hasSuffix(Self.partialSuffix) { unlink(path(of: name)) }
-        for name in names where name.hasSuffix(Self.deltaSuffix) && !ids.contains(String(name.dropLast(Self.deltaSuffix.count))) {
+        // Unfinished files, and deltas no layout names, first: the roots kept are those the remaining deltas name.
+        for name in names
+        where name.hasSuffix(Self.partialSuffix)
+            || (name.hasSuffix(Self.deltaSuffix) && !ids.contains(String(name.dropLast(Self.deltaSuffix.count))))
+        {
             unlink(path(of: name))
         }
         let roots = Set(deltaHeaders().values.map(\.layoutId))
         for name in names where !name.hasSuffix(Self.partialSuffix) && !name.hasSuffix(Self.deltaSuffix) {
-            let id = name.hasSuffix(Self.baseSuffix) ? String(name.dropLast(Self.baseSuffix.count)) : name
-            if name == id && ids.contains(id) { continue }
+            let isBase = name.hasSuffix(Self.baseSuffix)
+            let id = isBase ? String(name.dropLast(Self.baseSuffix.count)) : name
+            if !isBase && ids.contains(id) { continue }
             if roots.contains(id) {
                 // A root whose layout went (a crash between its row and its file): kept for the deltas.
-                if name == id { _ = rename(path(of: id), basePath(of: id)) }
-                continue
+                if !isBase { _ = rename(path(of: id), basePath(of: id)) }
+            } else {
+                unlink(path(of: name))
             }
-            unlink(path(of: name))
         }
     }
 
