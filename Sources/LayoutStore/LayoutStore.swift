@@ -65,13 +65,13 @@ public protocol LayoutStore: Sendable {
     /// (SQLite), so that pages that waited for the store are committed together.
     func storePages(_ writes: [PageWrite], layoutId id: String) async throws
 
-    /// Makes another layout's first pages this one's beginning: copies pages `0..<pageCount` of `source`'s first
-    /// layout (layout index 0), with their pins, into `id`, and sets `id`'s part (page count, height, last cursor,
+    /// Makes another layout's first pages this one's beginning: pages `0..<pageCount` of `source`'s first layout
+    /// (layout index 0), with their pins, become `id`'s (SQLite shares the rows, PostgreSQL copies them), and sets `id`'s part (page count, height, last cursor,
     /// bytes) and counts (items, warnings) as storing those pages would have, in one transaction. `id` must be
     /// running, held by this instance, have one layout and no page yet. The caller has checked that the pages are
     /// byte for byte the ones `id` would make (a new version of a feed whose items were appended: see
     /// `LayoutRunner`), and resumes `id` from the last one's cursor.
-    /// - Returns: Whether the pages were copied; `false`, with nothing changed, when `source` does not hold them
+    /// - Returns: Whether the pages were taken; `false`, with nothing changed, when `source` does not hold them
     ///   all (removed meanwhile, or stored before the store kept each page's counts) or `id` has pages already.
     /// - Throws: ``StoreError`` when this instance no longer holds `id` (another took it over).
     func adoptPages(from source: String, pageCount: Int, into id: String) async throws -> Bool

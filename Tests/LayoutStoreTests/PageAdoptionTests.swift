@@ -1,5 +1,6 @@
 import FeedLayoutTestSupport
 import Foundation
+import GRDB
 import LayoutPages
 import Testing
 
@@ -85,6 +86,96 @@ struct PageAdoptionTests {
         let (store, path) = try LayoutRemovalTests.sqliteStore()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         try await Self.adopt(store)
+    }
+
+    /// SQLite takes pages by reference: adopting adds no page or pin-block row, a layout adopting from one that
+    /// adopted holds ranges of both, and removing any of them in any order leaves every other layout's pages, pins
+    /// and cursors as they were, until the last one goes with every row.
+    @Test func sqliteSharesRowsAndHandsThemOverOnRemoval() async throws {
+        let (store, path) = try LayoutRemovalTests.sqliteStore()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let ids = (1...4).map { String(repeating: "\($0)", count: 32) }
+        /// Page `index` as layout `owner` (0-based in `ids`) stores it: its number in the bytes, the cursor and the pins.
+        func page(_ index: Int, owner: Int, last: Bool = false) -> PageWrite {
+            let json = Array("{\"layout\":\(owner),\"page\":\(index)}\n".utf8)
+            let pins = (0..<3).map { item in
+                PinRecord(
+                    itemIndex: index * 3 + item, column: 0, columnSpan: 1, x: owner, y: index * 100 + item, width: 10,
+                    height: 10, pageIndex: index, jsonOffset: item * 7, jsonLength: 5)
+            }
+            return PageWrite(
+                layoutIndex: 0, pageIndex: index, json: json, gzip: Gzip.compress(json),
+                cursor: last ? nil : "fl4.cursor-\(owner)-\(index)", contentHeight: Double(index * 100 + 50), pins: pins,
+                itemCount: 3, warnings: [:])
+        }
+        /// Which layout stored each page of each layout.
+        var owners: [[Int]] = []
+        func make(_ layout: Int, adopting: (from: Int, pages: Int)?, storing pageCount: Int) async throws {
+            #expect(
+                try await store.insertLayout(
+                    id: ids[layout], options: "{}", feedName: "feed.xml", baseURL: nil, feed: Array("<rss/>".utf8),
+                    parts: [(width: 320, columns: 2)]))
+            var pages: [Int] = []
+            if let adopting {
+                #expect(try await store.adoptPages(from: ids[adopting.from], pageCount: adopting.pages, into: ids[layout]))
+                pages = Array(owners[adopting.from].prefix(adopting.pages))
+            }
+            for index in pages.count..<pageCount {
+                try await store.storePage(page(index, owner: layout, last: index == pageCount - 1), layoutId: ids[layout])
+                pages.append(layout)
+            }
+            try await store.finishLayout(ids[layout], feedWarnings: [:])
+            owners.append(pages)
+        }
+        func rows(_ table: String) async throws -> Int {
+            try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? -1 }
+        }
+        /// Every remaining layout's pages, pins and cursors are the ones its owners stored.
+        func check(_ remaining: [Int]) async throws {
+            for layout in remaining {
+                let id = ids[layout]
+                for (index, owner) in owners[layout].enumerated() {
+                    let last = index == owners[owner].count - 1
+                    #expect(
+                        try await store.gzippedPage(id, layoutIndex: 0, pageIndex: index)
+                            == Data(page(index, owner: owner, last: last).gzip), "layout \(layout + 1), page \(index)")
+                    if !last {
+                        let found = try await store.pageWithCursor("fl4.cursor-\(owner)-\(index)", layoutId: id)
+                        #expect(found?.id == id && found?.pageIndex == index, "layout \(layout + 1), cursor \(index)")
+                    }
+                }
+                #expect(try await store.gzippedPage(id, layoutIndex: 0, pageIndex: owners[layout].count) == nil)
+                let pins = try await store.pins(id, layoutIndex: 0, from: 4)
+                #expect(pins.map(\.itemIndex) == Array(4..<(owners[layout].count * 3)), "layout \(layout + 1)")
+                #expect(pins.map(\.x) == owners[layout].flatMap { [$0, $0, $0] }.dropFirst(4).map { $0 })
+                #expect(try await store.layout(id)?.itemCount == owners[layout].count * 3)
+            }
+        }
+
+        try await make(0, adopting: nil, storing: 4)
+        try await make(1, adopting: (0, 3), storing: 5)  // 0..<3 of layout 1, then its own
+        try await make(2, adopting: (1, 4), storing: 6)  // ranges of layouts 1 and 2, then its own
+        try await make(3, adopting: (0, 2), storing: 3)  // a second branch from layout 1
+        #expect(owners == [[0, 0, 0, 0], [0, 0, 0, 1, 1], [0, 0, 0, 1, 2, 2], [0, 0, 3]])
+        #expect(try await rows("page") == 4 + 2 + 2 + 1, "adopting copies no page")
+        #expect(try await rows("pin_block") == 9)
+        try await check([0, 1, 2, 3])
+        // Without a layout, a cursor names the newest layout that has it.
+        #expect(try await store.pageWithCursor("fl4.cursor-0-1", layoutId: nil)?.id == ids[3])
+        #expect(try await store.pageWithCursor("fl4.cursor-1-3", layoutId: nil)?.id == ids[2])
+
+        #expect(try await store.removeLayout(ids[0]))
+        try await check([1, 2, 3])
+        #expect(try await rows("page") == 3 + 2 + 2 + 1, "the page layout 1 alone had went with it")
+        #expect(try await store.removeLayout(ids[2]))
+        try await check([1, 3])
+        #expect(try await store.removeLayout(ids[1]))
+        try await check([3])
+        #expect(try await rows("page") == 3)
+        #expect(try await store.removeLayout(ids[3]))
+        for table in ["page", "pin_block", "page_share", "part", "layout"] {
+            #expect(try await rows(table) == 0, "\(table)")
+        }
     }
 
     @Test func postgres() async throws {

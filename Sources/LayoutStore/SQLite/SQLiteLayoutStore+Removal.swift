@@ -12,7 +12,8 @@ extension SQLiteLayoutStore {
     func removeLayout(_ id: String) async throws -> Bool {
         // The rows in one transaction, children first (the store does not rely on foreign keys' cascades).
         let removed = try await writing { db in
-            for table in ["pin_block", "page", "part", "feed"] {
+            try Self.handOverSharedPages(of: id, db)
+            for table in ["page_share", "pin_block", "page", "part", "feed"] {
                 try db.execute(sql: "DELETE FROM \(table) WHERE layoutId = ?", arguments: [id])
             }
             try db.execute(sql: "DELETE FROM layout WHERE id = ?", arguments: [id])

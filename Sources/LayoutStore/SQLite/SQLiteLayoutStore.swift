@@ -284,6 +284,8 @@ final class SQLiteLayoutStore: LayoutStore {
             try flush()
             try db.execute(sql: "DROP TABLE pin")
         }
+        // Pages a layout takes from another by reference (SQLiteLayoutStore+Adoption.swift).
+        registerPageShareMigration(&migrator)
         return migrator
     }
 
@@ -403,7 +405,8 @@ final class SQLiteLayoutStore: LayoutStore {
         // storing it.
         let exists =
             try Bool.fetchOne(
-                db.cachedStatement(sql: "SELECT 1 FROM page WHERE layoutId = ? AND layoutIndex = ? AND pageIndex = ?"),
+                db.cachedStatement(
+                    sql: "SELECT 1 FROM page WHERE layoutId = \(pageHolder) AND layoutIndex = ?2 AND pageIndex = ?3"),
                 arguments: [id, write.layoutIndex, write.pageIndex]) ?? false
         guard !exists else { return }
         try write.gzip.withBlob { gzip in
@@ -503,27 +506,29 @@ final class SQLiteLayoutStore: LayoutStore {
     func gzippedPage(_ id: String, layoutIndex: Int, pageIndex: Int) async throws -> Data? {
         try await reading { db in
             try Data.fetchOne(
-                db.cachedStatement(sql: "SELECT gzip FROM page WHERE layoutId = ? AND layoutIndex = ? AND pageIndex = ?"),
+                db.cachedStatement(
+                    sql: "SELECT gzip FROM page WHERE layoutId = \(Self.pageHolder) AND layoutIndex = ?2 AND pageIndex = ?3"),
                 arguments: [id, layoutIndex, pageIndex])
         }
     }
 
     func pageWithCursor(_ cursor: String, layoutId: String?) async throws -> (id: String, layoutIndex: Int, pageIndex: Int)? {
         try await reading { db in
-            let row: Row?
-            if let layoutId {
-                row = try Row.fetchOne(
-                    db.cachedStatement(sql: "SELECT layoutId, layoutIndex, pageIndex FROM page WHERE cursor = ? AND layoutId = ?"),
-                    arguments: [cursor, layoutId])
-            } else {
-                row = try Row.fetchOne(
-                    db.cachedStatement(
-                        sql: """
-                            SELECT page.layoutId, page.layoutIndex, page.pageIndex FROM page
-                            JOIN layout ON layout.id = page.layoutId
-                            WHERE page.cursor = ? ORDER BY layout.createdAt DESC LIMIT 1
-                            """), arguments: [cursor])
-            }
+            // The rows with the cursor, each as a page of the layout whose row it is and of every layout that shares it.
+            let row = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT layout.id AS layoutId, page.layoutIndex, page.pageIndex, layout.createdAt FROM page
+                        JOIN layout ON layout.id = page.layoutId
+                        WHERE page.cursor = ?1 AND (?2 IS NULL OR page.layoutId = ?2)
+                        UNION ALL
+                        SELECT layout.id, page.layoutIndex, page.pageIndex, layout.createdAt FROM page
+                        JOIN page_share AS share ON share.ownerId = page.layoutId AND share.layoutIndex = page.layoutIndex
+                            AND share.pageStart <= page.pageIndex AND share.pageEnd > page.pageIndex
+                        JOIN layout ON layout.id = share.layoutId
+                        WHERE page.cursor = ?1 AND (?2 IS NULL OR share.layoutId = ?2)
+                        ORDER BY createdAt DESC LIMIT 1
+                        """), arguments: [cursor, layoutId])
             return row.map { ($0["layoutId"], $0["layoutIndex"], $0["pageIndex"]) }
         }
     }
@@ -534,8 +539,14 @@ final class SQLiteLayoutStore: LayoutStore {
             let blocks = try Data.fetchCursor(
                 db.cachedStatement(
                     sql: """
-                        SELECT pins FROM pin_block WHERE layoutId = ? AND layoutIndex = ? AND itemEnd > ?
-                        ORDER BY pageIndex
+                        SELECT pins, pageIndex FROM pin_block WHERE layoutId = ?1 AND layoutIndex = ?2 AND itemEnd > ?3
+                        UNION ALL
+                        SELECT block.pins, block.pageIndex FROM page_share AS share
+                        JOIN pin_block AS block ON block.layoutId = share.ownerId
+                            AND block.layoutIndex = share.layoutIndex AND block.pageIndex >= share.pageStart
+                            AND block.pageIndex < share.pageEnd
+                        WHERE share.layoutId = ?1 AND share.layoutIndex = ?2 AND block.itemEnd > ?3
+                        ORDER BY 2
                         """), arguments: [id, layoutIndex, itemIndex])
             while let block = try blocks.next() { PinBlock.decode(block, from: itemIndex, into: &pins) }
             return pins
