@@ -26,25 +26,46 @@ package enum SHA256 {
     package static func hexDigests(_ bytes: [UInt8], omitting omitted: Range<Int>) -> (whole: String, omitting: String) {
         precondition(omitted.lowerBound >= 0 && omitted.upperBound <= bytes.count)
         return bytes.withUnsafeBytes { bytes in
-            let whole = EVP_MD_CTX_new()!
-            let other = EVP_MD_CTX_new()!
-            defer {
-                EVP_MD_CTX_free(whole)
-                EVP_MD_CTX_free(other)
-            }
-            let base = bytes.baseAddress!
-            EVP_DigestInit_ex(whole, EVP_sha256(), nil)
-            EVP_DigestUpdate(whole, base, omitted.lowerBound)
-            EVP_MD_CTX_copy_ex(other, whole)
-            EVP_DigestUpdate(whole, base + omitted.lowerBound, bytes.count - omitted.lowerBound)
-            EVP_DigestUpdate(other, base + omitted.upperBound, bytes.count - omitted.upperBound)
-            func final(_ context: OpaquePointer) -> [UInt8] {
-                var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
-                var length: UInt32 = 0
-                EVP_DigestFinal_ex(context, &digest, &length)
-                return digest
-            }
-            return (hex(final(whole)), hex(final(other)))
+            let whole = Hasher()
+            whole.update(UnsafeRawBufferPointer(rebasing: bytes[..<omitted.lowerBound]))
+            let other = whole.copy()
+            whole.update(UnsafeRawBufferPointer(rebasing: bytes[omitted.lowerBound...]))
+            other.update(UnsafeRawBufferPointer(rebasing: bytes[omitted.upperBound...]))
+            return (whole.hexDigest(), other.hexDigest())
+        }
+    }
+
+    /// A digest computed piece by piece, as bytes arrive; a copy goes on from the same point on its own.
+    /// One task at a time uses one (it is handed from task to task, never shared).
+    package final class Hasher: @unchecked Sendable {
+        private let context: OpaquePointer
+
+        package init() {
+            context = EVP_MD_CTX_new()!
+            EVP_DigestInit_ex(context, EVP_sha256(), nil)
+        }
+
+        private init(copying other: Hasher) {
+            context = EVP_MD_CTX_new()!
+            EVP_MD_CTX_copy_ex(context, other.context)
+        }
+
+        deinit { EVP_MD_CTX_free(context) }
+
+        package func update(_ bytes: UnsafeRawBufferPointer) {
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+            EVP_DigestUpdate(context, base, bytes.count)
+        }
+
+        /// A hasher that has seen the same bytes as this one.
+        package func copy() -> Hasher { Hasher(copying: self) }
+
+        /// The digest of the bytes seen, as 64 lower-case hex digits; the hasher takes no more bytes after it.
+        package func hexDigest() -> String {
+            var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
+            var length: UInt32 = 0
+            EVP_DigestFinal_ex(context, &digest, &length)
+            return hex(digest)
         }
     }
 

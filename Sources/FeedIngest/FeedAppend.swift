@@ -49,8 +49,70 @@ public enum FeedAppend {
         guard new.count > shape.length, shape.itemsEnd <= shape.length else { return (nil, SHA256.hexDigest(new)) }
         let inserted = shape.itemsEnd..<(shape.itemsEnd + new.count - shape.length)
         let digests = SHA256.hexDigests(new, omitting: inserted)
-        guard digests.omitting == digest else { return (nil, digests.whole) }
-        return (new.withUnsafeBytes { appended(to: shape, in: $0) }, digests.whole)
+        return (match(shape: shape, digest: digest, new: new, omittingDigest: digests.omitting), digests.whole)
+    }
+
+    /// ``match(shape:digest:new:)`` with `new`'s digests computed as it arrived (``ArrivingDigests``).
+    public static func match(shape: Shape, digest: String, new: [UInt8], digests: ArrivingDigests.Digests) -> Match? {
+        guard let omitting = digests.omitting else { return nil }
+        return match(shape: shape, digest: digest, new: new, omittingDigest: omitting)
+    }
+
+    private static func match(shape: Shape, digest: String, new: [UInt8], omittingDigest: String) -> Match? {
+        guard new.count > shape.length, shape.itemsEnd <= shape.length, omittingDigest == digest else { return nil }
+        return new.withUnsafeBytes { appended(to: shape, in: $0) }
+    }
+
+    /// A feed's digest, and the one ``match(shape:digest:new:)`` tests it with, computed from its bytes in order as
+    /// they arrive, so that the pass over a large feed runs while it is being received instead of after. The bytes
+    /// before the held shape's items end are the same in both; the hasher is copied there, and the copy gets the
+    /// feed's last bytes (the old feed's after that point) once the feed's length is known.
+    /// One task at a time uses one (it is handed from task to task, never shared).
+    public final class ArrivingDigests: @unchecked Sendable {
+        public struct Digests: Sendable {
+            /// The SHA-256 of the whole feed, as 64 lower-case hex digits.
+            public var whole: String
+            /// The SHA-256 of the feed without what it would have inserted after the shape's items; `nil` without a
+            /// shape, or when the feed is no longer than the shape's.
+            public var omitting: String?
+        }
+
+        private let shape: Shape?
+        private let whole = SHA256.Hasher()
+        private var beforeInsertion: SHA256.Hasher?
+        private var received = 0
+
+        /// - Parameter shape: The shape of the version the feed may extend, when it is held.
+        public init(shape: Shape?) {
+            self.shape = shape
+            if shape?.itemsEnd == 0 { beforeInsertion = whole.copy() }
+        }
+
+        /// The feed's next bytes.
+        public func append(_ bytes: UnsafeRawBufferPointer) {
+            if let mark = shape?.itemsEnd, beforeInsertion == nil, received + bytes.count >= mark {
+                let head = mark - received
+                whole.update(UnsafeRawBufferPointer(rebasing: bytes[..<head]))
+                beforeInsertion = whole.copy()
+                whole.update(UnsafeRawBufferPointer(rebasing: bytes[head...]))
+            } else {
+                whole.update(bytes)
+            }
+            received += bytes.count
+        }
+
+        /// The digests, once every byte of `feed` was appended (checked: a count that differs is a caller's bug).
+        public func finish(feed: [UInt8]) -> Digests {
+            precondition(received == feed.count, "ArrivingDigests: \(received) bytes appended, the feed has \(feed.count)")
+            var omitting: String?
+            if let shape, let beforeInsertion, feed.count > shape.length, shape.itemsEnd <= shape.length {
+                feed.withUnsafeBytes { bytes in
+                    beforeInsertion.update(UnsafeRawBufferPointer(rebasing: bytes[(feed.count - (shape.length - shape.itemsEnd))...]))
+                }
+                omitting = beforeInsertion.hexDigest()
+            }
+            return Digests(whole: whole.hexDigest(), omitting: omitting)
+        }
     }
 
     /// The match of an XML feed `new` whose bytes around the ones inserted after `shape`'s last item are known to be

@@ -19,9 +19,12 @@ extension RemoteBody {
     ///   - capacity: The bytes expected (the announced size), reserved at once.
     ///   - admit: Called with the bytes held so far plus a chunk's, before the chunk is kept (an upload budget that
     ///     may wait or refuse).
+    ///   - chunks: Given each chunk once it is kept, in order (see
+    ///     ``RemoteFetcher/fetchConditionally(_:validator:maximumBytes:chunks:)``).
     /// - Throws: ``RemoteFetchError`` (timeouts, the byte cap, the connection), or what `admit` throws.
     public func collected(
-        capacity: Int, admit: (@Sendable (Int) async throws -> Void)? = nil
+        capacity: Int, admit: (@Sendable (Int) async throws -> Void)? = nil,
+        chunks: (@Sendable (ByteBuffer) -> Void)? = nil
     ) async throws -> [UInt8] {
         let waits = ServerWaits()
         let readTimeout = configuration.readTimeout
@@ -47,6 +50,7 @@ extension RemoteBody {
                             configuration: configuration)
                         try await admit?(count)
                         chunk.withUnsafeReadableBytes { bytes.append(contentsOf: $0) }
+                        chunks?(chunk)
                     }
                     return bytes
                 }

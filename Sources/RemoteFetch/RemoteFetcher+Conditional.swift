@@ -34,9 +34,12 @@ extension RemoteFetcher {
     ///   - url: An http(s) URL.
     ///   - validator: The validators of an earlier `200`, or `nil`.
     ///   - maximumBytes: A byte cap for this body instead of the configuration's.
+    ///   - chunks: Given each chunk of a `200`'s body as it is kept, in order: work on the body (a digest) that can
+    ///     run while the rest arrives. It must not block.
     /// - Throws: ``RemoteFetchError`` for refused addresses, connection failures, timeouts and a body over the cap.
     public func fetchConditionally(
-        _ url: String, validator: RemoteValidator?, maximumBytes: Int? = nil
+        _ url: String, validator: RemoteValidator?, maximumBytes: Int? = nil,
+        chunks: (@Sendable (ByteBuffer) -> Void)? = nil
     ) async throws(RemoteFetchError) -> ConditionalFetch {
         let cap = max(1, maximumBytes ?? configuration.maximumBytes)
         do {
@@ -69,7 +72,7 @@ extension RemoteFetcher {
             let body = RemoteBody(
                 body: response.body, url: url, maximumBytes: cap, deadline: nil, configuration: configuration,
                 lease: lease)
-            let bytes = try await body.collected(capacity: resource.totalSize ?? 0)
+            let bytes = try await body.collected(capacity: resource.totalSize ?? 0, chunks: chunks)
             var fetched = resource
             fetched.bytesReceived = bytes.count
             return ConditionalFetch(status: status, headers: fields, resource: fetched, body: bytes)

@@ -627,7 +627,7 @@ public struct RemoteBody: AsyncSequence, Sendable {
         }
     }
 
-    /// What every chunk of a body passes, however the body is read (``AsyncIterator``, ``collected(capacity:admit:)``):
+    /// What every chunk of a body passes, however the body is read (``AsyncIterator``, ``collected(capacity:admit:chunks:)``):
     /// the total timeout of a bounded body, and the byte cap over the `received` bytes so far.
     static func check(
         received: Int, url: String, maximumBytes: Int, deadline: NIODeadline?, configuration: RemoteFetchConfiguration

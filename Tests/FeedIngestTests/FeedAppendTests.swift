@@ -132,6 +132,44 @@ struct FeedAppendTests {
         #expect(FeedAppend.shape(of: Self.json(["a"])) == nil)
     }
 
+    /// Digests computed from a feed's chunks as they arrive, cut anywhere (a byte at a time, at the shape's items
+    /// end, across it, one chunk), are the ones computed from the whole feed, and test an append the same way.
+    @Test func digestsComputedAsTheFeedArrivesAreTheWholeFeedsOnes() throws {
+        let old = Self.rss(["a", "b", "c"])
+        let shape = try #require(FeedAppend.shape(of: old))
+        let digest = SHA256.hexDigest(old)
+        let candidates = [
+            Self.rss(["a", "b", "c", "d", "e"]), Self.rss(["a", "B", "c", "d"]), old, Self.rss(["a"]), [],
+            Self.rss(["a", "b", "c", "d"], after: "<ttl>5</ttl>\n"),
+        ]
+        for new in candidates {
+            let whole = FeedAppend.match(shape: shape, digest: digest, new: new)
+            let cuts = [[], [new.count], Array(0...new.count), [shape.itemsEnd], [shape.itemsEnd - 1, shape.itemsEnd + 1], [7, 300]]
+            for shapeHeld in [true, false] {
+                for cut in cuts.map({ $0.filter { $0 <= new.count } }) {
+                    let digests = FeedAppend.ArrivingDigests(shape: shapeHeld ? shape : nil)
+                    var start = 0
+                    new.withUnsafeBytes { bytes in
+                        for end in cut + [new.count] where end >= start {
+                            digests.append(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+                            start = end
+                        }
+                    }
+                    let arrived = digests.finish(feed: new)
+                    #expect(arrived.whole == SHA256.hexDigest(new))
+                    let match = FeedAppend.match(shape: shape, digest: digest, new: new, digests: arrived)
+                    #expect(match == (shapeHeld ? whole.match : nil), "\(new.count) bytes, cut at \(cut.count) places")
+                    if new.count > shape.length, shapeHeld {
+                        let inserted = shape.itemsEnd..<(shape.itemsEnd + new.count - shape.length)
+                        #expect(arrived.omitting == SHA256.hexDigests(new, omitting: inserted).omitting)
+                    } else {
+                        #expect(arrived.omitting == nil)
+                    }
+                }
+            }
+        }
+    }
+
     @Test func aResumedFeedIsTheHeadAndTheRestFromAnItemsLine() throws {
         let feed = Self.rss(["a", "b", "c", "d"])
         let text = String(decoding: feed, as: UTF8.self)

@@ -5,6 +5,7 @@ import Foundation
 import LayoutPages
 import LayoutStore
 import Logging
+import NIOCore
 import RemoteFetch
 import ServiceLifecycle
 
@@ -145,13 +146,17 @@ actor FeedRefresher: Service {
             floorSeconds: settings.minimumRefreshSeconds)
         let timer = ContinuousClock()
         let fetchStarted = timer.now
-        let outcome = await fetch(subscription)
+        // The digests are computed while the feed arrives, against the newest version's shape when it is held: an
+        // append is then found without another pass over the feed.
+        let digesting = FeedDigestWhileArriving(shape: memo.shape(subscription: id, newest: subscription.newestLayout))
+        let outcome = await fetch(subscription, chunks: digesting.chunks)
         let fetchTime = timer.now - fetchStarted
         if Task.isCancelled { return }
         var event: FeedEventDraft?
         var result = ServiceMetrics.FeedFetchResult.unchanged
         switch outcome {
         case .failed(let failure):
+            digesting.cancel()
             result = .failed
             subscription.failureCount += 1
             subscription.lastFetch = FeedFetchRecord(
@@ -164,6 +169,7 @@ actor FeedRefresher: Service {
                 "feed refresh failed",
                 metadata: ["subscription": "\(id)", "type": "\(failure.type)", "error": "\(failure.message)"])
         case .notModified(let headers):
+            digesting.cancel()
             result = .notModified
             subscription.failureCount = 0
             subscription.lastFetch = FeedFetchRecord(time: fetchedAt, status: 304, bytes: 0)
@@ -179,15 +185,16 @@ actor FeedRefresher: Service {
             let hint = [RefreshSchedule.freshness(headers: headers, now: fetchedAt), subscription.feedHintSeconds]
                 .compactMap { $0 }.max()
             subscription.nextFetch = fetchedAt.addingTimeInterval(Double(schedule.afterSuccess(hint: hint, id: id)))
-            // Tested against the newest version's shape when held: an append is found in the same pass as the digest.
+            // What is left of the digests once the fetch is done (waiting for the last chunks), and the append test.
             let digestStarted = timer.now
-            let known = memo.match(feed, subscription: id, newest: subscription.newestLayout)
-            let digest = known?.digest ?? SHA256.hexDigest(feed)
+            let digests = await digesting.finish(feed: feed)
+            let known = memo.match(feed, digests: digests, subscription: id, newest: subscription.newestLayout)
+            let digest = digests.whole
             let digestTime = timer.now - digestStarted
             if digest != subscription.feedDigest {
                 do {
                     subscription.pending = try await startVersion(
-                        subscription, feed: feed, digest: digest, append: known?.match, base: resource.finalURL,
+                        subscription, feed: feed, digest: digest, append: known, base: resource.finalURL,
                         fetchedAt: fetchedAt, fetchTime: fetchTime, digestTime: digestTime)
                     subscription.feedDigest = digest
                     result = .newVersion
@@ -225,13 +232,14 @@ actor FeedRefresher: Service {
         var retryAfter: Int?
     }
 
-    private func fetch(_ subscription: FeedSubscription) async -> Outcome {
+    private func fetch(_ subscription: FeedSubscription, chunks: @escaping @Sendable (ByteBuffer) -> Void) async -> Outcome {
         let url = subscription.feedURL
         let validator = RemoteValidator(entityTag: subscription.entityTag, lastModified: subscription.lastModified)
         let answer: ConditionalFetch
         do {
             answer = try await handlers.resources.fetcher.fetchConditionally(
-                url, validator: validator.isEmpty ? nil : validator, maximumBytes: settings.maximumFeedBytes)
+                url, validator: validator.isEmpty ? nil : validator, maximumBytes: settings.maximumFeedBytes,
+                chunks: chunks)
         } catch {
             let type =
                 switch error.code {

@@ -43,15 +43,23 @@ struct FeedVersionMemo {
     private var held: [String: Version] = [:]
     private var uses: UInt64 = 0
 
-    /// `feed` against the subscription's newest version when it is `layoutId` and its shape is held: whether it
-    /// is that version's feed with items appended, and its digest (one pass); `nil` when nothing is held for it.
-    func match(_ feed: [UInt8], subscription: String, newest layoutId: String?) -> (
-        match: FeedAppend.Match?, digest: String
-    )? {
+    /// The shape of the subscription's newest version when it is `layoutId` and it is held: what the digests of
+    /// the next fetch are computed against (``FeedAppend/ArrivingDigests``).
+    func shape(subscription: String, newest layoutId: String?) -> FeedAppend.Shape? {
+        guard let layoutId, let known = held[subscription], known.layoutId == layoutId else { return nil }
+        return known.shape
+    }
+
+    /// `feed`, whose digests were computed against ``shape(subscription:newest:)``, against the subscription's
+    /// newest version when it is `layoutId` and its shape is held: whether it is that version's feed with items
+    /// appended; `nil` when it is not, or nothing is held for it.
+    func match(
+        _ feed: [UInt8], digests: FeedAppend.ArrivingDigests.Digests, subscription: String, newest layoutId: String?
+    ) -> FeedAppend.Match? {
         guard let layoutId, let known = held[subscription], known.layoutId == layoutId, let shape = known.shape else {
             return nil
         }
-        return FeedAppend.match(shape: shape, digest: known.feedDigest, new: feed)
+        return FeedAppend.match(shape: shape, digest: known.feedDigest, new: feed, digests: digests)
     }
 
     /// The changes and items of a new version whose feed is `predecessor`'s with `match`'s items appended, when
