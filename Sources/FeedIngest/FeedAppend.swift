@@ -29,6 +29,9 @@ public enum FeedAppend {
         public var itemCount: Int
         /// Where each item begins, when only whitespace lies among them (see ``Match/oldItemStarts``).
         public var itemStarts: [Int]?
+        /// The line feeds before ``itemsEnd``: a run resumed near there numbers its lines without counting them
+        /// over the whole feed again (``FeedByteSplitter/resumedFeed(_:atItemStart:knownLines:)``).
+        public var linesBeforeItemsEnd: Int
     }
 
     /// The shape of an XML feed whose items the scan follows to their parent's end tag, with at least one item;
@@ -37,7 +40,9 @@ public enum FeedAppend {
 
     private static func shape(of bytes: UnsafeRawBufferPointer) -> Shape? {
         xmlItemsEnd(bytes).map {
-            Shape(length: bytes.count, itemsEnd: $0.end, itemCount: $0.count, itemStarts: $0.starts)
+            Shape(
+                length: bytes.count, itemsEnd: $0.end, itemCount: $0.count, itemStarts: $0.starts,
+                linesBeforeItemsEnd: XMLMarkupScanner.newlines(in: 0..<$0.end, of: bytes))
         }
     }
 
@@ -122,10 +127,12 @@ public enum FeedAppend {
         guard let appended = xmlItems(new, from: inserted.lowerBound, to: inserted.upperBound) else { return nil }
         return Match(
             cut: shape.itemsEnd, appendedItems: appended.starts.count, oldItemStarts: shape.itemStarts,
-            firstAppendedStart: appended.starts.first,
+            firstAppendedStart: appended.starts.first, linesBeforeCut: shape.linesBeforeItemsEnd,
             newShape: Shape(
                 length: new.count, itemsEnd: appended.end, itemCount: shape.itemCount + appended.starts.count,
-                itemStarts: shape.itemStarts.map { $0 + appended.starts }))
+                itemStarts: shape.itemStarts.map { $0 + appended.starts },
+                linesBeforeItemsEnd: shape.linesBeforeItemsEnd
+                    + XMLMarkupScanner.newlines(in: shape.itemsEnd..<appended.end, of: new)))
     }
 
     /// How a new feed extends an old one.
@@ -136,11 +143,16 @@ public enum FeedAppend {
         public var appendedItems: Int
         /// Where each of the old feed's items begins (its start tag's `<`), when the old feed is XML and only
         /// whitespace lies among its items: the places a run of the new feed may resume from by bytes
-        /// (``FeedByteSplitter/resumedFeed(_:atItemStart:)``). `nil` for a JSON Feed, or when anything else (a
+        /// (``FeedByteSplitter/resumedFeed(_:atItemStart:knownLines:)``). `nil` for a JSON Feed, or when anything else (a
         /// comment, a channel element, text) lies among the items.
         public var oldItemStarts: [Int]?
         /// Where the first appended item begins in the new feed (XML; `nil` for a JSON Feed).
         public var firstAppendedStart: Int?
+        /// The line feeds before ``cut``, the same in both feeds (XML; `nil` for a JSON Feed).
+        public var linesBeforeCut: Int?
+
+        /// ``linesBeforeCut`` as ``FeedByteSplitter/resumedFeed(_:atItemStart:knownLines:)`` takes it.
+        public var knownLines: (offset: Int, newlines: Int)? { linesBeforeCut.map { (cut, $0) } }
         /// The new feed's shape (XML; `nil` for a JSON Feed): what its own successor is tested with.
         public var newShape: Shape?
     }
@@ -173,7 +185,9 @@ public enum FeedAppend {
                 else { return nil }
                 if let shape { return appended(to: shape, in: new) }
                 guard let count = JSONItems.entries(new, from: cut, to: limit) else { return nil }
-                return Match(cut: cut, appendedItems: count, oldItemStarts: nil, firstAppendedStart: nil, newShape: nil)
+                return Match(
+                    cut: cut, appendedItems: count, oldItemStarts: nil, firstAppendedStart: nil, linesBeforeCut: nil,
+                    newShape: nil)
             }
         }
     }

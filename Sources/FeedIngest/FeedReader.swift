@@ -113,7 +113,7 @@ public final class FeedReader {
     ///     against it and must stay inside it (or `options.imageRoot`).
     ///   - options: limits and roots.
     /// Numbers the items from `index` rather than 0: the reader of a feed resumed by bytes
-    /// (``FeedByteSplitter/resumedFeed(_:atItemStart:)``), whose first item is the whole feed's item `index`.
+    /// (``FeedByteSplitter/resumedFeed(_:atItemStart:knownLines:)``), whose first item is the whole feed's item `index`.
     package func numberItems(from index: Int) {
         precondition(nextIndex == 0, "items are numbered before the first is read")
         nextIndex = index

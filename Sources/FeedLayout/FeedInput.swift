@@ -54,7 +54,7 @@ public struct FeedInput: Sendable {
         FeedInput(source: .bytes(Array(bytes)), name: name, baseURL: baseURL)
     }
 
-    /// A feed resumed by bytes: `bytes` are ``FeedByteSplitter/resumedFeed(_:atItemStart:)`` of the whole feed at
+    /// A feed resumed by bytes: `bytes` are ``FeedByteSplitter/resumedFeed(_:atItemStart:knownLines:)`` of the whole feed at
     /// its item `index`, whose items are numbered from there. A run of it must resume from a cursor whose next item
     /// is `index`, and takes the items before the cursor as the ones the cursor was made from without reading them:
     /// only for a caller that has shown they are (the bytes before that item are those of the feed the cursor's

@@ -178,6 +178,16 @@ struct FeedAppendTests {
         // The head (lines 1 and 2), blank lines for items a and b, then the rest from item c, on line 5 as before.
         let head = "<?xml version=\"1.0\"?>\n<rss version=\"2.0\"><channel><title>t</title>\n"
         #expect(String(decoding: resumed, as: UTF8.self) == head + "\n\n" + text[text.range(of: "<item><guid>c")!.lowerBound...])
+        // With the lines before the match's cut known, counted from there (back to item c, or on to item d): the
+        // same bytes, and a match's shapes carry the line counts a scan finds.
+        let match = try #require(FeedAppend.match(old: Self.rss(["a", "b", "c"]), new: feed))
+        #expect(match.linesBeforeCut == text.utf8.prefix(match.cut).filter { $0 == 0x0A }.count)
+        #expect(match.newShape == FeedAppend.shape(of: feed))
+        #expect(FeedByteSplitter.resumedFeed(feed, atItemStart: starts[2], knownLines: match.knownLines) == resumed)
+        let fourth = try #require(match.firstAppendedStart)
+        #expect(
+            FeedByteSplitter.resumedFeed(feed, atItemStart: fourth, knownLines: match.knownLines)
+                == FeedByteSplitter.resumedFeed(feed, atItemStart: fourth))
         func items(_ bytes: [UInt8]) throws -> [FeedItem] {
             let reader = FeedReader(sourceName: "f", baseURL: nil, feedDirectory: nil)
             return try bytes.withUnsafeBytes { try reader.consume($0) } + reader.finish()
@@ -211,6 +221,8 @@ struct FeedAppendTests {
         let feed = Array((text + "</channel></rss>\n").utf8)
         let starts = Self.itemStarts(feed)
         #expect(starts.count == 400)
+        let itemsEnd = Self.endOfLastItem(feed)
+        let known = (offset: itemsEnd, newlines: feed[..<itemsEnd].filter { $0 == 0x0A }.count)
         for index in [1, 2, 15, 16, 17, 199, 255, 256, 398, 399] {
             let start = starts[index]
             let resumed = try #require(FeedByteSplitter.resumedFeed(feed, atItemStart: start))
@@ -218,6 +230,8 @@ struct FeedAppendTests {
             let resumedStart = resumed.count - (feed.count - start)
             #expect(resumed[..<resumedStart].filter { $0 == 0x0A }.count == line, "item \(index)")
             #expect(Array(resumed[resumedStart...]) == Array(feed[start...]), "item \(index)")
+            // Counted back from the items' end when the lines before it are known: the same bytes.
+            #expect(FeedByteSplitter.resumedFeed(feed, atItemStart: start, knownLines: known) == resumed, "item \(index)")
         }
     }
 

@@ -69,7 +69,7 @@ struct FeedVersionMemo {
         base: String?
     ) async -> (changes: FeedItemChanges, items: Items)? {
         guard let known = held[subscription], known.layoutId == predecessor, let start = match.firstAppendedStart,
-            let appendix = FeedByteSplitter.resumedFeed(feed, atItemStart: start),
+            let appendix = FeedByteSplitter.resumedFeed(feed, atItemStart: start, knownLines: match.knownLines),
             let appended = await FeedItemChanges.items(of: appendix, name: name, base: base),
             appended.count == match.appendedItems
         else { return nil }

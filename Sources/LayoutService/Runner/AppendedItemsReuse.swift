@@ -17,7 +17,7 @@ import Logging
 /// from the last one's cursor.
 ///
 /// The resumed run reads only what follows the cursor's item when it can (``Adoption/resumedFeed``): the feed's head
-/// and its bytes from that item's line on (``FeedByteSplitter/resumedFeed(_:atItemStart:)``), the items before it
+/// and its bytes from that item's line on (``FeedByteSplitter/resumedFeed(_:atItemStart:knownLines:)``), the items before it
 /// taken as the cursor's since their bytes are the predecessor's. It can when the feed is XML with only whitespace
 /// among its items (``FeedAppend/Match/oldItemStarts``) and the item begins its line. Otherwise it reads the whole
 /// feed and checks, as it reads it, that the items before the cursor are the ones it was made from.
@@ -93,7 +93,7 @@ enum AppendedItemsReuse {
         guard index > 0, let starts = match.oldItemStarts,
             let start = index < starts.count ? starts[index] : index == starts.count ? match.firstAppendedStart : nil,
             feed.count <= FeedIngestOptions().maxInputBytes,
-            let bytes = FeedByteSplitter.resumedFeed(feed, atItemStart: start)
+            let bytes = FeedByteSplitter.resumedFeed(feed, atItemStart: start, knownLines: match.knownLines)
         else { return nil }
         return .resumed(bytes, firstItem: index, name: record.feedName, baseURL: record.baseURL)
     }
