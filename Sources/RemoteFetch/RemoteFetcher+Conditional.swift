@@ -36,10 +36,11 @@ extension RemoteFetcher {
     ///   - maximumBytes: A byte cap for this body instead of the configuration's.
     ///   - chunks: Given each chunk of a `200`'s body as it is kept, in order: work on the body (a digest) that can
     ///     run while the rest arrives. It must not block.
+    ///   - memory: Where a `200`'s body is read into: the memory of an earlier body, kept (``BodyMemory``).
     /// - Throws: ``RemoteFetchError`` for refused addresses, connection failures, timeouts and a body over the cap.
     public func fetchConditionally(
         _ url: String, validator: RemoteValidator?, maximumBytes: Int? = nil,
-        chunks: (@Sendable (ByteBuffer) -> Void)? = nil
+        chunks: (@Sendable (ByteBuffer) -> Void)? = nil, memory: BodyMemory? = nil
     ) async throws(RemoteFetchError) -> ConditionalFetch {
         let cap = max(1, maximumBytes ?? configuration.maximumBytes)
         do {
@@ -51,8 +52,14 @@ extension RemoteFetcher {
                 var headers = HTTPHeaders()
                 if let tag = validator?.entityTag { headers.add(name: "If-None-Match", value: tag) }
                 if let date = validator?.lastModified { headers.add(name: "If-Modified-Since", value: date) }
+                // The body is collected by a delegate on the connection's event loop (``CollectedResponse``).
                 let (response, finalURL, lease) = try await send(
-                    url, originalURL: url, headers: headers, deadline: deadline, resource: &resource)
+                    url, originalURL: url, headers: headers, deadline: deadline, resource: &resource
+                ) { client, request, headDeadline in
+                    try await CollectedResponse.start(
+                        request, on: client, headDeadline: headDeadline, url: url, maximumBytes: cap,
+                        configuration: configuration, chunks: chunks, memory: memory, logger: logger)
+                }
                 resource.finalURL = finalURL
                 resource.entityTag = response.headers.first(name: "ETag")
                 resource.lastModified = response.headers.first(name: "Last-Modified")
@@ -66,13 +73,16 @@ extension RemoteFetcher {
             }
             let status = Int(response.status.code)
             guard status == 200 else {
+                response.abandon()
                 return ConditionalFetch(status: status, headers: fields, resource: resource, body: [])
             }
-            if let size = resource.totalSize, size > cap { throw tooLarge(url, cap: cap) }
-            let body = RemoteBody(
-                body: response.body, url: url, maximumBytes: cap, deadline: nil, configuration: configuration,
-                lease: lease)
-            let bytes = try await body.collected(capacity: resource.totalSize ?? 0, chunks: chunks)
+            if let size = resource.totalSize, size > cap {
+                response.abandon()
+                throw tooLarge(url, cap: cap)
+            }
+            // The lease keeps the connection's client up until the body is in.
+            let bytes = try await response.body(url: url, configuration: configuration)
+            withExtendedLifetime(lease) {}
             var fetched = resource
             fetched.bytesReceived = bytes.count
             return ConditionalFetch(status: status, headers: fields, resource: fetched, body: bytes)

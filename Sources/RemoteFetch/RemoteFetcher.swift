@@ -103,7 +103,7 @@ public final class RemoteFetcher: Sendable {
     /// Whether an address (as text) must not be fetched unless private networks are allowed.
     private let isRestrictedAddress: @Sendable (String) -> Bool
     let limiter: ConcurrencyLimiter
-    private let logger: Logger
+    let logger: Logger
 
     /// Creates a fetcher and its HTTP client.
     /// - Parameters:
@@ -383,6 +383,18 @@ public final class RemoteFetcher: Sendable {
     func send(
         _ url: String, originalURL: String, headers: HTTPHeaders, deadline: NIODeadline, resource: inout RemoteResource
     ) async throws -> (HTTPClientResponse, String, VettedAddressClients.Lease?) {
+        try await send(url, originalURL: originalURL, headers: headers, deadline: deadline, resource: &resource) {
+            client, request, deadline in
+            try await client.execute(request, deadline: deadline, logger: logger)
+        }
+    }
+
+    /// ``send(_:originalURL:headers:deadline:resource:)`` with each hop's request made by `execute` (on the client
+    /// given, with the deadline for its head), which answers once the head is there.
+    func send<Answer: HopAnswer>(
+        _ url: String, originalURL: String, headers: HTTPHeaders, deadline: NIODeadline, resource: inout RemoteResource,
+        execute: (HTTPClient, HTTPClientRequest, NIODeadline) async throws -> Answer
+    ) async throws -> (Answer, String, VettedAddressClients.Lease?) {
         var current = url
         var redirects = 0
         while true {
@@ -397,7 +409,7 @@ public final class RemoteFetcher: Sendable {
             // that accepts the request and then says nothing fails once it has been silent for the read timeout.
             let answerDeadline =
                 NIODeadline.now() + TimeAmount(configuration.connectTimeout + configuration.readTimeout)
-            var response: HTTPClientResponse?
+            var response: Answer?
             var lease: VettedAddressClients.Lease?
             // Each vetted address in the resolver's order until one connects (a host with an IPv6 address first,
             // on a machine without IPv6, say); by name when nothing was vetted.
@@ -405,8 +417,7 @@ public final class RemoteFetcher: Sendable {
             for (attempt, address) in addresses.enumerated() {
                 lease = try address.map { try vettedClients.lease(host: destination!.host, address: $0) }
                 do {
-                    response = try await (lease?.client ?? client).execute(
-                        request, deadline: min(deadline, answerDeadline), logger: logger)
+                    response = try await execute(lease?.client ?? client, request, min(deadline, answerDeadline))
                     break
                 } catch let error as HTTPClientError where error == .deadlineExceeded && answerDeadline < deadline {
                     throw RemoteFetchError(
@@ -423,6 +434,7 @@ public final class RemoteFetcher: Sendable {
                 throw RemoteFetchError(code: .connection, url: originalURL, reason: "no address of the host answered")
             }
             guard [301, 302, 303, 307, 308].contains(response.status.code) else { return (response, current, lease) }
+            response.abandon()
             redirects += 1
             guard redirects <= configuration.maximumRedirects else {
                 throw RemoteFetchError(
@@ -440,6 +452,15 @@ public final class RemoteFetcher: Sendable {
             }
             current = next
         }
+    }
+
+    /// What one hop of ``send(_:originalURL:headers:deadline:resource:execute:)`` answers: a streamed response, or
+    /// one whose body a delegate collects (``CollectedResponse``).
+    protocol HopAnswer {
+        var status: HTTPResponseStatus { get }
+        var headers: HTTPHeaders { get }
+        /// Lets go of a response that is not read (a redirect's).
+        func abandon()
     }
 
     /// Whether a request failed before any server answered at that address (refused, unreachable, timed out
@@ -587,6 +608,11 @@ public final class RemoteFetcher: Sendable {
     }
 }
 
+/// A streamed response is let go of by dropping it.
+extension HTTPClientResponse: RemoteFetcher.HopAnswer {
+    func abandon() {}
+}
+
 /// The body of a response, as a stream of byte chunks, with the byte cap enforced.
 public struct RemoteBody: AsyncSequence, Sendable {
     public typealias Element = [UInt8]
@@ -627,7 +653,7 @@ public struct RemoteBody: AsyncSequence, Sendable {
         }
     }
 
-    /// What every chunk of a body passes, however the body is read (``AsyncIterator``, ``collected(capacity:admit:chunks:)``):
+    /// What every chunk of a body passes, however the body is read (``AsyncIterator``, ``collected(capacity:admit:)``):
     /// the total timeout of a bounded body, and the byte cap over the `received` bytes so far.
     static func check(
         received: Int, url: String, maximumBytes: Int, deadline: NIODeadline?, configuration: RemoteFetchConfiguration

@@ -452,6 +452,138 @@ struct RemoteFetcherTests {
         }
     }
 
+    // MARK: Whole feeds (`fetchConditionally`, collected on the connection's event loop)
+
+    /// A feed fetched whole is the server's bytes, with or without a Content-Length and through a redirect; the
+    /// chunks hook sees exactly those bytes, in order, and nothing of the redirect's own body; a `304` keeps none.
+    @Test func aConditionalFetchCollectsTheServersBytesAndHandsOverItsChunks() async throws {
+        try await TestHTTPServer.with { server in
+            let body = Self.bytes(3 * 1024 * 1024 + 17)
+            server.serve("/sized.xml", .init(body: body, entityTag: "\"v1\"", chunkSize: 64 * 1024))
+            server.serve("/unsized.xml", .init(body: body, chunkSize: 64 * 1024, sendsContentLength: false))
+            server.serve("/moved.xml", .init(redirect: "/sized.xml"))
+            try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
+                for path in ["/sized.xml", "/unsized.xml", "/moved.xml"] {
+                    let handed = Mutex<[UInt8]>([])
+                    let fetched = try await fetcher.fetchConditionally(server.url(path), validator: nil) { chunk in
+                        handed.withLock { $0 += chunk.readableBytesView }
+                    }
+                    #expect(fetched.status == 200 && fetched.body == body, "\(path)")
+                    #expect(fetched.resource.bytesReceived == body.count)
+                    #expect(handed.withLock { $0 } == body, "\(path)")
+                    #expect(fetched.resource.finalURL == server.url(path == "/moved.xml" ? "/sized.xml" : path))
+                }
+                let handed = Mutex(0)
+                let unchanged = try await fetcher.fetchConditionally(
+                    server.url("/sized.xml"), validator: RemoteValidator(entityTag: "\"v1\"", lastModified: nil)
+                ) { chunk in handed.withLock { $0 += chunk.readableBytes } }
+                #expect(unchanged.status == 304 && unchanged.body.isEmpty && handed.withLock { $0 } == 0)
+            }
+        }
+    }
+
+    /// A body read into kept memory is the server's bytes in that memory (no new memory); kept memory that something
+    /// else still holds, or that is too small, is left alone and new memory is taken.
+    @Test func aConditionalFetchReusesTheMemoryOfTheLastBodyOnceItIsFree() async throws {
+        try await TestHTTPServer.with { server in
+            let body = Self.bytes(2 * 1024 * 1024 + 5)
+            let other = Self.bytes(1024 * 1024)
+            server.serve("/feed.xml", .init(body: body, chunkSize: 64 * 1024))
+            server.serve("/other.xml", .init(body: other, chunkSize: 64 * 1024))
+            let memory = BodyMemory()
+            func base(_ bytes: [UInt8]) -> UnsafePointer<UInt8>? { bytes.withUnsafeBufferPointer { $0.baseAddress } }
+            try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
+                let first = try await fetcher.fetchConditionally(server.url("/feed.xml"), validator: nil, memory: memory)
+                #expect(first.body == body)
+                let firstBase = base(first.body)
+                memory.keep(first.body)
+                // Still held (here by `first`, as a layout would hold it): new memory, the held body unchanged, and
+                // the memory no longer kept (its holder has it).
+                let second = try await fetcher.fetchConditionally(server.url("/other.xml"), validator: nil, memory: memory)
+                #expect(second.body == other && base(second.body) != firstBase && first.body == body)
+                #expect(memory.keptCapacity == 0)
+                memory.keep(second.body)
+                memory.keep([])
+                #expect(memory.keptCapacity >= other.count, "the larger memory stays kept")
+            }
+            // Once nothing else holds it, the next body is read into it.
+            let reuse = try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
+                let kept = BodyMemory()
+                var held = try await fetcher.fetchConditionally(server.url("/feed.xml"), validator: nil).body
+                let heldBase = base(held)
+                kept.keep(held)
+                held = []
+                let again = try await fetcher.fetchConditionally(server.url("/other.xml"), validator: nil, memory: kept)
+                return (again.body == other, base(again.body) == heldBase, kept.keptCapacity)
+            }
+            #expect(reuse.0 && reuse.1, "read into the kept memory")
+            #expect(reuse.2 == 0, "taken, not kept twice")
+        }
+    }
+
+    /// The byte cap stops a feed announced too large before its body, and one without a Content-Length once it
+    /// passes the cap; a server silent for the read timeout in the middle of the body, or one that resets the
+    /// connection there, ends the fetch with an error that names the URL.
+    @Test func aConditionalFetchStopsAtItsCapAtSilenceAndAtAReset() async throws {
+        try await TestHTTPServer.with { server in
+            let cap = 1024 * 1024
+            let gate = ResponseGate(holdingAt: .afterBodyBytes(cap + 64 * 1024))
+            server.serve(
+                "/big-unsized",
+                .init(body: Self.bytes(3 * cap), honoursRange: false, sendsContentLength: false, gate: gate))
+            server.serve("/big-sized", .init(body: Self.bytes(3 * cap)))
+            let silence = ResponseGate(holdingAt: .afterBodyBytes(1024))
+            server.serve("/stalls.xml", .init(body: Self.bytes(4096), chunkSize: 512, gate: silence))
+            var configuration = patient
+            configuration.readTimeout = .milliseconds(500)
+            try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
+                for path in ["/big-unsized", "/big-sized"] {
+                    let error = await #expect(throws: RemoteFetchError.self) {
+                        try await fetcher.fetchConditionally(server.url(path), validator: nil, maximumBytes: cap)
+                    }
+                    #expect(error?.code == .tooLarge, "\(path)")
+                    #expect(error?.message.hasPrefix(server.url(path)) == true)
+                }
+                let error = await #expect(throws: RemoteFetchError.self) {
+                    try await fetcher.fetchConditionally(server.url("/stalls.xml"), validator: nil)
+                }
+                #expect(error?.code == .timeout)
+                #expect(error?.message.contains("the server sent nothing for 0.5 seconds") == true, "\(String(describing: error))")
+            }
+            gate.open()
+            silence.open()
+        }
+        let resetting = try ResettingServer(declaring: 1_000_000, sending: 100_000)
+        try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
+            let url = "http://127.0.0.1:\(resetting.port)/cut.xml"
+            let error = await #expect(throws: RemoteFetchError.self) {
+                try await fetcher.fetchConditionally(url, validator: nil)
+            }
+            #expect(error?.message.hasPrefix(url) == true, "\(String(describing: error))")
+        }
+    }
+
+    /// A server that holds its head fails the fetch after the connect and read timeouts, as every fetch's head.
+    @Test func aConditionalFetchWhoseHeadIsLateTimesOut() async throws {
+        try await TestHTTPServer.with { server in
+            let gate = ResponseGate(holdingAt: .beforeHead)
+            server.serve("/slow", .init(body: Self.bytes(100), gate: gate))
+            var configuration = patient
+            configuration.connectTimeout = .milliseconds(300)
+            configuration.readTimeout = .milliseconds(300)
+            try await RemoteFetcher.withFetcher(configuration: configuration, logger: logger) { fetcher in
+                let error = await #expect(throws: RemoteFetchError.self) {
+                    try await fetcher.fetchConditionally(server.url("/slow"), validator: nil)
+                }
+                #expect(error?.code == .timeout)
+                #expect(
+                    error?.message.contains("the server did not answer within 0.6 seconds") == true,
+                    "\(String(describing: error))")
+            }
+            gate.open()
+        }
+    }
+
     @Test func aConditionalRequestSeesNotModified() async throws {
         try await TestHTTPServer.with { server in
             server.serve("/tagged", .init(body: Self.bytes(1000), entityTag: "\"v1\""))

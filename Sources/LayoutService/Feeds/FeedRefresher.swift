@@ -31,6 +31,9 @@ actor FeedRefresher: Service {
     /// Each subscription's newest version as far as a new version that only appends items needs it
     /// (``FeedVersionMemo``).
     private var memo = FeedVersionMemo()
+    /// The memory of the last feed fetched, for the next one to be read into (``BodyMemory``): one feed's worth, at
+    /// most `--max-feed-bytes`, held between refreshes.
+    private let bodyMemory = BodyMemory()
 
     init(handlers: RouteHandlers, store: any SubscriptionStore, logger: Logger) {
         self.handlers = handlers
@@ -177,6 +180,8 @@ actor FeedRefresher: Service {
                 .compactMap { $0 }.max()
             subscription.nextFetch = fetchedAt.addingTimeInterval(Double(schedule.afterSuccess(hint: hint, id: id)))
         case .fetched(let feed, let headers, let resource):
+            // Its memory serves the next fetch once the layout that reads it is done with it.
+            defer { bodyMemory.keep(feed) }
             subscription.failureCount = 0
             subscription.lastFetch = FeedFetchRecord(time: fetchedAt, status: 200, bytes: feed.count)
             subscription.entityTag = resource.entityTag
@@ -239,7 +244,7 @@ actor FeedRefresher: Service {
         do {
             answer = try await handlers.resources.fetcher.fetchConditionally(
                 url, validator: validator.isEmpty ? nil : validator, maximumBytes: settings.maximumFeedBytes,
-                chunks: chunks)
+                chunks: chunks, memory: bodyMemory)
         } catch {
             let type =
                 switch error.code {
