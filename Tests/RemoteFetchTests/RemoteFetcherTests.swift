@@ -415,14 +415,20 @@ struct RemoteFetcherTests {
         }
     }
 
+    /// "/big-unsized": three times `cap` without a Content-Length, what is past the cap (and a chunk) held until the
+    /// gate opens, once the fetch has failed.
+    static func serveUnsizedPastTheCap(_ server: TestHTTPServer, cap: Int) -> ResponseGate {
+        let gate = ResponseGate(holdingAt: .afterBodyBytes(cap + 64 * 1024))
+        server.serve(
+            "/big-unsized", .init(body: bytes(3 * cap), honoursRange: false, sendsContentLength: false, gate: gate))
+        return gate
+    }
+
     @Test func aCollectedBodyStopsAtTheByteCapAndAtWhatAdmitRefuses() async throws {
         try await TestHTTPServer.with { server in
             // As in theByteCapStopsHugeBodies: the server holds what is past the cap until the fetch has failed.
             let cap = 1024 * 1024
-            let gate = ResponseGate(holdingAt: .afterBodyBytes(cap + 64 * 1024))
-            server.serve(
-                "/big-unsized",
-                .init(body: Self.bytes(3 * cap), honoursRange: false, sendsContentLength: false, gate: gate))
+            let gate = Self.serveUnsizedPastTheCap(server, cap: cap)
             server.serve("/small", .init(body: Self.bytes(200_000), chunkSize: 16 * 1024))
             try await RemoteFetcher.withFetcher(configuration: local, logger: logger) { fetcher in
                 let (stream, _) = try await fetcher.streamBody(server.url("/big-unsized"), maximumBytes: cap)
@@ -532,10 +538,7 @@ struct RemoteFetcherTests {
     @Test func aConditionalFetchStopsAtItsCapAtSilenceAndAtAReset() async throws {
         try await TestHTTPServer.with { server in
             let cap = 1024 * 1024
-            let gate = ResponseGate(holdingAt: .afterBodyBytes(cap + 64 * 1024))
-            server.serve(
-                "/big-unsized",
-                .init(body: Self.bytes(3 * cap), honoursRange: false, sendsContentLength: false, gate: gate))
+            let gate = Self.serveUnsizedPastTheCap(server, cap: cap)
             server.serve("/big-sized", .init(body: Self.bytes(3 * cap)))
             let silence = ResponseGate(holdingAt: .afterBodyBytes(1024))
             server.serve("/stalls.xml", .init(body: Self.bytes(4096), chunkSize: 512, gate: silence))
