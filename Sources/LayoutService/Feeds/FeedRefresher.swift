@@ -1,4 +1,3 @@
-import ByteTools
 import FeedIngest
 import FeedLayout
 import Foundation
