@@ -87,6 +87,8 @@ public final class TestHTTPServer: @unchecked Sendable {
     private var requestLog: [LoggedRequest] = []
     private var bytesSent = 0
     private var connectionsClosed = 0
+    /// Who waits for a close (``waitForAClosedConnection()``).
+    private var closeWaiters: [CheckedContinuation<Void, Never>] = []
     private let group: MultiThreadedEventLoopGroup
     private var channel: (any Channel)?
     /// The port the server listens on.
@@ -178,7 +180,26 @@ public final class TestHTTPServer: @unchecked Sendable {
     /// Connections that have closed (by either side): a client that cuts a response off shows here.
     public var closedConnections: Int { lock.withLock { connectionsClosed } }
 
-    fileprivate func countClosed() { lock.withLock { connectionsClosed += 1 } }
+    fileprivate func countClosed() {
+        let waiters = lock.withLock {
+            connectionsClosed += 1
+            defer { closeWaiters = [] }
+            return closeWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once a connection has closed (at once when one has). No timeout: a test that waits for a close its
+    /// client must make ends at the suite's time limit when the close never comes, whatever the machine's load.
+    public func waitForAClosedConnection() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let closed = lock.withLock {
+                if connectionsClosed == 0 { closeWaiters.append(continuation) }
+                return connectionsClosed > 0
+            }
+            if closed { continuation.resume() }
+        }
+    }
 }
 
 /// Stops a response at a chosen point until the test opens it.
