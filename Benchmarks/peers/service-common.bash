@@ -187,6 +187,17 @@ start_service() {
   log "feedlayout serve (pid $service_pid) on $service_url, store $store"
 }
 
+# Stops the service start_service started and, with STORE=postgres, removes its cluster: the next round has the
+# machine to itself and its service starts from nothing.
+stop_service() {
+  stop_process "$service_pid"
+  forget_pid "$service_pid"
+  if [[ -n "${postgres_folder:-}" ]]; then
+    "$root/scripts/postgres-cluster" remove "$postgres_folder" || true
+    postgres_folder=""
+  fi
+}
+
 # Stops one process this script started: TERM, up to 10 s for it to finish, then KILL.
 stop_process() {
   local pid="$1" waited
