@@ -178,6 +178,72 @@ struct PageAdoptionTests {
         }
     }
 
+    /// Ranges that only partly overlap, written directly (the adoptions of a subscription's versions nest their ranges
+    /// today): removing their owner gives the heir its own ranges, splits another sharer's range around them, and
+    /// hands what is left to a second heir. Every page and pin stays where its layout reads it.
+    @Test func sqliteRemovalSplitsRangesThatOnlyPartlyOverlap() async throws {
+        let (store, path) = try LayoutRemovalTests.sqliteStore()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        // Keys decide a tie between heirs: "3…" (a) before "2…" (b).
+        let owner = String(repeating: "1", count: 32)
+        let a = String(repeating: "3", count: 32)
+        let b = String(repeating: "2", count: 32)
+        let codes = [owner: 0, a: 1, b: 2]
+        func page(_ index: Int, by layout: String, last: Bool = false) -> PageWrite {
+            let json = Array("{\"layout\":\(codes[layout]!),\"page\":\(index)}\n".utf8)
+            let pin = PinRecord(
+                itemIndex: index, column: 0, columnSpan: 1, x: codes[layout]!, y: index * 100, width: 10, height: 10,
+                pageIndex: index, jsonOffset: 0, jsonLength: 5)
+            return PageWrite(
+                layoutIndex: 0, pageIndex: index, json: json, gzip: Gzip.compress(json),
+                cursor: last ? nil : "fl4.\(codes[layout]!)-\(index)", contentHeight: Double(index * 100),
+                pins: [pin], itemCount: 1, warnings: [:])
+        }
+        func share(_ layout: String, _ pages: Range<Int>) async throws {
+            try await store.database.write { db in
+                try db.execute(
+                    sql: "INSERT INTO page_share (layoutId, layoutIndex, pageStart, pageEnd, ownerId) VALUES (?, 0, ?, ?, ?)",
+                    arguments: [layout, pages.lowerBound, pages.upperBound, owner])
+            }
+        }
+        for id in [owner, a, b] {
+            #expect(
+                try await store.insertLayout(
+                    id: id, options: "{}", feedName: "feed.xml", baseURL: nil, feed: Array("<rss/>".utf8),
+                    parts: [(width: 320, columns: 2)]))
+        }
+        for index in 0..<8 { try await store.storePage(page(index, by: owner, last: index == 7), layoutId: owner) }
+        // a: its own 0..<3, the owner's 3..<7, its own 7. b: the owner's 0..<4, its own 4..<6.
+        for index in 0..<3 { try await store.storePage(page(index, by: a), layoutId: a) }
+        try await share(a, 3..<7)
+        try await store.storePage(page(7, by: a, last: true), layoutId: a)
+        try await share(b, 0..<4)
+        for index in 4..<6 { try await store.storePage(page(index, by: b, last: index == 5), layoutId: b) }
+        let expected = [a: [a, a, a, owner, owner, owner, owner, a], b: [owner, owner, owner, owner, b, b]]
+        func check() async throws {
+            for (layout, owners) in expected {
+                for (index, holder) in owners.enumerated() {
+                    let stored = page(index, by: holder, last: index == (holder == owner ? 7 : owners.count - 1))
+                    #expect(
+                        try await store.gzippedPage(layout, layoutIndex: 0, pageIndex: index) == Data(stored.gzip),
+                        "layout \(codes[layout]!), page \(index)")
+                }
+                let pins = try await store.pins(layout, layoutIndex: 0, from: 0)
+                #expect(pins.map(\.x) == owners.map { codes[$0]! }, "layout \(codes[layout]!)")
+            }
+        }
+        try await check()
+        #expect(try await store.removeLayout(owner))
+        try await check()
+        let rows = try await store.database.read { db in
+            try Row.fetchAll(db, sql: "SELECT layoutId, pageStart, pageEnd, ownerId FROM page_share").map {
+                "\(codes[$0["layoutId"] as String]!) \($0["pageStart"] as Int)..<\($0["pageEnd"] as Int) \(codes[$0["ownerId"] as String]!)"
+            }
+        }
+        #expect(rows == ["2 3..<4 1"], "b keeps page 3 from a, the first heir; its pages 0..<3 are its own now")
+        #expect(try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM page") } == 8 + 5)
+    }
+
     @Test func postgres() async throws {
         try await PostgresProbeCacheTests.withDatabase { cluster in
             let store = try await PostgresProbeCacheTests.openStore(cluster)
