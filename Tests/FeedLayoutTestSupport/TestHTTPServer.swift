@@ -87,8 +87,9 @@ public final class TestHTTPServer: @unchecked Sendable {
     private var requestLog: [LoggedRequest] = []
     private var bytesSent = 0
     private var connectionsClosed = 0
-    /// Who waits for a close (``waitForAClosedConnection()``).
-    private var closeWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Who waits for a close (``waitForAClosedConnection()``), by a number of their own.
+    private var closeWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var nextCloseWaiter = 0
     private let group: MultiThreadedEventLoopGroup
     private var channel: (any Channel)?
     /// The port the server listens on.
@@ -183,21 +184,30 @@ public final class TestHTTPServer: @unchecked Sendable {
     fileprivate func countClosed() {
         let waiters = lock.withLock {
             connectionsClosed += 1
-            defer { closeWaiters = [] }
-            return closeWaiters
+            defer { closeWaiters = [:] }
+            return closeWaiters.values
         }
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Returns once a connection has closed (at once when one has). No timeout: a test that waits for a close its
-    /// client must make ends at the suite's time limit when the close never comes, whatever the machine's load.
+    /// Returns once a connection has closed (at once when one has), or when the waiting task is cancelled (the
+    /// suite's time limit cancels it: a close that never comes fails the test there instead of hanging the run).
     public func waitForAClosedConnection() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let closed = lock.withLock {
-                if connectionsClosed == 0 { closeWaiters.append(continuation) }
-                return connectionsClosed > 0
+        let id = lock.withLock {
+            defer { nextCloseWaiter += 1 }
+            return nextCloseWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = lock.withLock {
+                    if connectionsClosed > 0 || Task.isCancelled { return true }
+                    closeWaiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
             }
-            if closed { continuation.resume() }
+        } onCancel: {
+            lock.withLock { closeWaiters.removeValue(forKey: id) }?.resume()
         }
     }
 }

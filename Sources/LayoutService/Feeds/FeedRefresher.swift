@@ -153,7 +153,10 @@ actor FeedRefresher: Service {
         let digesting = FeedDigestWhileArriving(shape: memo.shape(subscription: id, newest: subscription.newestLayout))
         let outcome = await fetch(subscription, chunks: digesting.chunks)
         let fetchTime = timer.now - fetchStarted
-        if Task.isCancelled { return }
+        if Task.isCancelled {
+            digesting.cancel()
+            return
+        }
         var event: FeedEventDraft?
         var result = ServiceMetrics.FeedFetchResult.unchanged
         switch outcome {
