@@ -20,21 +20,6 @@ package enum SHA256 {
     /// The digest of `bytes` as 64 lower-case hex digits.
     package static func hexDigest(_ bytes: [UInt8]) -> String { hex(digest(bytes)) }
 
-    /// The hex digests of `bytes` and of `bytes` without `omitted` (what it was before those bytes were inserted), in
-    /// one pass over the bytes before the range: a new version of a feed with items appended is checked against the
-    /// digest of the version before without reading that one.
-    package static func hexDigests(_ bytes: [UInt8], omitting omitted: Range<Int>) -> (whole: String, omitting: String) {
-        precondition(omitted.lowerBound >= 0 && omitted.upperBound <= bytes.count)
-        return bytes.withUnsafeBytes { bytes in
-            let whole = Hasher()
-            whole.update(UnsafeRawBufferPointer(rebasing: bytes[..<omitted.lowerBound]))
-            let other = whole.copy()
-            whole.update(UnsafeRawBufferPointer(rebasing: bytes[omitted.lowerBound...]))
-            other.update(UnsafeRawBufferPointer(rebasing: bytes[omitted.upperBound...]))
-            return (whole.hexDigest(), other.hexDigest())
-        }
-    }
-
     /// A digest computed piece by piece, as bytes arrive; a copy goes on from the same point on its own.
     /// One task at a time uses one (it is handed from task to task, never shared).
     package final class Hasher: @unchecked Sendable {

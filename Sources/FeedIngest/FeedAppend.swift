@@ -51,20 +51,15 @@ public enum FeedAppend {
     /// and those bytes must be whole items with only whitespace around them.
     /// - Returns: The match (`nil` when `new` is not such an append) and `new`'s digest, both from one pass.
     public static func match(shape: Shape, digest: String, new: [UInt8]) -> (match: Match?, digest: String) {
-        guard new.count > shape.length, shape.itemsEnd <= shape.length else { return (nil, SHA256.hexDigest(new)) }
-        let inserted = shape.itemsEnd..<(shape.itemsEnd + new.count - shape.length)
-        let digests = SHA256.hexDigests(new, omitting: inserted)
-        return (match(shape: shape, digest: digest, new: new, omittingDigest: digests.omitting), digests.whole)
+        let digests = ArrivingDigests(shape: shape)
+        new.withUnsafeBytes { digests.append($0) }
+        let computed = digests.finish(feed: new)
+        return (match(shape: shape, digest: digest, new: new, digests: computed), computed.whole)
     }
 
     /// ``match(shape:digest:new:)`` with `new`'s digests computed as it arrived (``ArrivingDigests``).
     public static func match(shape: Shape, digest: String, new: [UInt8], digests: ArrivingDigests.Digests) -> Match? {
-        guard let omitting = digests.omitting else { return nil }
-        return match(shape: shape, digest: digest, new: new, omittingDigest: omitting)
-    }
-
-    private static func match(shape: Shape, digest: String, new: [UInt8], omittingDigest: String) -> Match? {
-        guard new.count > shape.length, shape.itemsEnd <= shape.length, omittingDigest == digest else { return nil }
+        guard digests.omitting == digest else { return nil }
         return new.withUnsafeBytes { appended(to: shape, in: $0) }
     }
 

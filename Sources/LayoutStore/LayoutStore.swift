@@ -1,12 +1,5 @@
 import Foundation
 
-/// Where the service keeps what it computed: each layout's request and feed, its pages (gzipped),
-/// and the frame of every pin for viewport queries. ``SQLiteLayoutStore`` is one process's; ``PostgresLayoutStore``
-/// is shared by several instances, which take turns computing a layout through leases.
-///
-/// Every page is stored in one transaction with its pins and the layout's running counts, so a reader sees a page
-/// whole or not at all, and a process killed at any moment leaves pages that are a prefix of the layout: whoever
-/// resumes it starts from the last stored page's cursor.
 /// What a new layout's feed shares with a stored layout's: its first `prefixLength` bytes are the first bytes of
 /// `layoutId`'s feed.
 public struct LayoutFeedPrefix: Sendable, Equatable {
@@ -19,6 +12,13 @@ public struct LayoutFeedPrefix: Sendable, Equatable {
     }
 }
 
+/// Where the service keeps what it computed: each layout's request and feed, its pages (gzipped),
+/// and the frame of every pin for viewport queries. ``SQLiteLayoutStore`` is one process's; ``PostgresLayoutStore``
+/// is shared by several instances, which take turns computing a layout through leases.
+///
+/// Every page is stored in one transaction with its pins and the layout's running counts, so a reader sees a page
+/// whole or not at all, and a process killed at any moment leaves pages that are a prefix of the layout: whoever
+/// resumes it starts from the last stored page's cursor.
 public protocol LayoutStore: Sendable {
     /// Stores a new layout, unless one with this id exists. `options` is the layout's named options as their stored
     /// JSON; the store keeps the text as it is.

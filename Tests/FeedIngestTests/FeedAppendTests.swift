@@ -160,8 +160,9 @@ struct FeedAppendTests {
                     let match = FeedAppend.match(shape: shape, digest: digest, new: new, digests: arrived)
                     #expect(match == (shapeHeld ? whole.match : nil), "\(new.count) bytes, cut at \(cut.count) places")
                     if new.count > shape.length, shapeHeld {
-                        let inserted = shape.itemsEnd..<(shape.itemsEnd + new.count - shape.length)
-                        #expect(arrived.omitting == SHA256.hexDigests(new, omitting: inserted).omitting)
+                        var omitted = new
+                        omitted.removeSubrange(shape.itemsEnd..<(shape.itemsEnd + new.count - shape.length))
+                        #expect(arrived.omitting == SHA256.hexDigest(omitted))
                     } else {
                         #expect(arrived.omitting == nil)
                     }
