@@ -49,6 +49,7 @@ final class DevToolsBrowser {
         // The browser's own log (D-Bus and GPU complaints of a machine without a desktop) goes to its profile folder.
         posix_spawn_file_actions_addopen(
             &actions, 2, profile.appendingPathComponent("chromium.log").path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        ChildProcess.closeInheritedDescriptors(from: 5, in: &actions)
         let arguments = [
             "/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--force-device-scale-factor=1",
             "--remote-debugging-pipe", "--user-data-dir=\(profile.path)", "--no-first-run", "--mute-audio",

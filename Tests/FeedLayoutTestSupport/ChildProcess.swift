@@ -41,6 +41,7 @@ public enum ChildProcess {
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
         posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         if let directory { _ = addChdir(&actions, directory) }
+        closeInheritedDescriptors(from: 3, in: &actions)
         var argv = ([path] + arguments).map { strdup($0) } + [nil]
         var envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -96,6 +97,17 @@ public enum ChildProcess {
         return Result(status: signal == 0 ? (status >> 8) & 0xff : signal, stdout: captured)
     }
 
+    /// Makes a child started with `actions` close every descriptor from `first` on.
+    ///
+    /// NIO opens its sockets without close-on-exec, so a child would otherwise inherit every connection and
+    /// listening socket the test process has at that moment, and a long-lived child (the PostgreSQL server `pg_ctl`
+    /// starts, a browser) would keep a connection open after the test closed its end: a test waiting for the server
+    /// to see that close waited for good (RemoteFetcherTests' range-ignoring server, in about one full run in two).
+    /// Add it after the actions that place the descriptors the child needs.
+    public static func closeInheritedDescriptors(from first: Int32, in actions: inout posix_spawn_file_actions_t) {
+        _ = addCloseFrom(&actions, first)
+    }
+
     private static func failure(_ call: String) -> TestInputError {
         TestInputError(message: "\(call): \(String(cString: strerror(errno)))")
     }
@@ -106,6 +118,9 @@ public enum ChildProcess {
 // Swift's calling convention passes them as C's does.)
 @_silgen_name("pipe2")
 private func cloexecPipe(_ descriptors: UnsafeMutablePointer<Int32>, _ flags: Int32) -> Int32
+
+@_silgen_name("posix_spawn_file_actions_addclosefrom_np")
+private func addCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ first: Int32) -> Int32
 
 @_silgen_name("posix_spawn_file_actions_addchdir_np")
 private func addChdir(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ path: UnsafePointer<CChar>) -> Int32

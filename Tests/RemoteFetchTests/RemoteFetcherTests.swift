@@ -96,7 +96,8 @@ struct RemoteFetcherTests {
             // Waiting for the close (not for the byte count to settle) keeps a loaded machine from making this
             // flaky: a client that only stopped reading would also stop the count, once the socket buffers are
             // full (about 4.3 MB on loopback), but would leave the connection open. The wait has no bound of its
-            // own (a loaded full run once took more than the 60 s it had); the suite's time limit ends a real hang.
+            // own; the suite's time limit ends a real hang. (The hangs seen in full runs were a child process of
+            // another test holding a copy of the socket: see `ChildProcess.closeInheritedDescriptors`.)
             await server.waitForAClosedConnection()
             #expect(server.closedConnections == 1)
             let sent = server.totalBytesSent
