@@ -24,7 +24,8 @@ public protocol LayoutStore: Sendable {
     /// JSON; the store keeps the text as it is.
     /// - Returns: Whether it was new (the caller then starts computing it).
     /// - Parameter sharing: A stored layout whose feed's first bytes begin this feed (a new version with items
-    ///   appended): a store may keep only the rest (the SQLite store writes a delta; PostgreSQL keeps it whole).
+    ///   appended): a store may keep only the rest (the SQLite store writes a delta; PostgreSQL references the
+    ///   predecessor's chunks that lie inside the prefix).
     func insertLayout(
         id: String, options: String, feedName: String, baseURL: String?, feed: [UInt8], sharing: LayoutFeedPrefix?,
         parts: [(width: Double, columns: Int)]
@@ -66,8 +67,8 @@ public protocol LayoutStore: Sendable {
     func storePages(_ writes: [PageWrite], layoutId id: String) async throws
 
     /// Makes another layout's first pages this one's beginning: pages `0..<pageCount` of `source`'s first layout
-    /// (layout index 0), with their pins, become `id`'s (SQLite shares the rows, PostgreSQL copies them), and sets `id`'s part (page count, height, last cursor,
-    /// bytes) and counts (items, warnings) as storing those pages would have, in one transaction. `id` must be
+    /// (layout index 0), with their pins, become `id`'s (by reference: ``SharedRows``), and sets `id`'s part (page
+    /// count, height, last cursor, bytes) and counts (items, warnings) as storing those pages would have, in one transaction. `id` must be
     /// running, held by this instance, have one layout and no page yet. The caller has checked that the pages are
     /// byte for byte the ones `id` would make (a new version of a feed whose items were appended: see
     /// `LayoutRunner`), and resumes `id` from the last one's cursor.

@@ -7,8 +7,8 @@ import Testing
 @testable import LayoutStore
 
 /// ``LayoutStore/adoptPages(from:pageCount:into:)`` on SQLite and on a throwaway PostgreSQL cluster: the pages, their
-/// pins and the counts they carry are copied in one step, and the new layout goes on from there as if it had stored
-/// them itself.
+/// pins and the counts they carry are taken in one step, by reference, and the new layout goes on from there as if it
+/// had stored them itself; removing a layout whose rows others reference hands them over.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct PageAdoptionTests {
     static let old = String(repeating: "a", count: 32)
@@ -88,12 +88,82 @@ struct PageAdoptionTests {
         try await Self.adopt(store)
     }
 
-    /// SQLite takes pages by reference: adopting adds no page or pin-block row, a layout adopting from one that
+    /// What the tests of references read of a store's tables, by their SQLite names.
+    struct Tables {
+        /// The rows of a table.
+        var count: (String) async throws -> Int
+        /// Adds a reference: pages `pages` of the layout, part 0, are the owner's.
+        var share: (_ layout: String, _ pages: Range<Int>, _ owner: String) async throws -> Void
+        /// Every page reference as (layout, pages, owner).
+        var shares: () async throws -> [(String, Range<Int>, String)]
+
+        static func sqlite(_ store: SQLiteLayoutStore) -> Tables {
+            Tables(
+                count: { table in
+                    try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? -1 }
+                },
+                share: { layout, pages, owner in
+                    try await store.database.write { db in
+                        try db.execute(
+                            sql: """
+                                INSERT INTO page_share (layoutId, layoutIndex, pageStart, pageEnd, ownerId)
+                                VALUES (?, 0, ?, ?, ?)
+                                """, arguments: [layout, pages.lowerBound, pages.upperBound, owner])
+                    }
+                },
+                shares: {
+                    try await store.database.read { db in
+                        try Row.fetchAll(db, sql: "SELECT layoutId, pageStart, pageEnd, ownerId FROM page_share").map {
+                            ($0["layoutId"], ($0["pageStart"] as Int)..<($0["pageEnd"] as Int), $0["ownerId"])
+                        }
+                    }
+                })
+        }
+
+        static func postgres(_ cluster: some PostgresTestStore) -> Tables {
+            Tables(
+                count: { table in try await PostgresFeedChunkTests.query(cluster, "SELECT count(*) FROM feedlayout.\(table)") ?? -1 },
+                share: { layout, pages, owner in
+                    _ = try await PostgresFeedChunkTests.query(
+                        cluster,
+                        """
+                        INSERT INTO feedlayout.page_share (layout_id, layout_index, page_start, page_end, owner_id)
+                        VALUES ('\(layout)', 0, \(pages.lowerBound), \(pages.upperBound), '\(owner)')
+                        """)
+                },
+                shares: {
+                    let text = try await PostgresFeedChunkTests.value(
+                        cluster,
+                        """
+                        SELECT coalesce(string_agg(layout_id || ' ' || page_start || ' ' || page_end || ' ' || owner_id, ';'
+                            ORDER BY layout_id, page_start), '') FROM feedlayout.page_share
+                        """, as: String.self) ?? ""
+                    return text.split(separator: ";").map { row in
+                        let fields = row.split(separator: " ").map(String.init)
+                        return (fields[0], Int(fields[1])!..<Int(fields[2])!, fields[3])
+                    }
+                })
+        }
+    }
+
+    /// Pages are taken by reference: adopting adds no page or pin-block row, a layout adopting from one that
     /// adopted holds ranges of both, and removing any of them in any order leaves every other layout's pages, pins
     /// and cursors as they were, until the last one goes with every row.
     @Test func sqliteSharesRowsAndHandsThemOverOnRemoval() async throws {
         let (store, path) = try LayoutRemovalTests.sqliteStore()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        try await Self.sharesRowsAndHandsThemOver(store, Tables.sqlite(store))
+    }
+
+    @Test func postgresSharesRowsAndHandsThemOverOnRemoval() async throws {
+        try await PostgresProbeCacheTests.withDatabase { cluster in
+            let store = try await PostgresProbeCacheTests.openStore(cluster)
+            defer { store.close() }
+            try await Self.sharesRowsAndHandsThemOver(store, Tables.postgres(cluster))
+        }
+    }
+
+    static func sharesRowsAndHandsThemOver(_ store: any LayoutStore, _ tables: Tables) async throws {
         let ids = (1...4).map { String(repeating: "\($0)", count: 32) }
         /// Page `index` as layout `owner` (0-based in `ids`) stores it: its number in the bytes, the cursor and the pins.
         func page(_ index: Int, owner: Int, last: Bool = false) -> PageWrite {
@@ -115,6 +185,7 @@ struct PageAdoptionTests {
                 try await store.insertLayout(
                     id: ids[layout], options: "{}", feedName: "feed.xml", baseURL: nil, feed: Array("<rss/>".utf8),
                     parts: [(width: 320, columns: 2)]))
+            #expect(try await store.claim(ids[layout]))
             var pages: [Int] = []
             if let adopting {
                 #expect(try await store.adoptPages(from: ids[adopting.from], pageCount: adopting.pages, into: ids[layout]))
@@ -127,9 +198,7 @@ struct PageAdoptionTests {
             try await store.finishLayout(ids[layout], feedWarnings: [:])
             owners.append(pages)
         }
-        func rows(_ table: String) async throws -> Int {
-            try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? -1 }
-        }
+        let rows = tables.count
         /// Every remaining layout's pages, pins and cursors are the ones its owners stored.
         func check(_ remaining: [Int]) async throws {
             for layout in remaining {
@@ -184,6 +253,18 @@ struct PageAdoptionTests {
     @Test func sqliteRemovalSplitsRangesThatOnlyPartlyOverlap() async throws {
         let (store, path) = try LayoutRemovalTests.sqliteStore()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        try await Self.removalSplitsRanges(store, Tables.sqlite(store))
+    }
+
+    @Test func postgresRemovalSplitsRangesThatOnlyPartlyOverlap() async throws {
+        try await PostgresProbeCacheTests.withDatabase { cluster in
+            let store = try await PostgresProbeCacheTests.openStore(cluster)
+            defer { store.close() }
+            try await Self.removalSplitsRanges(store, Tables.postgres(cluster))
+        }
+    }
+
+    static func removalSplitsRanges(_ store: any LayoutStore, _ tables: Tables) async throws {
         // Keys decide a tie between heirs: "3…" (a) before "2…" (b).
         let owner = String(repeating: "1", count: 32)
         let a = String(repeating: "3", count: 32)
@@ -199,18 +280,13 @@ struct PageAdoptionTests {
                 cursor: last ? nil : "fl4.\(codes[layout]!)-\(index)", contentHeight: Double(index * 100),
                 pins: [pin], itemCount: 1, warnings: [:])
         }
-        func share(_ layout: String, _ pages: Range<Int>) async throws {
-            try await store.database.write { db in
-                try db.execute(
-                    sql: "INSERT INTO page_share (layoutId, layoutIndex, pageStart, pageEnd, ownerId) VALUES (?, 0, ?, ?, ?)",
-                    arguments: [layout, pages.lowerBound, pages.upperBound, owner])
-            }
-        }
+        func share(_ layout: String, _ pages: Range<Int>) async throws { try await tables.share(layout, pages, owner) }
         for id in [owner, a, b] {
             #expect(
                 try await store.insertLayout(
                     id: id, options: "{}", feedName: "feed.xml", baseURL: nil, feed: Array("<rss/>".utf8),
                     parts: [(width: 320, columns: 2)]))
+            #expect(try await store.claim(id))
         }
         for index in 0..<8 { try await store.storePage(page(index, by: owner, last: index == 7), layoutId: owner) }
         // a: its own 0..<3, the owner's 3..<7, its own 7. b: the owner's 0..<4, its own 4..<6.
@@ -235,13 +311,9 @@ struct PageAdoptionTests {
         try await check()
         #expect(try await store.removeLayout(owner))
         try await check()
-        let rows = try await store.database.read { db in
-            try Row.fetchAll(db, sql: "SELECT layoutId, pageStart, pageEnd, ownerId FROM page_share").map {
-                "\(codes[$0["layoutId"] as String]!) \($0["pageStart"] as Int)..<\($0["pageEnd"] as Int) \(codes[$0["ownerId"] as String]!)"
-            }
-        }
+        let rows = try await tables.shares().map { "\(codes[$0.0]!) \($0.1) \(codes[$0.2]!)" }
         #expect(rows == ["2 3..<4 1"], "b keeps page 3 from a, the first heir; its pages 0..<3 are its own now")
-        #expect(try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM page") } == 8 + 5)
+        #expect(try await tables.count("page") == 8 + 5)
     }
 
     @Test func postgres() async throws {

@@ -38,6 +38,67 @@ struct PostgresFeedChunkTests {
         #expect(chunks == 3)
     }
 
+    /// Versions of a feed that share its first bytes reference the chunks wholly inside what they share, and store
+    /// the rest; each reads back whole, from another instance too. Removing a layout whose chunks others reference
+    /// hands them to one of them, until the last version goes with every chunk.
+    @Test func versionsReferenceTheChunksTheyShare() async throws {
+        try await PostgresProbeCacheTests.withDatabase { cluster in try await Self.shareChunks(cluster) }
+    }
+
+    static func shareChunks(_ cluster: some PostgresTestStore) async throws {
+        let store = try await PostgresProbeCacheTests.openStore(cluster)
+        defer { store.close() }
+        let reader = try await PostgresProbeCacheTests.openStore(cluster)
+        defer { reader.close() }
+        let chunk = PostgresLayoutStore.feedChunkSize
+        var random = SplitMix64(seed: 11)
+        func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) } }
+        // v1: 3.5 chunks. v2: v1's first 2.3 chunks, then 1.2 of its own (references chunks 0..<2). v3: v2's first
+        // 3.2 chunks, then its own (references v1's 0..<2 and v2's 2).
+        let v1 = bytes(chunk * 7 / 2)
+        let v2 = Array(v1[..<(chunk * 23 / 10)]) + bytes(chunk * 12 / 10)
+        let v3 = Array(v2[..<(chunk * 32 / 10)]) + bytes(chunk / 10)
+        func insert(_ id: String, _ feed: [UInt8], sharing: LayoutFeedPrefix?) async throws {
+            #expect(
+                try await store.insertLayout(
+                    id: id, options: "{}", feedName: "feed.xml", baseURL: nil, feed: feed, sharing: sharing,
+                    parts: [(375, 2)]))
+        }
+        func chunks(of id: String) async throws -> Int? {
+            try await query(cluster, "SELECT count(*) FROM feedlayout.feed_chunk WHERE layout_id = '\(id)'")
+        }
+        func check(_ feeds: [String: [UInt8]]) async throws {
+            for (id, feed) in feeds.sorted(by: { $0.key < $1.key }) {
+                #expect(try await reader.feed(of: id) == feed, "\(id)")
+                #expect(try await reader.listLayouts(after: nil, limit: 10).first { $0.id == id }?.bytes ?? 0 >= feed.count)
+            }
+        }
+        try await insert("v1", v1, sharing: nil)
+        try await insert("v2", v2, sharing: LayoutFeedPrefix(layoutId: "v1", prefixLength: chunk * 23 / 10))
+        try await insert("v3", v3, sharing: LayoutFeedPrefix(layoutId: "v2", prefixLength: chunk * 32 / 10))
+        // Less than a chunk shared, or a predecessor that is not there: stored whole.
+        try await insert("w", Array(v1[..<100]) + [1], sharing: LayoutFeedPrefix(layoutId: "v1", prefixLength: 100))
+        try await insert("x", v1 + [2], sharing: LayoutFeedPrefix(layoutId: "gone", prefixLength: v1.count))
+        #expect(try await chunks(of: "v1") == 4)
+        #expect(try await chunks(of: "v2") == 2, "chunks 2 and 3")
+        #expect(try await chunks(of: "v3") == 1, "chunk 3")
+        #expect(try await chunks(of: "w") == 1)
+        #expect(try await chunks(of: "x") == 4)
+        try await check(["v1": v1, "v2": v2, "v3": v3, "w": Array(v1[..<100]) + [1], "x": v1 + [2]])
+
+        // v2 and v3 both reference v1's 0..<2: the tie goes by key, to v3, and v2's reference names v3.
+        #expect(try await store.removeLayout("v1"))
+        #expect(try await store.feed(of: "v1") == nil)
+        #expect(try await chunks(of: "v3") == 3)
+        try await check(["v2": v2, "v3": v3])
+        #expect(try await store.removeLayout("v3"))
+        #expect(try await chunks(of: "v2") == 4)
+        try await check(["v2": v2])
+        #expect(try await store.removeLayout("v2"))
+        #expect(try await query(cluster, "SELECT count(*) FROM feedlayout.feed_chunk_share") == 0)
+        #expect(try await query(cluster, "SELECT count(*) FROM feedlayout.feed_chunk") == 5, "w's and x's")
+    }
+
     /// A database whose feeds are whole rows (schema 2) gets them as one chunk each when a new instance starts.
     @Test func feedsStoredWholeBeforeAreKept() async throws {
         try await PostgresProbeCacheTests.withDatabase { cluster in try await Self.migrateWholeFeeds(cluster) }
@@ -71,7 +132,7 @@ struct PostgresFeedChunkTests {
         defer { store.close() }
         #expect(try await store.feed(of: "old") == Array("<rss>old</rss>".utf8))
         // The layouts' steps (the subscriptions' are numbered from 101).
-        #expect(try await Self.query(cluster, "SELECT max(version) FROM feedlayout.migration WHERE version < 100") == 10)
+        #expect(try await Self.query(cluster, "SELECT max(version) FROM feedlayout.migration WHERE version < 100") == 11)
         // Pins are a block per page (migration 10), in item order, each field as it was.
         let pins = try await store.pins("old", layoutIndex: 0, from: 0)
         #expect(pins.map(\.itemIndex) == [0, 1])

@@ -2,7 +2,7 @@ import PostgresNIO
 
 /// Pages stored in one statement, one round trip: the lease check locks the layout's row; the pages go in only
 /// while this instance holds the lease, and their pin blocks, the parts' progress, the counts and the notification
-/// only with pages that are new (one stored before, by a restart of a layout with breakpoints or a commit whose
+/// only with pages that are new (one stored or referenced before, by a restart of a layout with breakpoints or a commit whose
 /// answer was lost, adds nothing). Its row: 1 when the lease was held.
 ///
 /// Why one statement, prepared: a statement per page was most of what the PostgreSQL server did for a layout
@@ -26,6 +26,10 @@ struct PageBatchStatement: PostgresPreparedStatement {
             INSERT INTO feedlayout.page (layout_id, layout_index, page_index, gzip, cursor, warnings, content_height)
             SELECT held.id, i.layout_index, i.page_index, i.gzip, i.cursor, i.warnings, i.content_height
             FROM held, input i
+            -- A page the layout references (adopted) is there already, in another layout's row.
+            WHERE NOT EXISTS (
+                SELECT 1 FROM feedlayout.page_share s WHERE s.layout_id = $1 AND s.layout_index = i.layout_index
+                    AND s.page_start <= i.page_index AND s.page_end > i.page_index)
             ON CONFLICT DO NOTHING RETURNING layout_index, page_index
         ), fresh AS (
             SELECT i.* FROM input i JOIN page USING (layout_index, page_index)

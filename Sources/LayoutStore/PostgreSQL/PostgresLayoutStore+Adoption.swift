@@ -1,82 +1,73 @@
 import Foundation
 import PostgresNIO
 
-/// A new version of a feed taking an older version's pages (see ``LayoutStore/adoptPages(from:pageCount:into:)``).
+/// A new version of a feed taking an older version's pages (see ``LayoutStore/adoptPages(from:pageCount:into:)``), by
+/// reference: the rows stay where they are, and `page_share` says whose they are (PostgresLayoutStore+Sharing).
 extension PostgresLayoutStore {
     func adoptPages(from source: String, pageCount: Int, into id: String) async throws -> Bool {
         guard pageCount > 0, source != id else { return false }
         return try await operation { [client, logger, owner] in
             try await client.withTransaction(logger: logger) { connection -> Bool in
                 try await Self.lockHeldLayout(id, owner: owner, connection: connection, logger: logger)
-                // The source stays while its pages are copied: a removal by another instance waits for this.
-                var sourceHeld = false
-                for try await _ in try await connection.query(
-                    "SELECT 1 FROM feedlayout.layout WHERE id = \(source) FOR SHARE", logger: logger
-                ).decode(Int.self) {
-                    sourceHeld = true
-                }
-                guard sourceHeld else { return false }
+                // The source and the layouts holding its rows stay while the references are made: a removal by
+                // another instance waits for this.
+                guard
+                    let sourceShares = try await Self.lockedShares(
+                        of: source, .pages, part: 0, connection: connection, logger: logger)
+                else { return false }
                 var parts: [(Int, Int)] = []
                 for try await part in try await connection.query(
                     "SELECT layout_index, page_count FROM feedlayout.part WHERE layout_id = \(id)", logger: logger
                 ).decode((Int, Int).self) {
                     parts.append(part)
                 }
-                guard parts.count == 1, parts[0].0 == 0, parts[0].1 == 0 else { return false }
+                guard parts.count == 1, parts[0].0 == 0, parts[0].1 == 0,
+                    try await Self.shares(of: id, .pages, part: 0, connection: connection, logger: logger).isEmpty
+                else { return false }
+                let shares = RowSharing.adopted(from: source, sourceShares: sourceShares, count: pageCount)
+                let (owners, starts, ends) = (
+                    shares.map(\.owner), shares.map(\.rows.lowerBound), shares.map(\.rows.upperBound)
+                )
+                // Every page there, each with its counts (pages stored before the store kept them have none).
                 var held = 0
-                for try await count in try await connection.query(
+                var pageBytes = 0
+                var pageWarnings: [String] = []
+                for try await (count, bytes, warnings) in try await connection.query(
                     """
-                    SELECT count(*) FROM feedlayout.page
-                    WHERE layout_id = \(source) AND layout_index = 0 AND page_index < \(pageCount)
-                        AND warnings IS NOT NULL AND content_height IS NOT NULL
+                    SELECT count(*)::int8, coalesce(sum(length(p.gzip) + coalesce(octet_length(p.cursor), 0)), 0)::int8,
+                        coalesce(array_agg(p.warnings) FILTER (WHERE p.warnings <> '{}'), '{}')
+                    FROM UNNEST(\(owners)::text[], \(starts)::int8[], \(ends)::int8[])
+                        AS r(owner_id, page_start, page_end)
+                    JOIN feedlayout.page p ON p.layout_id = r.owner_id AND p.layout_index = 0
+                        AND p.page_index >= r.page_start AND p.page_index < r.page_end
+                    WHERE p.warnings IS NOT NULL AND p.content_height IS NOT NULL
+                    """, logger: logger
+                ).decode((Int, Int, [String]).self) {
+                    (held, pageBytes, pageWarnings) = (count, bytes, warnings)
+                }
+                var items = 0
+                for try await bytes in try await connection.query(
+                    """
+                    SELECT coalesce(sum(length(b.pins)), 0)::int8
+                    FROM UNNEST(\(owners)::text[], \(starts)::int8[], \(ends)::int8[])
+                        AS r(owner_id, page_start, page_end)
+                    JOIN feedlayout.pin_block b ON b.layout_id = r.owner_id AND b.layout_index = 0
+                        AND b.page_index >= r.page_start AND b.page_index < r.page_end
                     """, logger: logger
                 ).decode(Int.self) {
-                    held = count
+                    items = bytes / PinBlock.recordBytes
                 }
                 var last: (cursor: String?, height: Double)?
                 for try await row in try await connection.query(
                     """
                     SELECT cursor, content_height FROM feedlayout.page
-                    WHERE layout_id = \(source) AND layout_index = 0 AND page_index = \(pageCount - 1)
+                    WHERE layout_id = \(owners.last ?? source) AND layout_index = 0 AND page_index = \(pageCount - 1)
                     """, logger: logger
                 ).decode((String?, Double?).self) {
                     if let height = row.1 { last = (row.0, height) }
                 }
                 guard held == pageCount, let last, let cursor = last.cursor else { return false }
-                try await connection.query(
-                    """
-                    INSERT INTO feedlayout.page (layout_id, layout_index, page_index, gzip, cursor, warnings,
-                        content_height)
-                    SELECT \(id), layout_index, page_index, gzip, cursor, warnings, content_height
-                    FROM feedlayout.page
-                    WHERE layout_id = \(source) AND layout_index = 0 AND page_index < \(pageCount)
-                    """, logger: logger)
-                try await connection.query(
-                    """
-                    INSERT INTO feedlayout.pin_block (layout_id, layout_index, page_index, item_end, pins)
-                    SELECT \(id), layout_index, page_index, item_end, pins FROM feedlayout.pin_block
-                    WHERE layout_id = \(source) AND layout_index = 0 AND page_index < \(pageCount)
-                    """, logger: logger)
-                var items = 0
-                var pageBytes = 0
-                var pageWarnings: [String] = []
-                for try await bytes in try await connection.query(
-                    """
-                    SELECT coalesce(sum(length(pins)), 0)::int8 FROM feedlayout.pin_block
-                    WHERE layout_id = \(id) AND layout_index = 0
-                    """, logger: logger
-                ).decode(Int.self) {
-                    items = bytes / PinBlock.recordBytes
-                }
-                for try await row in try await connection.query(
-                    """
-                    SELECT length(gzip) + coalesce(octet_length(cursor), 0), warnings FROM feedlayout.page
-                    WHERE layout_id = \(id) AND layout_index = 0
-                    """, logger: logger
-                ).decode((Int, String).self) {
-                    pageBytes += row.0
-                    if row.1 != "{}" { pageWarnings.append(row.1) }
-                }
+                try await Self.insertShares(shares, of: id, .pages, part: 0, connection: connection, logger: logger)
                 let warnings = try Self.warningsJSON(PageCounts.sum(pageWarnings))
                 try await connection.query(
                     """

@@ -232,6 +232,35 @@ extension PostgresLayoutStore {
                 "ALTER TABLE feedlayout.page ALTER COLUMN gzip SET STORAGE EXTERNAL",
             ]
         ),
+        Migration(
+            11,
+            [
+                // Rows a layout reads from another layout's rows (PostgresLayoutStore+Sharing): pages `page_start..<
+                // page_end` of a part, and a feed's chunks `chunk_start..<chunk_end`, held by `owner_id`. The owner
+                // has no cascade: removing a layout whose rows are shared fails until they are handed over.
+                """
+                CREATE TABLE feedlayout.page_share (
+                    layout_id TEXT NOT NULL REFERENCES feedlayout.layout(id) ON DELETE CASCADE,
+                    layout_index BIGINT NOT NULL,
+                    page_start BIGINT NOT NULL,
+                    page_end BIGINT NOT NULL,
+                    owner_id TEXT NOT NULL REFERENCES feedlayout.layout(id),
+                    PRIMARY KEY (layout_id, layout_index, page_start)
+                )
+                """,
+                "CREATE INDEX page_share_by_owner ON feedlayout.page_share (owner_id, layout_index)",
+                """
+                CREATE TABLE feedlayout.feed_chunk_share (
+                    layout_id TEXT NOT NULL REFERENCES feedlayout.layout(id) ON DELETE CASCADE,
+                    chunk_start BIGINT NOT NULL,
+                    chunk_end BIGINT NOT NULL,
+                    owner_id TEXT NOT NULL REFERENCES feedlayout.layout(id),
+                    PRIMARY KEY (layout_id, chunk_start)
+                )
+                """,
+                "CREATE INDEX feed_chunk_share_by_owner ON feedlayout.feed_chunk_share (owner_id)",
+            ]
+        ),
     ] + subscriptionMigrations
 
     /// One step of the schema: statements, then, where SQL alone cannot say it, Swift over the same connection

@@ -5,24 +5,45 @@ import PostgresNIO
 /// Listing, sizing and removing layouts in the shared store.
 extension PostgresLayoutStore {
     func removeLayout(_ id: String) async throws -> Bool {
-        // One statement: the layout's row goes, and with it (ON DELETE CASCADE) its parts, pages, pins and feed
-        // chunks, all in one transaction. An instance computing it finds no row it holds at its next page and stops
-        // (a lost lease); the notifications wake the requests waiting for it on every instance, which then find
-        // nothing, and make every instance forget what it holds of it in memory (``watchRemovals(_:)``).
+        // One transaction: the rows others reference are handed over (PostgresLayoutStore+Sharing), then the
+        // layout's row goes, and with it (ON DELETE CASCADE) its parts, pages, pins, feed chunks and references.
+        // An instance computing it finds no row it holds at its next page and stops (a lost lease); the
+        // notifications wake the requests waiting for it on every instance, which then find nothing, and make every
+        // instance forget what it holds of it in memory (``watchRemovals(_:)``).
         try await operation { [client, logger] in
-            for try await count in try await client.query(
-                """
-                WITH removed AS (DELETE FROM feedlayout.layout WHERE id = \(id) RETURNING id)
-                SELECT count(*)::int8,
-                    CASE WHEN count(*) > 0 THEN pg_notify(\(Self.channel), \(id)) END,
-                    CASE WHEN count(*) > 0 THEN pg_notify(\(Self.removalChannel), \(id)) END
-                FROM removed
-                """, logger: logger
-            ).decode((Int, String?, String?).self) {
-                return count.0 > 0
+            try await client.withTransaction(logger: logger) { connection in
+                try await Self.removeLayout(id, connection: connection, logger: logger)
             }
-            return false
         }
+    }
+
+    /// The advisory lock removals take, one at a time across instances (any fixed number other than the
+    /// migrations').
+    private static let removalLock = 4_242_018
+
+    private static func removeLayout(_ id: String, connection: PostgresConnection, logger: Logger) async throws -> Bool
+    {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(removalLock))", logger: logger)
+        // Held from here: a reference being added to its rows commits first, a later one waits and finds it gone.
+        guard
+            try await !connection.query(
+                "SELECT 1 FROM feedlayout.layout WHERE id = \(id) FOR UPDATE", logger: logger
+            ).collect().isEmpty
+        else { return false }
+        try await handOverShares(of: id, .pages, connection: connection, logger: logger)
+        try await handOverShares(of: id, .feedChunks, connection: connection, logger: logger)
+        for try await count in try await connection.query(
+            """
+            WITH removed AS (DELETE FROM feedlayout.layout WHERE id = \(id) RETURNING id)
+            SELECT count(*)::int8,
+                CASE WHEN count(*) > 0 THEN pg_notify(\(Self.channel), \(id)) END,
+                CASE WHEN count(*) > 0 THEN pg_notify(\(Self.removalChannel), \(id)) END
+            FROM removed
+            """, logger: logger
+        ).decode((Int, String?, String?).self) {
+            return count.0 > 0
+        }
+        return false
     }
 
     /// The channel of removals' notifications (the layout's id).

@@ -156,7 +156,8 @@ final class PostgresLayoutStore: LayoutStore {
 
     // MARK: Layouts
 
-    /// `sharing` is not used: the feed's chunks are stored whole (sharing them between versions is not built here).
+    /// With `sharing`, the chunks that lie wholly inside the shared prefix are referenced, not stored again
+    /// (PostgresLayoutStore+Sharing): a new version stores the rest of the last of them and what follows.
     func insertLayout(
         id: String, options: String, feedName: String, baseURL: String?, feed: [UInt8], sharing: LayoutFeedPrefix?,
         parts: [(width: Double, columns: Int)]
@@ -165,14 +166,14 @@ final class PostgresLayoutStore: LayoutStore {
         let columns = parts.map(\.columns)
         return try await feedWrites.withPermit {
             try await insertLayoutRows(
-                id: id, options: options, feedName: feedName, baseURL: baseURL, feed: feed, widths: widths,
-                columns: columns)
+                id: id, options: options, feedName: feedName, baseURL: baseURL, feed: feed, sharing: sharing,
+                widths: widths, columns: columns)
         }
     }
 
     private func insertLayoutRows(
-        id: String, options: String, feedName: String, baseURL: String?, feed: [UInt8], widths: [Double],
-        columns: [Int]
+        id: String, options: String, feedName: String, baseURL: String?, feed: [UInt8], sharing: LayoutFeedPrefix?,
+        widths: [Double], columns: [Int]
     ) async throws -> Bool {
         try await operation { [client, logger] in
             try await client.withTransaction(logger: logger) { connection in
@@ -184,11 +185,15 @@ final class PostgresLayoutStore: LayoutStore {
                     """, logger: logger
                 ).collect()
                 guard !inserted.isEmpty else { return false }
-                for (number, start) in stride(from: 0, to: feed.count, by: Self.feedChunkSize).enumerated() {
+                let sharedChunks = try await Self.shareFeedChunks(
+                    id: id, sharing: sharing, feedCount: feed.count, connection: connection, logger: logger)
+                for start in stride(from: sharedChunks * Self.feedChunkSize, to: feed.count, by: Self.feedChunkSize) {
                     let chunk = Data(feed[start..<min(feed.count, start + Self.feedChunkSize)])
                     try await connection.query(
-                        "INSERT INTO feedlayout.feed_chunk (layout_id, chunk_index, bytes) VALUES (\(id), \(number), \(chunk))",
-                        logger: logger)
+                        """
+                        INSERT INTO feedlayout.feed_chunk (layout_id, chunk_index, bytes)
+                        VALUES (\(id), \(start / Self.feedChunkSize), \(chunk))
+                        """, logger: logger)
                 }
                 try await connection.query(
                     """
@@ -199,6 +204,35 @@ final class PostgresLayoutStore: LayoutStore {
                 return true
             }
         }
+    }
+
+    /// References the chunks of `sharing`'s feed that lie wholly inside the shared prefix, when they are all there
+    /// whole.
+    /// - Returns: How many chunks, from the first, are referenced (0: the feed is stored whole).
+    private static func shareFeedChunks(
+        id: String, sharing: LayoutFeedPrefix?, feedCount: Int, connection: PostgresConnection, logger: Logger
+    ) async throws -> Int {
+        guard let sharing, sharing.layoutId != id, sharing.prefixLength <= feedCount else { return 0 }
+        let count = sharing.prefixLength / feedChunkSize
+        guard count > 0,
+            let sourceShares = try await lockedShares(
+                of: sharing.layoutId, .feedChunks, part: 0, connection: connection, logger: logger)
+        else { return 0 }
+        let shares = RowSharing.adopted(from: sharing.layoutId, sourceShares: sourceShares, count: count)
+        for try await (chunks, bytes) in try await connection.query(
+            """
+            SELECT count(*)::int8, coalesce(sum(length(c.bytes)), 0)::int8
+            FROM UNNEST(\(shares.map(\.owner))::text[], \(shares.map(\.rows.lowerBound))::int8[],
+                \(shares.map(\.rows.upperBound))::int8[]) AS r(owner_id, chunk_start, chunk_end)
+            JOIN feedlayout.feed_chunk c ON c.layout_id = r.owner_id
+                AND c.chunk_index >= r.chunk_start AND c.chunk_index < r.chunk_end
+            """, logger: logger
+        ).decode((Int, Int).self) {
+            // Chunks of another size (a store written with another chunk size) are not shared.
+            guard chunks == count, bytes == count * feedChunkSize else { return 0 }
+        }
+        try await insertShares(shares, of: id, .feedChunks, part: 0, connection: connection, logger: logger)
+        return count
     }
 
     func layout(_ id: String) async throws -> LayoutRecord? {
@@ -243,7 +277,14 @@ final class PostgresLayoutStore: LayoutStore {
             var found = false
             for try await (size, bytes) in try await client.query(
                 """
-                SELECT sum(length(bytes)) OVER (), bytes FROM feedlayout.feed_chunk WHERE layout_id = \(id)
+                SELECT sum(length(bytes)) OVER (), bytes FROM (
+                    SELECT chunk_index, bytes FROM feedlayout.feed_chunk WHERE layout_id = \(id)
+                    UNION ALL
+                    SELECT chunk.chunk_index, chunk.bytes FROM feedlayout.feed_chunk_share share
+                    JOIN feedlayout.feed_chunk chunk ON chunk.layout_id = share.owner_id
+                        AND chunk.chunk_index >= share.chunk_start AND chunk.chunk_index < share.chunk_end
+                    WHERE share.layout_id = \(id)
+                ) AS chunks
                 ORDER BY chunk_index
                 """, logger: logger
             ).decode((Int, Data).self) {
@@ -460,9 +501,15 @@ final class PostgresLayoutStore: LayoutStore {
 
     func gzippedPage(_ id: String, layoutIndex: Int, pageIndex: Int) async throws -> Data? {
         try await operation { [client, logger] in
+            // The row is the layout's own, or the one of the layout a reference names.
             let query: PostgresQuery = """
                 SELECT gzip FROM feedlayout.page
-                WHERE layout_id = \(id) AND layout_index = \(layoutIndex) AND page_index = \(pageIndex)
+                WHERE layout_id = coalesce(
+                        (SELECT owner_id FROM feedlayout.page_share
+                            WHERE layout_id = \(id) AND layout_index = \(layoutIndex)
+                                AND page_start <= \(pageIndex) AND page_end > \(pageIndex)),
+                        \(id))
+                    AND layout_index = \(layoutIndex) AND page_index = \(pageIndex)
                 """
             for try await bytes in try await client.query(query, logger: logger).decode(Data.self) { return bytes }
             return nil
@@ -471,19 +518,23 @@ final class PostgresLayoutStore: LayoutStore {
 
     func pageWithCursor(_ cursor: String, layoutId: String?) async throws -> (id: String, layoutIndex: Int, pageIndex: Int)? {
         try await operation { [client, logger] in
-            let query: PostgresQuery =
-                if let layoutId {
-                    """
-                    SELECT layout_id, layout_index, page_index FROM feedlayout.page
-                    WHERE cursor = \(cursor) AND layout_id = \(layoutId)
-                    """
-                } else {
-                    """
+            // The rows with the cursor, each as a page of the layout whose row it is and of every layout that
+            // references it; without a layout, the newest of them.
+            let query: PostgresQuery = """
+                SELECT layout.id, found.layout_index, found.page_index FROM (
                     SELECT page.layout_id, page.layout_index, page.page_index FROM feedlayout.page
-                    JOIN feedlayout.layout ON layout.id = page.layout_id
-                    WHERE page.cursor = \(cursor) ORDER BY layout.created_at DESC LIMIT 1
-                    """
-                }
+                    WHERE page.cursor = \(cursor)
+                    UNION ALL
+                    SELECT share.layout_id, page.layout_index, page.page_index FROM feedlayout.page
+                    JOIN feedlayout.page_share share ON share.owner_id = page.layout_id
+                        AND share.layout_index = page.layout_index AND share.page_start <= page.page_index
+                        AND share.page_end > page.page_index
+                    WHERE page.cursor = \(cursor)
+                ) AS found
+                JOIN feedlayout.layout ON layout.id = found.layout_id
+                WHERE \(layoutId)::text IS NULL OR layout.id = \(layoutId)
+                ORDER BY layout.created_at DESC LIMIT 1
+                """
             for try await (id, layoutIndex, pageIndex) in try await client.query(query, logger: logger).decode(
                 (String, Int, Int).self)
             {
@@ -498,8 +549,17 @@ final class PostgresLayoutStore: LayoutStore {
             var pins: [PinRecord] = []
             for try await block in try await client.query(
                 """
-                SELECT pins FROM feedlayout.pin_block
-                WHERE layout_id = \(id) AND layout_index = \(layoutIndex) AND item_end > \(itemIndex)
+                SELECT pins FROM (
+                    SELECT page_index, pins FROM feedlayout.pin_block
+                    WHERE layout_id = \(id) AND layout_index = \(layoutIndex) AND item_end > \(itemIndex)
+                    UNION ALL
+                    SELECT block.page_index, block.pins FROM feedlayout.page_share share
+                    JOIN feedlayout.pin_block block ON block.layout_id = share.owner_id
+                        AND block.layout_index = share.layout_index AND block.page_index >= share.page_start
+                        AND block.page_index < share.page_end
+                    WHERE share.layout_id = \(id) AND share.layout_index = \(layoutIndex)
+                        AND block.item_end > \(itemIndex)
+                ) AS blocks
                 ORDER BY page_index
                 """, logger: logger
             ).decode(ByteBuffer.self) {

@@ -39,14 +39,8 @@ extension SQLiteLayoutStore {
             WHERE layoutId = ?1 AND layoutIndex = ?2 AND pageStart <= ?3 AND pageEnd > ?3), ?1)
         """
 
-    /// One range of a layout's pages held in another layout's rows.
-    struct PageShare {
-        var owner: String
-        var pages: Range<Int>
-    }
-
     /// The shared ranges of a layout's part, in page order.
-    static func pageShares(of id: String, layoutIndex: Int, _ db: Database) throws -> [PageShare] {
+    static func pageShares(of id: String, layoutIndex: Int, _ db: Database) throws -> [SharedRows] {
         try Row.fetchAll(
             db.cachedStatement(
                 sql: """
@@ -54,7 +48,7 @@ extension SQLiteLayoutStore {
                     ORDER BY pageStart
                     """),
             arguments: [id, layoutIndex]
-        ).map { PageShare(owner: $0["ownerId"], pages: ($0["pageStart"] as Int)..<($0["pageEnd"] as Int)) }
+        ).map { SharedRows(owner: $0["ownerId"], rows: ($0["pageStart"] as Int)..<($0["pageEnd"] as Int)) }
     }
 
     func adoptPages(from source: String, pageCount: Int, into id: String) async throws -> Bool {
@@ -66,21 +60,15 @@ extension SQLiteLayoutStore {
             guard status == "running", target.count == 1, target[0]["layoutIndex"] as Int == 0,
                 target[0]["pageCount"] as Int == 0, try Self.pageShares(of: id, layoutIndex: 0, db).isEmpty
             else { return false }
-            // The source's pages 0..<pageCount: its shared ranges, cut there, then its own rows.
-            let sourceShares = try Self.pageShares(of: source, layoutIndex: 0, db)
-            let ownStart = sourceShares.last?.pages.upperBound ?? 0
-            var shares = sourceShares.compactMap { share -> PageShare? in
-                let pages = share.pages.clamped(to: 0..<pageCount)
-                return pages.isEmpty ? nil : PageShare(owner: share.owner, pages: pages)
-            }
-            if ownStart < pageCount { shares.append(PageShare(owner: source, pages: ownStart..<pageCount)) }
+            let shares = RowSharing.adopted(
+                from: source, sourceShares: try Self.pageShares(of: source, layoutIndex: 0, db), count: pageCount)
             // Every page there, each with its counts (pages stored before the store kept them have none).
             var held = 0
             var pageBytes = 0
             var pinBytes = 0
             var warnings: [String] = []
             for share in shares {
-                let arguments: StatementArguments = [share.owner, share.pages.lowerBound, share.pages.upperBound]
+                let arguments: StatementArguments = [share.owner, share.rows.lowerBound, share.rows.upperBound]
                 let range = "layoutId = ? AND layoutIndex = 0 AND pageIndex >= ? AND pageIndex < ?"
                 let counted = try Row.fetchOne(
                     db,
@@ -100,7 +88,8 @@ extension SQLiteLayoutStore {
             guard held == pageCount, let lastShare = shares.last,
                 let last = try Row.fetchOne(
                     db,
-                    sql: "SELECT cursor, contentHeight FROM page WHERE layoutId = ? AND layoutIndex = 0 AND pageIndex = ?",
+                    sql:
+                        "SELECT cursor, contentHeight FROM page WHERE layoutId = ? AND layoutIndex = 0 AND pageIndex = ?",
                     arguments: [lastShare.owner, pageCount - 1]),
                 let cursor = last["cursor"] as String?
             else { return false }
@@ -109,7 +98,7 @@ extension SQLiteLayoutStore {
                     sql: """
                         INSERT INTO page_share (layoutId, layoutIndex, pageStart, pageEnd, ownerId)
                         VALUES (?, 0, ?, ?, ?)
-                        """, arguments: [id, share.pages.lowerBound, share.pages.upperBound, share.owner])
+                        """, arguments: [id, share.rows.lowerBound, share.rows.upperBound, share.owner])
             }
             let items = pinBytes / PinBlock.recordBytes
             try db.execute(
@@ -126,64 +115,46 @@ extension SQLiteLayoutStore {
         }
     }
 
-    /// Before `id`'s rows go: the page and pin-block rows other layouts share are handed to one of them, and every
-    /// range that named `id` names the new holder. The heir is the layout sharing the most of `id`'s pages; the
-    /// rows it takes are pages it never stored itself (it shared them), so they cannot collide with its own. Ranges
-    /// of others outside what it took go to the next heir, and so on. Moving rows rewrites them (SQLite rewrites a
-    /// row it updates): a removal pays once what adopting no longer copies.
+    /// Before `id`'s rows go: the page and pin-block rows other layouts share are handed over
+    /// (``RowSharing/handOver(_:removing:)``), step by step until no range names `id`. Moving rows rewrites them
+    /// (SQLite rewrites a row it updates): a removal pays once what adopting no longer copies.
     static func handOverSharedPages(of id: String, _ db: Database) throws {
         while true {
-            let rows = try Row.fetchAll(
+            let shares = try Row.fetchAll(
                 db,
                 sql: "SELECT layoutId, layoutIndex, pageStart, pageEnd FROM page_share WHERE ownerId = ?",
-                arguments: [id])
-            guard !rows.isEmpty else { return }
-            var sharedPages: [String: Int] = [:]
-            for row in rows { sharedPages[row["layoutId"], default: 0] += (row["pageEnd"] as Int) - (row["pageStart"] as Int) }
-            let heir = sharedPages.max { $0.value < $1.value || ($0.value == $1.value && $0.key < $1.key) }!.key
-            // The heir's ranges become its own rows.
-            var taken: [(layoutIndex: Int, pages: Range<Int>)] = []
-            for row in rows where row["layoutId"] as String == heir {
-                let layoutIndex: Int = row["layoutIndex"]
-                let pages = (row["pageStart"] as Int)..<(row["pageEnd"] as Int)
-                taken.append((layoutIndex, pages))
+                arguments: [id]
+            ).map {
+                RowShare(
+                    sharer: $0["layoutId"], part: $0["layoutIndex"],
+                    shared: SharedRows(owner: id, rows: ($0["pageStart"] as Int)..<($0["pageEnd"] as Int)))
+            }
+            guard let step = RowSharing.handOver(shares, removing: id) else { return }
+            for took in step.taken {
                 for table in ["page", "pin_block"] {
                     try db.execute(
                         sql: """
                             UPDATE \(table) SET layoutId = ?
                             WHERE layoutId = ? AND layoutIndex = ? AND pageIndex >= ? AND pageIndex < ?
-                            """, arguments: [heir, id, layoutIndex, pages.lowerBound, pages.upperBound])
+                            """, arguments: [step.heir, id, took.part, took.rows.lowerBound, took.rows.upperBound])
                 }
             }
-            try db.execute(sql: "DELETE FROM page_share WHERE layoutId = ? AND ownerId = ?", arguments: [heir, id])
-            // Everyone else's ranges: the parts the heir took name the heir now.
-            for row in rows where row["layoutId"] as String != heir {
-                let sharer: String = row["layoutId"]
-                let layoutIndex: Int = row["layoutIndex"]
-                let pages = (row["pageStart"] as Int)..<(row["pageEnd"] as Int)
-                var pieces: [PageShare] = [PageShare(owner: id, pages: pages)]
-                for took in taken where took.layoutIndex == layoutIndex {
-                    pieces = pieces.flatMap { piece -> [PageShare] in
-                        guard piece.owner == id, piece.pages.overlaps(took.pages) else { return [piece] }
-                        let inside = piece.pages.clamped(to: took.pages)
-                        return [
-                            PageShare(owner: id, pages: piece.pages.lowerBound..<inside.lowerBound),
-                            PageShare(owner: heir, pages: inside),
-                            PageShare(owner: id, pages: inside.upperBound..<piece.pages.upperBound),
-                        ].filter { !$0.pages.isEmpty }
-                    }
-                }
-                guard pieces.count > 1 || pieces.first?.owner != id else { continue }
+            try db.execute(
+                sql: "DELETE FROM page_share WHERE layoutId = ? AND ownerId = ?", arguments: [step.heir, id])
+            for (old, pieces) in step.replaced {
                 try db.execute(
                     sql: "DELETE FROM page_share WHERE layoutId = ? AND layoutIndex = ? AND pageStart = ?",
-                    arguments: [sharer, layoutIndex, pages.lowerBound])
+                    arguments: [old.sharer, old.part, old.shared.rows.lowerBound])
                 for piece in pieces {
                     try db.execute(
                         sql: """
                             INSERT INTO page_share (layoutId, layoutIndex, pageStart, pageEnd, ownerId)
                             VALUES (?, ?, ?, ?, ?)
                             """,
-                        arguments: [sharer, layoutIndex, piece.pages.lowerBound, piece.pages.upperBound, piece.owner])
+                        arguments: [
+                            piece.sharer, piece.part, piece.shared.rows.lowerBound, piece.shared.rows.upperBound,
+                            piece.shared.owner,
+                        ])
                 }
             }
         }
