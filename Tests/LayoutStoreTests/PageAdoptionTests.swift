@@ -83,9 +83,7 @@ struct PageAdoptionTests {
     }
 
     @Test func sqlite() async throws {
-        let (store, path) = try LayoutRemovalTests.sqliteStore()
-        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
-        try await Self.adopt(store)
+        try await Self.onSQLite { store, _ in try await Self.adopt(store) }
     }
 
     /// What the tests of references read of a store's tables, by their SQLite names.
@@ -150,16 +148,26 @@ struct PageAdoptionTests {
     /// adopted holds ranges of both, and removing any of them in any order leaves every other layout's pages, pins
     /// and cursors as they were, until the last one goes with every row.
     @Test func sqliteSharesRowsAndHandsThemOverOnRemoval() async throws {
-        let (store, path) = try LayoutRemovalTests.sqliteStore()
-        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
-        try await Self.sharesRowsAndHandsThemOver(store, Tables.sqlite(store))
+        try await Self.onSQLite(Self.sharesRowsAndHandsThemOver)
     }
 
     @Test func postgresSharesRowsAndHandsThemOverOnRemoval() async throws {
+        try await Self.onPostgres(Self.sharesRowsAndHandsThemOver)
+    }
+
+    /// Runs a test of references on a new SQLite store.
+    static func onSQLite(_ test: (any LayoutStore, Tables) async throws -> Void) async throws {
+        let (store, path) = try LayoutRemovalTests.sqliteStore()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        try await test(store, Tables.sqlite(store))
+    }
+
+    /// Runs a test of references on a store in a throwaway PostgreSQL database.
+    static func onPostgres(_ test: (any LayoutStore, Tables) async throws -> Void) async throws {
         try await PostgresProbeCacheTests.withDatabase { cluster in
             let store = try await PostgresProbeCacheTests.openStore(cluster)
             defer { store.close() }
-            try await Self.sharesRowsAndHandsThemOver(store, Tables.postgres(cluster))
+            try await test(store, Tables.postgres(cluster))
         }
     }
 
@@ -251,17 +259,11 @@ struct PageAdoptionTests {
     /// today): removing their owner gives the heir its own ranges, splits another sharer's range around them, and
     /// hands what is left to a second heir. Every page and pin stays where its layout reads it.
     @Test func sqliteRemovalSplitsRangesThatOnlyPartlyOverlap() async throws {
-        let (store, path) = try LayoutRemovalTests.sqliteStore()
-        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
-        try await Self.removalSplitsRanges(store, Tables.sqlite(store))
+        try await Self.onSQLite(Self.removalSplitsRanges)
     }
 
     @Test func postgresRemovalSplitsRangesThatOnlyPartlyOverlap() async throws {
-        try await PostgresProbeCacheTests.withDatabase { cluster in
-            let store = try await PostgresProbeCacheTests.openStore(cluster)
-            defer { store.close() }
-            try await Self.removalSplitsRanges(store, Tables.postgres(cluster))
-        }
+        try await Self.onPostgres(Self.removalSplitsRanges)
     }
 
     static func removalSplitsRanges(_ store: any LayoutStore, _ tables: Tables) async throws {
@@ -317,10 +319,6 @@ struct PageAdoptionTests {
     }
 
     @Test func postgres() async throws {
-        try await PostgresProbeCacheTests.withDatabase { cluster in
-            let store = try await PostgresProbeCacheTests.openStore(cluster)
-            defer { store.close() }
-            try await Self.adopt(store)
-        }
+        try await Self.onPostgres { store, _ in try await Self.adopt(store) }
     }
 }
