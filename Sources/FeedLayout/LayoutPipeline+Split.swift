@@ -141,7 +141,7 @@ extension LayoutPipeline {
         var next = 0
         func flush() async throws {
             var made: [LayoutPage] = []
-            try run.add(window) { made.append($0) }
+            try run.add(window[...]) { made.append($0) }
             window.removeAll(keepingCapacity: true)
             for page in made { try await onPage(page) }
         }

@@ -7,8 +7,8 @@ import LocalFileAccess
 import Logging
 import ProbeCache
 import RemoteFetch
-import TextMeasure
 import Synchronization
+import TextMeasure
 import WaterfallLayout
 
 /// The whole `layout` job: feed → items → probed and measured → placed → pages.
@@ -45,7 +45,8 @@ public struct LayoutPipeline: Sendable {
             throw LayoutError(
                 .invalidOptions,
                 "allowPrivateNetwork is \(options.allowPrivateNetwork), but the shared HTTP client's policy says "
-                    + "\(resources.fetcher.configuration.allowPrivateNetwork): the two must agree", option: "allow-private-network")
+                    + "\(resources.fetcher.configuration.allowPrivateNetwork): the two must agree",
+                option: "allow-private-network")
         }
         var preparer = try ItemPreparer(options: options, resources: resources)
         let geometries = try options.geometries(annotationBand: preparer.annotationBand)
@@ -168,7 +169,8 @@ public struct LayoutPipeline: Sendable {
             throw LayoutError(
                 .cursorMismatch,
                 "\(feed.name): the feed resumes at item \(feed.firstItemIndex), "
-                    + (resume == nil ? "but the run has no cursor" : "but the cursor's next item is \(run.resumeIndex)"))
+                    + (resume == nil ? "but the run has no cursor" : "but the cursor's next item is \(run.resumeIndex)")
+            )
         }
         let source = try await FeedSource(feed, fetcher: fetcher)
         // Items before a cursor are only counted and checked: the stages ahead of placement need not prepare them.
@@ -182,7 +184,7 @@ public struct LayoutPipeline: Sendable {
             for page in pages { try await onPage(page) }
         }
         let memo = RunProbeMemo(statistics: resources?.probeStatistics)
-        func add(_ window: [PreparedItem]) async throws {
+        func add(_ window: ArraySlice<PreparedItem>) async throws {
             let started = clock.now
             var made: [LayoutPage] = []
             try run.add(window) { made.append($0) }
@@ -194,28 +196,37 @@ public struct LayoutPipeline: Sendable {
         let parse = try await withPreparedWindows(
             source, prober: prober, memo: memo, skippingBefore: resumeIndex, clock: clock
         ) { batch in
-            var window: [PreparedItem] = []
-            var unprepared: [FeedItem] = []
-            for item in batch.skipped where !run.isBeforeCursor(item) { unprepared.append(item) }
-            // Only when the cursor's index and the assembler disagree: prepare here what was skipped.
-            if !unprepared.isEmpty {
-                window += await Self.prepare(
-                    unprepared, preparer: preparer, prober: prober, memo: memo,
-                    concurrency: options.probeConcurrency)
+            // Placed a placement window at a time (a quarter of what was prepared together): pages of several
+            // breakpoints interleave on standard output at those windows' ends.
+            for start in stride(from: 0, to: batch.skippedCount + batch.items.count, by: windowSize) {
+                if start > 0 && Task.isCancelled { return false }
+                let positions = start..<min(start + windowSize, batch.skippedCount + batch.items.count)
+                // Skipped items come first in a window, then the prepared ones.
+                let skipped = batch.skipped[positions.clamped(to: batch.skipped.indices)]
+                let items = batch.items[
+                    ((positions.lowerBound - batch.skippedCount)..<(positions.upperBound - batch.skippedCount))
+                        .clamped(to: batch.items.indices)]
+                var unprepared: [FeedItem] = []
+                for item in skipped where !run.isBeforeCursor(item) { unprepared.append(item) }
+                // Items before the cursor are a prefix of the feed: count them, then take the rest whole (copying
+                // prepared items one by one costs a retain per field).
+                var beforeCursor = items.startIndex
+                while beforeCursor < items.endIndex && run.isBeforeCursor(items[beforeCursor].item) {
+                    beforeCursor += 1
+                }
+                if unprepared.isEmpty {
+                    if beforeCursor < items.endIndex { try await add(items[beforeCursor...]) }
+                } else {
+                    // Only when the cursor's index and the assembler disagree: prepare here what was skipped.
+                    let window =
+                        await Self.prepare(
+                            unprepared, preparer: preparer, prober: prober, memo: memo,
+                            concurrency: options.probeConcurrency) + items[beforeCursor...]
+                    try await add(window[...])
+                }
+                if run.isFinished { return false }
             }
-            // Items before the cursor are a prefix of the feed: count them, then take the rest whole (copying
-            // prepared items one by one costs a retain per field).
-            var beforeCursor = 0
-            for position in batch.items.indices where run.isBeforeCursor(batch.items[position].item) {
-                beforeCursor += 1
-            }
-            if window.isEmpty && beforeCursor == 0 {
-                window = batch.items
-            } else {
-                window += batch.items[beforeCursor...]
-            }
-            if !window.isEmpty { try await add(window) }
-            return !run.isFinished
+            return true
         }
         run.summary.stageTimes.parse = parse.time
         run.summary.feedFormat = parse.format.map { "\($0)" }
@@ -227,8 +238,14 @@ public struct LayoutPipeline: Sendable {
         return summary
     }
 
-    /// How many items a window holds: parsing hands them over, and placement takes them, a window at a time.
+    /// How many items placement takes at a time. Several breakpoints' pages interleave on standard output at the end
+    /// of each such window, so it is part of the output.
     package var windowSize: Int { max(32, options.probeConcurrency * 4) }
+
+    /// How many items the stages ahead of placement hand over at a time (parsing, finishing, preparing): four
+    /// placement windows. A window costs three hand-overs between tasks, a task group and a read of the probe cache;
+    /// at a quarter as many windows, `layout` of 100,000 small items took 7 % less time.
+    package var preparationWindowSize: Int { windowSize * 4 }
 
     /// The prober of a feed's photos: its images are read only inside its folders, as regular files.
     func prober(for feed: FeedInput, fetcher: RemoteFetcher, logger: Logger) -> CachingImageProber {
@@ -264,7 +281,7 @@ public struct LayoutPipeline: Sendable {
         let prepared = AsyncThrowingChannel<PreparedWindow, any Error>()
         let (preparer, concurrency) = (preparer, options.probeConcurrency)
         let ((), parse) = try await FeedParsingStage.withParsing(
-            source, imageRoot: options.imageRoot, windowSize: windowSize, clock: clock
+            source, imageRoot: options.imageRoot, windowSize: preparationWindowSize, clock: clock
         ) { parsed, finishing in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {

@@ -37,7 +37,7 @@ package struct RunAssembler {
         return before
     }
 
-    package mutating func add(_ items: [PreparedItem], onPage: (LayoutPage) throws -> Void) throws {
+    package mutating func add(_ items: ArraySlice<PreparedItem>, onPage: (LayoutPage) throws -> Void) throws {
         for index in assemblers.indices { try assemblers[index].add(items, onPage: onPage) }
         // By position: `for prepared in items` copied each whole item (its strings and arrays retained).
         for position in items.indices {
@@ -200,7 +200,7 @@ struct PageAssembler {
     ///
     /// Items are read where they are (`items[position]`'s fields) rather than copied out one by one: a copy of a
     /// prepared item retains and releases every string and array of its feed item, and moves its bytes.
-    mutating func add(_ items: [PreparedItem], onPage: (LayoutPage) throws -> Void) throws {
+    mutating func add(_ items: ArraySlice<PreparedItem>, onPage: (LayoutPage) throws -> Void) throws {
         try verifyResumedPrefix()
         for position in items.indices where !isFinished {
             if let key = items[position].item.layout.section {
@@ -264,7 +264,7 @@ struct PageAssembler {
     }
 
     /// What the engine needs of an item: on the horizontal axis the annotation gets its fixed band.
-    private func engineItem(_ items: [PreparedItem], _ position: Int) -> WaterfallItem {
+    private func engineItem(_ items: ArraySlice<PreparedItem>, _ position: Int) -> WaterfallItem {
         let annotationHeight: Int
         if let band = geometry.annotationBand {
             annotationHeight = band
@@ -279,14 +279,15 @@ struct PageAssembler {
 
     /// Takes a batch of cells for the oldest waiting items.
     private mutating func takeWaiting(_ cells: [PlacedItem], onPage: (LayoutPage) throws -> Void) throws {
-        try take(cells, of: waiting, from: 0, onPage: onPage)
+        try take(cells, of: waiting[...], from: 0, onPage: onPage)
         waiting.removeFirst(min(cells.count, waiting.count))
     }
 
     /// Takes a batch of cells from the engine, the cells of `items` from `start` on, in order: cuts the page
     /// before it if the batch starts a new one, then adds it and moves the boundary past it.
     private mutating func take(
-        _ cells: [PlacedItem], of items: [PreparedItem], from start: Int, onPage: (LayoutPage) throws -> Void
+        _ cells: [PlacedItem], of items: ArraySlice<PreparedItem>, from start: Int,
+        onPage: (LayoutPage) throws -> Void
     ) throws {
         guard let first = cells.first else { return }
         if !pageItems.isEmpty, startsNewPage(top: scrollPosition(first.frame), adding: cells.count) {
@@ -306,7 +307,7 @@ struct PageAssembler {
         waitingEvents.removeAll()
         let state = engine.state
         let section = state.hasSections ? state.section.index : nil
-        for (offset, placed) in cells.prefix(items.count - start).enumerated() {
+        for (offset, placed) in cells.prefix(items.endIndex - start).enumerated() {
             pageItems.append(laidOut(items, start + offset, placed, section: section))
             boundaryDigest.combine(items[start + offset].item.id)
             boundaryDigest.combine(0)
@@ -382,7 +383,9 @@ struct PageAssembler {
         prefixVerified = true
     }
 
-    private func laidOut(_ items: [PreparedItem], _ position: Int, _ placed: PlacedItem, section: Int?) -> LaidOutItem {
+    private func laidOut(
+        _ items: ArraySlice<PreparedItem>, _ position: Int, _ placed: PlacedItem, section: Int?
+    ) -> LaidOutItem {
         let annotation = placed.annotationFrame
         var title = items[position].annotations[layoutIndex].title
         var text = items[position].annotations[layoutIndex].text

@@ -38,7 +38,7 @@ struct CursorRun {
         var assembler = try PageAssembler(options: options, fonts: Self.fonts, geometry: geometry, resume: resume)
         var pages: [LayoutPage] = []
         let remaining = items.filter { !assembler.isBeforeCursor($0.item) }
-        try assembler.add(remaining) { pages.append($0) }
+        try assembler.add(remaining[...]) { pages.append($0) }
         _ = try assembler.finish { pages.append($0) }
         return pages
     }

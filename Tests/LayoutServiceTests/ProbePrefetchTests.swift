@@ -77,7 +77,7 @@ struct ProbePrefetchTests {
             #expect((0..<149).reduce(0) { $0 + server.requests(for: "/photos/\($1).jpg").count } == 149)
             #expect(cache.singleReads.withLock { $0 } == 0)
             let reads = cache.batchReads.withLock { $0 }
-            let window = pipeline.windowSize
+            let window = pipeline.preparationWindowSize
             #expect(reads.count == (150 + window - 1) / window, "\(reads)")
             // The repeated photo is read once in its window.
             #expect(reads.reduce(0, +) == 149, "\(reads)")
