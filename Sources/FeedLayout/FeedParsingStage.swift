@@ -33,7 +33,8 @@ enum FeedParsingStage {
     ///   - body: Reads the windows from the channel (through a buffer of its choice), given the settings that
     ///     finish the captured items.
     static func withParsing<Result: Sendable>(
-        _ source: sending FeedSource, imageRoot: String?, windowSize: Int, clock: ContinuousClock,
+        _ source: sending FeedSource, imageRoot: String?, windowSize: Int, firstWindowSize: Int? = nil,
+        clock: ContinuousClock,
         _ body: (AsyncThrowingChannel<Window, any Error>, FeedItemFinisher.Settings) async throws -> Result
     ) async throws -> (Result, Outcome) {
         let reader = source.makeReader(imageRoot: imageRoot)
@@ -46,7 +47,8 @@ enum FeedParsingStage {
         return try await withThrowingTaskGroup(of: Outcome.self) { group in
             group.addTask {
                 await run(
-                    source: parsingSource, reader: parsingReader, windowSize: windowSize, into: channel, clock: clock)
+                    source: parsingSource, reader: parsingReader, windowSize: windowSize,
+                    firstWindowSize: firstWindowSize ?? windowSize, into: channel, clock: clock)
             }
             defer { group.cancelAll() }
             let result = try await body(channel, finishing)
@@ -56,7 +58,8 @@ enum FeedParsingStage {
         }
     }
 
-    /// Parses the whole feed into `channel`, in windows of `windowSize` items, then finishes it. A read or parse error
+    /// Parses the whole feed into `channel`, in windows of `windowSize` items (the first of `firstWindowSize`: a
+    /// small one gets the first page out soon), then finishes it. A read or parse error
     /// fails the channel with a `LayoutError` after the windows before it. Cancelling the task stops the stage at its
     /// next window (the receiver stopped early, or the caller's task was cancelled); the outcome then covers what
     /// was read.
@@ -64,7 +67,8 @@ enum FeedParsingStage {
     /// Once the reader has decided how to read the feed, sanitizing moves to a child task (``FeedInputSanitizer``):
     /// this one reads chunks and keeps two of them with the sanitizer, so cleaning one overlaps parsing the other.
     private static func run(
-        source: FeedSource, reader: FeedReader, windowSize: Int, into channel: AsyncThrowingChannel<Window, any Error>,
+        source: FeedSource, reader: FeedReader, windowSize: Int, firstWindowSize: Int,
+        into channel: AsyncThrowingChannel<Window, any Error>,
         clock: ContinuousClock
     ) async -> Outcome {
         var time = Duration.zero
@@ -78,7 +82,7 @@ enum FeedParsingStage {
         func send(_ items: [CapturedFeedItem]) async -> Bool {
             for item in items {
                 window.append(item)
-                if window.count == windowSize {
+                if window.count == (position == source.firstItemIndex ? firstWindowSize : windowSize) {
                     let full = Window(firstPosition: position, items: window)
                     position += window.count
                     window.removeAll(keepingCapacity: true)

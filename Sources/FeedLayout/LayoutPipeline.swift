@@ -243,8 +243,9 @@ public struct LayoutPipeline: Sendable {
     package var windowSize: Int { max(32, options.probeConcurrency * 4) }
 
     /// How many items the stages ahead of placement hand over at a time (parsing, finishing, preparing): four
-    /// placement windows. A window costs three hand-overs between tasks, a task group and a read of the probe cache;
-    /// at a quarter as many windows, `layout` of 100,000 small items took 7 % less time.
+    /// placement windows, but for the first, one (the first page waits for no more than before: a window's photos
+    /// are all probed before any of it is placed). A window costs three hand-overs between tasks, a task group and a
+    /// read of the probe cache; at a quarter as many windows, `layout` of 100,000 small items took 6–7 % less time.
     package var preparationWindowSize: Int { windowSize * 4 }
 
     /// The prober of a feed's photos: its images are read only inside its folders, as regular files.
@@ -281,7 +282,8 @@ public struct LayoutPipeline: Sendable {
         let prepared = AsyncThrowingChannel<PreparedWindow, any Error>()
         let (preparer, concurrency) = (preparer, options.probeConcurrency)
         let ((), parse) = try await FeedParsingStage.withParsing(
-            source, imageRoot: options.imageRoot, windowSize: preparationWindowSize, clock: clock
+            source, imageRoot: options.imageRoot, windowSize: preparationWindowSize, firstWindowSize: windowSize,
+            clock: clock
         ) { parsed, finishing in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
