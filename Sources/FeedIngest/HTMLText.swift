@@ -244,12 +244,12 @@ final class HTMLTextConverter {
 
     /// The SAX attribute list (name, value, name, value, …, NULL) by lowercased name; an attribute
     /// without a value is empty, as in libxml2's tree.
-    private static func attributes(_ list: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?) -> [String: String] {
-        var result: [String: String] = [:]
+    private static func attributes(_ list: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?) -> HTMLAttributes {
+        var result = HTMLAttributes()
         guard let list else { return result }
         var index = 0
         while let name = list[index] {
-            result[String(cString: name).lowercased()] = list[index + 1].map { String(cString: $0) } ?? ""
+            result.set(String(cString: name).lowercased(), list[index + 1].map { String(cString: $0) } ?? "")
             index += 2
         }
         return result
@@ -323,8 +323,8 @@ final class HTMLTextConverter {
         return Result(text: Self.collapseWhitespace(textBytes), images: images)
     }
 
-    private static func attributes(_ node: xmlNodePtr) -> [String: String] {
-        var result: [String: String] = [:]
+    private static func attributes(_ node: xmlNodePtr) -> HTMLAttributes {
+        var result = HTMLAttributes()
         var attribute = node.pointee.properties
         while let current = attribute {
             if let name = current.pointee.name {
@@ -334,7 +334,7 @@ final class HTMLTextConverter {
                     if let content = text.pointee.content { value += String(cString: content) }
                     child = text.pointee.next
                 }
-                result[String(cString: name).lowercased()] = value
+                result.set(String(cString: name).lowercased(), value)
             }
             attribute = current.pointee.next
         }
@@ -342,7 +342,7 @@ final class HTMLTextConverter {
     }
 
     /// The `<img>`'s source, or nil when it has none or is a tracking pixel, an avatar or an icon.
-    static func imageReference(_ attributes: [String: String]) -> HTMLImageReference? {
+    static func imageReference(_ attributes: HTMLAttributes) -> HTMLImageReference? {
         func usable(_ value: String?) -> String? {
             guard let value = value?.trimmingASCIIWhitespace(), !value.isEmpty else { return nil }
             // The byte test turns away most sources without lowercasing them; the Character test decides the rest.
@@ -363,7 +363,9 @@ final class HTMLTextConverter {
     }
 
     /// Where lazy-loading scripts keep an `<img>`'s real source, in the order they are read.
-    private static let lazyLoadAttributes = ["data-src", "data-lazy-src", "data-original", "data-orig-file", "data-lazy"]
+    private static let lazyLoadAttributes = [
+        "data-src", "data-lazy-src", "data-original", "data-orig-file", "data-lazy",
+    ]
 
     /// Known tracking and decoration hosts and paths; avatars are a person, not the photo.
     static func isTrackerOrAvatar(source: String, className: String) -> Bool {
@@ -401,7 +403,9 @@ final class HTMLTextConverter {
     }
 
     /// Whether ASCII `bytes`, with A-Z as a-z, hold `needle` (lowercase).
-    private static func containsFolded(_ bytes: UnsafeBufferPointer<UInt8>, _ needle: UnsafeBufferPointer<UInt8>) -> Bool {
+    private static func containsFolded(_ bytes: UnsafeBufferPointer<UInt8>, _ needle: UnsafeBufferPointer<UInt8>)
+        -> Bool
+    {
         guard let first = needle.first else { return true }
         guard needle.count <= bytes.count else { return false }
         @inline(__always) func folded(_ byte: UInt8) -> UInt8 { byte &- 0x41 < 26 ? byte | 0x20 : byte }
@@ -978,9 +982,9 @@ enum SimpleHTML {
     /// with their references decoded. Nil when a value holds what only the parser should read (a control character,
     /// invalid UTF-8, a reference other than the simple ones).
     private static func imageAttributes(_ input: UnsafeBufferPointer<UInt8>, _ spans: [AttributeSpan])
-        -> [String: String]?
+        -> HTMLAttributes?
     {
-        var attributes: [String: String] = [:]
+        var attributes = HTMLAttributes()
         var value: [UInt8] = []
         for span in spans {
             let name = String(decoding: input[span.name].lazy.map { $0 | (isLetter($0) ? 0x20 : 0) }, as: UTF8.self)
@@ -1008,7 +1012,7 @@ enum SimpleHTML {
                     }
                 }
             }
-            attributes[name] = String(decoding: value, as: UTF8.self)
+            attributes.set(name, String(decoding: value, as: UTF8.self))
         }
         return attributes
     }
@@ -1065,5 +1069,24 @@ enum SimpleHTML {
         default: return nil
         }
         return nameEnd + 1
+    }
+}
+
+/// An element's attributes by lowercased name, in document order: the few an `<img>` has are found by comparing
+/// names, not by hashing each (a dictionary's hashing was an eighth of finishing the items of an RSS 1.0 feed whose
+/// every caption holds an `<img>`).
+struct HTMLAttributes {
+    private var pairs: [(name: String, value: String)] = []
+
+    /// The value of the attribute named `name` (lowercase), if any.
+    subscript(name: String) -> String? { pairs.first { $0.name == name }?.value }
+
+    /// Gives `name` the value `value`, replacing the one it had.
+    mutating func set(_ name: String, _ value: String) {
+        if let index = pairs.firstIndex(where: { $0.name == name }) {
+            pairs[index].value = value
+        } else {
+            pairs.append((name, value))
+        }
     }
 }
