@@ -1,4 +1,5 @@
 import ByteTools
+
 /// The text fields an item can carry, by meaning rather than by element name.
 enum ItemField: Int, CaseIterable {
     case title, mediaTitle, link, guid, atomID, dcIdentifier
@@ -294,7 +295,9 @@ struct ItemFinisher {
                 if let convertedCaption, convertedCaption.field == field {
                     captionImages = convertedCaption.images
                 } else {
-                    captionImages = builder.withBytes(of: captured) { converter.convert($0, collectImages: true).images }
+                    captionImages = builder.withBytes(of: captured) {
+                        converter.convert($0, collectImages: true).images
+                    }
                 }
                 captionBase = builder.base(of: field)
                 if !captionImages.isEmpty { break }
@@ -373,7 +376,9 @@ struct ItemFinisher {
         .description, .summary, .contentEncoded, .atomContent, .mediaDescription,
     ]
     /// The date fields, in the order the published date is taken from.
-    private static let dateFields: [ItemField] = [.pubDate, .published, .issued, .dcDate, .created, .updated, .modified]
+    private static let dateFields: [ItemField] = [
+        .pubDate, .published, .issued, .dcDate, .created, .updated, .modified,
+    ]
     /// Where caption images are looked for when no element declared one.
     private static let htmlFields: [ItemField] = [.contentEncoded, .atomContent, .description, .summary]
 
@@ -385,11 +390,23 @@ struct ItemFinisher {
     ]
 
     static func pathExtension(_ url: String) -> String {
-        let path = URLResolver.stripQueryAndFragment(url).utf8
-        guard let dot = path.lastIndex(of: UInt8(ascii: ".")), !path[dot...].contains(UInt8(ascii: "/")) else {
+        var url = url
+        // On the UTF-8 bytes in place, from the end of the path back to its last dot or slash.
+        return url.withUTF8 { bytes in
+            var index = URLResolver.queryOrFragmentStart(bytes) ?? bytes.count
+            let end = index
+            while index > 0 {
+                index -= 1
+                switch bytes[index] {
+                case UInt8(ascii: "."):
+                    return String(decoding: UnsafeBufferPointer(rebasing: bytes[(index + 1)..<end]), as: UTF8.self)
+                        .lowercased()
+                case UInt8(ascii: "/"): return ""
+                default: continue
+                }
+            }
             return ""
         }
-        return String(decoding: path[path.index(after: dot)...], as: UTF8.self).lowercased()
     }
 
     /// Whether a declared reference is an image: medium, then MIME type, then extension.

@@ -195,3 +195,24 @@ struct URLResolverTests {
         #expect(URLResolver.scheme(of: "photos/a:b.jpg") == nil)
     }
 }
+
+/// The byte-level helpers that decide what a reference's path is: its query and fragment cut off, its extension read
+/// from the last path segment only.
+struct ReferencePathTests {
+    @Test(arguments: [
+        ("photos/a.jpg", "photos/a.jpg", "jpg"),
+        ("photos/a.JPG?size=large#top", "photos/a.JPG", "jpg"),
+        ("https://example.org/a.b/c", "https://example.org/a.b/c", ""),
+        ("https://example.org/a.tar.gz#part", "https://example.org/a.tar.gz", "gz"),
+        ("noextension", "noextension", ""),
+        ("folder.d/", "folder.d/", ""),
+        ("a.png#x?y", "a.png", "png"),
+        ("?only=query.jpg", "", ""),
+        ("写真/夏.JPEG", "写真/夏.JPEG", "jpeg"),
+        ("", "", ""),
+    ])
+    func pathAndExtension(reference: String, path: String, pathExtension: String) {
+        #expect(URLResolver.stripQueryAndFragment(reference) == path)
+        #expect(ItemFinisher.pathExtension(reference) == pathExtension)
+    }
+}
