@@ -2,6 +2,7 @@ import FeedLayoutTestSupport
 import Foundation
 import GRDB
 import LayoutPages
+import PostgresNIO
 import Testing
 
 @testable import LayoutStore
@@ -98,7 +99,9 @@ struct PageAdoptionTests {
         static func sqlite(_ store: SQLiteLayoutStore) -> Tables {
             Tables(
                 count: { table in
-                    try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? -1 }
+                    try await store.database.read { db in
+                        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? -1
+                    }
                 },
                 share: { layout, pages, owner in
                     try await store.database.write { db in
@@ -120,7 +123,9 @@ struct PageAdoptionTests {
 
         static func postgres(_ cluster: some PostgresTestStore) -> Tables {
             Tables(
-                count: { table in try await PostgresFeedChunkTests.query(cluster, "SELECT count(*) FROM feedlayout.\(table)") ?? -1 },
+                count: { table in
+                    try await PostgresFeedChunkTests.query(cluster, "SELECT count(*) FROM feedlayout.\(table)") ?? -1
+                },
                 share: { layout, pages, owner in
                     _ = try await PostgresFeedChunkTests.query(
                         cluster,
@@ -130,12 +135,13 @@ struct PageAdoptionTests {
                         """)
                 },
                 shares: {
-                    let text = try await PostgresFeedChunkTests.value(
-                        cluster,
-                        """
-                        SELECT coalesce(string_agg(layout_id || ' ' || page_start || ' ' || page_end || ' ' || owner_id, ';'
-                            ORDER BY layout_id, page_start), '') FROM feedlayout.page_share
-                        """, as: String.self) ?? ""
+                    let text =
+                        try await PostgresFeedChunkTests.value(
+                            cluster,
+                            """
+                            SELECT coalesce(string_agg(layout_id || ' ' || page_start || ' ' || page_end || ' ' || owner_id, ';'
+                                ORDER BY layout_id, page_start), '') FROM feedlayout.page_share
+                            """, as: String.self) ?? ""
                     return text.split(separator: ";").map { row in
                         let fields = row.split(separator: " ").map(String.init)
                         return (fields[0], Int(fields[1])!..<Int(fields[2])!, fields[3])
@@ -183,7 +189,8 @@ struct PageAdoptionTests {
             }
             return PageWrite(
                 layoutIndex: 0, pageIndex: index, json: json, gzip: Gzip.compress(json),
-                cursor: last ? nil : "fl4.cursor-\(owner)-\(index)", contentHeight: Double(index * 100 + 50), pins: pins,
+                cursor: last ? nil : "fl4.cursor-\(owner)-\(index)", contentHeight: Double(index * 100 + 50),
+                pins: pins,
                 itemCount: 3, warnings: [:])
         }
         /// Which layout stored each page of each layout.
@@ -196,11 +203,13 @@ struct PageAdoptionTests {
             #expect(try await store.claim(ids[layout]))
             var pages: [Int] = []
             if let adopting {
-                #expect(try await store.adoptPages(from: ids[adopting.from], pageCount: adopting.pages, into: ids[layout]))
+                #expect(
+                    try await store.adoptPages(from: ids[adopting.from], pageCount: adopting.pages, into: ids[layout]))
                 pages = Array(owners[adopting.from].prefix(adopting.pages))
             }
             for index in pages.count..<pageCount {
-                try await store.storePage(page(index, owner: layout, last: index == pageCount - 1), layoutId: ids[layout])
+                try await store.storePage(
+                    page(index, owner: layout, last: index == pageCount - 1), layoutId: ids[layout])
                 pages.append(layout)
             }
             try await store.finishLayout(ids[layout], feedWarnings: [:])
@@ -316,6 +325,82 @@ struct PageAdoptionTests {
         let rows = try await tables.shares().map { "\(codes[$0.0]!) \($0.1) \(codes[$0.2]!)" }
         #expect(rows == ["2 3..<4 1"], "b keeps page 3 from a, the first heir; its pages 0..<3 are its own now")
         #expect(try await tables.count("page") == 8 + 5)
+    }
+
+    /// Another instance adding a reference to a layout's rows holds that layout `FOR SHARE` until it commits: a removal
+    /// of the layout meanwhile waits for it, then hands the rows over with the new reference (without its row lock it
+    /// would miss the reference and fail on the foreign key).
+    @Test func postgresRemovalWaitsForAReferenceBeingAdded() async throws {
+        try await PostgresProbeCacheTests.withDatabase { cluster in
+            let store = try await PostgresProbeCacheTests.openStore(cluster)
+            defer { store.close() }
+            let (owner, sharer) = (String(repeating: "1", count: 32), String(repeating: "2", count: 32))
+            for id in [owner, sharer] {
+                #expect(
+                    try await store.insertLayout(
+                        id: id, options: "{}", feedName: "feed.xml", baseURL: nil, feed: Array("<rss/>".utf8),
+                        parts: [(width: 320, columns: 2)]))
+                #expect(try await store.claim(id))
+            }
+            for index in 0..<4 {
+                try await store.storePage(Self.page(index, of: owner, last: index == 3), layoutId: owner)
+            }
+            try await store.finishLayout(owner, feedWarnings: [:])
+            let logger = PostgresProbeCacheTests.logger
+            let configuration = PostgresConnection.Configuration(
+                host: "127.0.0.1", port: cluster.port, username: "postgres", password: nil,
+                database: cluster.database, tls: .disable)
+            // The other instance, by hand: the lock and the reference adoptPages takes and adds, not yet committed.
+            let other = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+            let watcher: PostgresConnection
+            do {
+                watcher = try await PostgresConnection.connect(configuration: configuration, id: 2, logger: logger)
+            } catch {
+                try? await other.close()
+                throw error
+            }
+            do {
+                try await other.query("BEGIN", logger: logger)
+                try await other.query("SELECT id FROM feedlayout.layout WHERE id = \(owner) FOR SHARE", logger: logger)
+                try await other.query(
+                    """
+                    INSERT INTO feedlayout.page_share (layout_id, layout_index, page_start, page_end, owner_id)
+                    VALUES (\(sharer), 0, 0, 3, \(owner))
+                    """, logger: logger)
+                let removal = Task { try await store.removeLayout(owner) }
+                // Until the removal waits for a lock (in this test's database: other tests share the cluster).
+                while true {
+                    var waiting = 0
+                    for try await count in try await watcher.query(
+                        """
+                        SELECT count(*)::int8 FROM pg_stat_activity
+                        WHERE datname = current_database() AND wait_event_type = 'Lock'
+                        """, logger: logger
+                    ).decode(Int.self) {
+                        waiting = count
+                    }
+                    if waiting > 0 { break }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                try await other.query("COMMIT", logger: logger)
+                #expect(try await removal.value)
+            } catch {
+                try? await other.close()
+                try? await watcher.close()
+                throw error
+            }
+            try await other.close()
+            try await watcher.close()
+            for index in 0..<3 {
+                #expect(
+                    try await store.gzippedPage(sharer, layoutIndex: 0, pageIndex: index)
+                        == Data(Self.page(index, of: owner, last: false).gzip), "page \(index)")
+            }
+            #expect(try await store.pins(sharer, layoutIndex: 0, from: 0).count == 9)
+            let tables = Tables.postgres(cluster)
+            #expect(try await tables.count("page") == 3, "the sharer's pages are its own rows now")
+            #expect(try await tables.count("page_share") == 0)
+        }
     }
 
     @Test func postgres() async throws {
