@@ -25,46 +25,32 @@ extension PostgresLayoutStore {
                     try await Self.shares(of: id, .pages, part: 0, connection: connection, logger: logger).isEmpty
                 else { return false }
                 let shares = RowSharing.adopted(from: source, sourceShares: sourceShares, count: pageCount)
-                let (owners, starts, ends) = (
-                    shares.map(\.owner), shares.map(\.rows.lowerBound), shares.map(\.rows.upperBound)
-                )
-                // Every page there, each with its counts (pages stored before the store kept them have none).
+                // Every page there, each with its counts (pages stored before the store kept them have none), its pin
+                // block and, for the last, its cursor and height: one pass over the ranges' rows.
                 var held = 0
                 var pageBytes = 0
                 var pageWarnings: [String] = []
-                for try await (count, bytes, warnings) in try await connection.query(
+                var items = 0
+                var last: (cursor: String?, height: Double)?
+                for try await (count, bytes, warnings, pinBytes, cursor, height) in try await connection.query(
                     """
                     SELECT count(*)::int8, coalesce(sum(length(p.gzip) + coalesce(octet_length(p.cursor), 0)), 0)::int8,
-                        coalesce(array_agg(p.warnings) FILTER (WHERE p.warnings <> '{}'), '{}')
-                    FROM UNNEST(\(owners)::text[], \(starts)::int8[], \(ends)::int8[])
-                        AS r(owner_id, page_start, page_end)
+                        coalesce(array_agg(p.warnings) FILTER (WHERE p.warnings <> '{}'), '{}'),
+                        coalesce(sum(length(b.pins)), 0)::int8,
+                        max(p.cursor) FILTER (WHERE p.page_index = \(pageCount - 1)),
+                        max(p.content_height) FILTER (WHERE p.page_index = \(pageCount - 1))
+                    FROM UNNEST(\(shares.map(\.owner))::text[], \(shares.map(\.rows.lowerBound))::int8[],
+                        \(shares.map(\.rows.upperBound))::int8[]) AS r(owner_id, page_start, page_end)
                     JOIN feedlayout.page p ON p.layout_id = r.owner_id AND p.layout_index = 0
                         AND p.page_index >= r.page_start AND p.page_index < r.page_end
+                    LEFT JOIN feedlayout.pin_block b ON b.layout_id = p.layout_id AND b.layout_index = 0
+                        AND b.page_index = p.page_index
                     WHERE p.warnings IS NOT NULL AND p.content_height IS NOT NULL
                     """, logger: logger
-                ).decode((Int, Int, [String]).self) {
+                ).decode((Int, Int, [String], Int, String?, Double?).self) {
                     (held, pageBytes, pageWarnings) = (count, bytes, warnings)
-                }
-                var items = 0
-                for try await bytes in try await connection.query(
-                    """
-                    SELECT coalesce(sum(length(b.pins)), 0)::int8
-                    FROM UNNEST(\(owners)::text[], \(starts)::int8[], \(ends)::int8[])
-                        AS r(owner_id, page_start, page_end)
-                    JOIN feedlayout.pin_block b ON b.layout_id = r.owner_id AND b.layout_index = 0
-                        AND b.page_index >= r.page_start AND b.page_index < r.page_end
-                    """, logger: logger
-                ).decode(Int.self) {
-                    items = bytes / PinBlock.recordBytes
-                }
-                var last: (cursor: String?, height: Double)?
-                for try await row in try await connection.query(
-                    """
-                    SELECT cursor, content_height FROM feedlayout.page
-                    WHERE layout_id = \(owners.last ?? source) AND layout_index = 0 AND page_index = \(pageCount - 1)
-                    """, logger: logger
-                ).decode((String?, Double?).self) {
-                    if let height = row.1 { last = (row.0, height) }
+                    items = pinBytes / PinBlock.recordBytes
+                    if let height { last = (cursor, height) }
                 }
                 guard held == pageCount, let last, let cursor = last.cursor else { return false }
                 try await Self.insertShares(shares, of: id, .pages, part: 0, connection: connection, logger: logger)
